@@ -1,0 +1,250 @@
+/**
+ * One MCP server's connection lifecycle:
+ *
+ *   connecting -> initializing -> ready -> expired -> reinitializing -> ready
+ *                                   \-> reconnecting -> (supervisor: RESTART) -> connecting
+ *                                                   \-> (supervisor: GIVE_UP) -> failed
+ *   any -> closing -> closed
+ *
+ * The machine owns the lifecycle only. Requests never pass through it: while `ready.serving`
+ * the facade calls the transport directly; in every other state it holds them. The restart
+ * policy lives with the supervisor, which answers CONNECTION_DOWN with RESTART or GIVE_UP.
+ *
+ * Slots filled by later work: `sse-fallback` (a child of `connecting` for `type: 'auto'`) and
+ * `keepalive` (a child of `ready`, beside `listener`).
+ */
+import { assign, sendParent, setup, type ActorLogic, type ActorSystem, type AnyEventObject, type PromiseActorLogic } from 'xstate';
+
+export type TransportKind = 'http' | 'sse' | 'stdio';
+export type ConfiguredTransport = 'auto' | TransportKind;
+
+export interface ConnectionInput {
+  server: string;
+  transport: ConfiguredTransport;
+  /** Bound on waiting for the listener before requests are released. */
+  listenerOpenTimeoutMs: number;
+  /** How long `ready` must last before the supervisor may reset the restart budget. */
+  provenAfterMs: number;
+}
+
+export interface SessionInfo {
+  protocolVersion: string;
+  serverInfo: { name: string; version: string; [key: string]: unknown };
+  capabilities: Record<string, unknown>;
+  instructions?: string | undefined;
+  /** Which session this is; a 404 for an older one must not end this one. */
+  sessionGeneration: number;
+}
+
+export interface ConnectionContext {
+  server: string;
+  configuredTransport: ConfiguredTransport;
+  transport: TransportKind | undefined;
+  session: SessionInfo | undefined;
+  listenerOpenTimeoutMs: number;
+  provenAfterMs: number;
+  lastError: string | undefined;
+  /** The last failure was one a restart cannot fix (e.g. unsupported protocol version). */
+  fatal: boolean;
+}
+
+export type ConnectionEvent =
+  /** A request carrying the session id was answered 404. */
+  | { type: 'SESSION_EXPIRED'; generation: number }
+  /** The transport died (network failure, child exit, keepalive misses). */
+  | { type: 'CONNECTION_LOST'; error: string }
+  | { type: 'LISTENER_SETTLED' }
+  | { type: 'LISTENER_LOST'; error: string }
+  | { type: 'RESTART' }
+  | { type: 'GIVE_UP'; reason: string }
+  | { type: 'CLOSE' };
+
+/** What the connection tells its supervisor. */
+export type ConnectionReport =
+  | { type: 'CONNECTION_DOWN'; server: string; error: string; fatal: boolean }
+  | { type: 'CONNECTION_PROVEN'; server: string };
+
+export interface ServerRef {
+  server: string;
+}
+
+interface ActorError {
+  error: unknown;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isFatal(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === false && (error as { code?: unknown }).code === 'UNSUPPORTED_PROTOCOL_VERSION';
+}
+
+/** A short, secret-free reason for a transition, from the event that caused it. */
+export function describeCause(event: AnyEventObject): string {
+  switch (event.type) {
+    case 'xstate.init':
+      return 'start';
+    case 'xstate.done.actor.transport':
+      return 'transport ready';
+    case 'xstate.done.actor.handshake':
+      return 'initialized';
+    case 'xstate.done.actor.close':
+      return 'closed';
+    case 'SESSION_EXPIRED':
+      return 'session expired (HTTP 404)';
+    case 'CONNECTION_LOST':
+      return 'connection lost';
+    case 'LISTENER_LOST':
+      return 'listening stream lost';
+    case 'RESTART':
+      return 'restart';
+    case 'GIVE_UP':
+      return 'restart budget spent';
+    case 'CLOSE':
+      return 'close requested';
+    default:
+      if (event.type.startsWith('xstate.error.actor.')) return `${event.type.slice('xstate.error.actor.'.length)} failed`;
+      return event.type;
+  }
+}
+
+function eventError(event: AnyEventObject): string | undefined {
+  if ('error' in event) return errorText((event as unknown as ActorError).error);
+  if (event.type === 'GIVE_UP') return (event as unknown as { reason: string }).reason;
+  return undefined;
+}
+
+export const connectionMachine = setup({
+  types: {
+    input: {} as ConnectionInput,
+    context: {} as ConnectionContext,
+    events: {} as ConnectionEvent,
+  },
+  actors: {
+    'connect transport': {} as PromiseActorLogic<{ transport: TransportKind }, ServerRef>,
+    'initialize session': {} as PromiseActorLogic<SessionInfo, ServerRef>,
+    'close session': {} as PromiseActorLogic<void, ServerRef>,
+    listener: {} as ActorLogic<any, any, ServerRef, ActorSystem<any>>,
+  },
+  actions: {
+    'remember transport': assign({ transport: ({ event }) => (event as unknown as { output: { transport: TransportKind } }).output.transport }),
+    'remember session': assign({
+      session: ({ event }) => (event as unknown as { output: SessionInfo }).output,
+      lastError: undefined,
+      fatal: false,
+    }),
+    'remember error': assign({
+      lastError: ({ event }) => eventError(event),
+      fatal: ({ event }) => ('error' in event ? isFatal((event as ActorError).error) : false),
+    }),
+    'forget session': assign({ session: undefined }),
+    'report connection down': sendParent(({ context }) => ({
+      type: 'CONNECTION_DOWN' as const,
+      server: context.server,
+      error: context.lastError ?? 'connection lost',
+      fatal: context.fatal,
+    }) satisfies ConnectionReport),
+    'report session proven': sendParent(({ context }) => ({ type: 'CONNECTION_PROVEN' as const, server: context.server }) satisfies ConnectionReport),
+  },
+  guards: {
+    'is current session': ({ context, event }) =>
+      event.type === 'SESSION_EXPIRED' && context.session !== undefined && event.generation === context.session.sessionGeneration,
+  },
+  delays: {
+    'listener open timeout': ({ context }) => context.listenerOpenTimeoutMs,
+    'session proven delay': ({ context }) => context.provenAfterMs,
+  },
+}).createMachine({
+  id: 'connection',
+  context: ({ input }) => ({
+    server: input.server,
+    configuredTransport: input.transport,
+    transport: undefined,
+    session: undefined,
+    listenerOpenTimeoutMs: input.listenerOpenTimeoutMs,
+    provenAfterMs: input.provenAfterMs,
+    lastError: undefined,
+    fatal: false,
+  }),
+  initial: 'connecting',
+  on: {
+    CLOSE: '.closing',
+  },
+  states: {
+    connecting: {
+            invoke: {
+        id: 'transport',
+        src: 'connect transport',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: { target: 'initializing', actions: 'remember transport' },
+        onError: { target: 'reconnecting', actions: 'remember error' },
+      },
+    },
+    initializing: {
+            invoke: {
+        id: 'handshake',
+        src: 'initialize session',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: { target: 'ready', actions: 'remember session' },
+        onError: { target: 'reconnecting', actions: 'remember error' },
+      },
+    },
+    ready: {
+            invoke: { id: 'listener', src: 'listener', input: ({ context }) => ({ server: context.server }) },
+      initial: 'opening listener',
+      states: {
+        // Server-to-client requests are dropped by servers with no open stream, so requests
+        // wait (bounded) until the listener opened or turned out to be unavailable.
+        'opening listener': {
+          on: { LISTENER_SETTLED: 'serving' },
+          after: { 'listener open timeout': 'serving' },
+        },
+        serving: {},
+      },
+      after: { 'session proven delay': { actions: 'report session proven' } },
+      on: {
+        SESSION_EXPIRED: { guard: 'is current session', target: 'expired' },
+        CONNECTION_LOST: { target: 'reconnecting', actions: 'remember error' },
+        LISTENER_LOST: { target: 'reconnecting', actions: 'remember error' },
+      },
+    },
+    expired: {
+      // The 404 proved the session is gone: forget it, then one coalesced handshake.
+      entry: 'forget session',
+      always: 'reinitializing',
+    },
+    reinitializing: {
+            invoke: {
+        id: 'handshake',
+        src: 'initialize session',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: { target: 'ready', actions: 'remember session' },
+        onError: { target: 'reconnecting', actions: 'remember error' },
+      },
+    },
+    reconnecting: {
+      entry: ['forget session', 'report connection down'],
+      on: {
+        RESTART: 'connecting',
+        GIVE_UP: { target: 'failed', actions: assign({ lastError: ({ context, event }) => context.lastError ?? event.reason }) },
+      },
+    },
+    failed: {
+          },
+    closing: {
+            invoke: {
+        id: 'close',
+        src: 'close session',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: 'closed',
+        onError: 'closed',
+      },
+      on: { CLOSE: {} },
+    },
+    closed: {
+      type: 'final',
+            on: { CLOSE: {} },
+    },
+  },
+});

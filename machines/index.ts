@@ -1,0 +1,6 @@
+/** The pure machines, for diagrams, inspection and custom composition. */
+export { connectionMachine, describeCause, type ConnectionContext, type ConnectionEvent, type ConnectionInput, type ConnectionReport, type SessionInfo } from './connection.machine.js';
+export { listenerMachine, type ListenerContext, type ListenerEvent, type ListenerReport } from './listener.machine.js';
+export { supervisorMachine, type SupervisorContext, type SupervisorEvent, type SupervisorInput } from './supervisor.machine.js';
+export * from './restart-policy.js';
+export * from './stream-policy.js';

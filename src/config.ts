@@ -1,0 +1,178 @@
+/**
+ * Server configuration: zod schemas, defaults, and the `mcpServers` JSON format used by Claude
+ * Desktop, Cursor and VS Code. Errors name the server and the field.
+ */
+import { z } from 'zod';
+import { ConfigError } from './protocol/errors.js';
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_QUEUED_REQUESTS = 1_000;
+
+const BackoffSchema = z.strictObject({
+  initialMs: z.number().int().positive().default(500),
+  maxMs: z.number().int().positive().default(30_000),
+  factor: z.number().min(1).default(2),
+  /** Fraction of the delay drawn at random, 0..1 (0.2 = ±20 %). */
+  jitter: z.number().min(0).max(1).default(0.2),
+});
+
+const RestartSchema = z.strictObject({
+  /** Restarts allowed within `withinMs` before the server is declared failed. */
+  maxRestarts: z.number().int().nonnegative().default(20),
+  withinMs: z.number().int().positive().default(600_000),
+  /** How long a session must stay ready before the restart budget resets. */
+  provenAfterMs: z.number().int().nonnegative().default(10_000),
+  backoff: BackoffSchema.default(BackoffSchema.parse({})),
+});
+
+const KeepaliveSchema = z.union([
+  z.literal(false),
+  z.strictObject({
+    intervalMs: z.number().int().positive().default(30_000),
+    timeoutMs: z.number().int().positive().default(10_000),
+    maxMissed: z.number().int().positive().default(3),
+  }),
+]);
+
+const TRANSPORT_ALIASES: Record<string, 'auto' | 'http' | 'sse' | 'stdio'> = {
+  auto: 'auto',
+  http: 'http',
+  'streamable-http': 'http',
+  streamableHttp: 'http',
+  streamable_http: 'http',
+  sse: 'sse',
+  stdio: 'stdio',
+};
+
+const TransportTypeSchema = z
+  .string()
+  .refine((value) => value in TRANSPORT_ALIASES, { message: `must be one of ${Object.keys(TRANSPORT_ALIASES).join(', ')}` })
+  .transform((value) => TRANSPORT_ALIASES[value]!);
+
+const common = {
+  headers: z.record(z.string(), z.string()).default({}),
+  requestTimeoutMs: z.number().int().positive().default(DEFAULT_REQUEST_TIMEOUT_MS),
+  maxMessageBytes: z.number().int().positive().default(DEFAULT_MAX_MESSAGE_BYTES),
+  maxQueuedRequests: z.number().int().positive().default(DEFAULT_MAX_QUEUED_REQUESTS),
+  keepalive: KeepaliveSchema.default(KeepaliveSchema.parse({})),
+  restart: RestartSchema.default(RestartSchema.parse({})),
+};
+
+const UrlServerSchema = z.looseObject({
+  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
+  type: TransportTypeSchema.optional(),
+  ...common,
+});
+
+const CommandServerSchema = z.looseObject({
+  command: z.string().min(1, 'must not be empty'),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().optional(),
+  type: TransportTypeSchema.optional(),
+  ...common,
+});
+
+export const ServerConfigSchema = z.union([UrlServerSchema, CommandServerSchema], {
+  error: 'needs either `url` (an HTTP server) or `command` (a stdio server)',
+});
+
+export type ServerConfigInput = z.input<typeof UrlServerSchema> | z.input<typeof CommandServerSchema>;
+export type BackoffPolicy = z.output<typeof BackoffSchema>;
+export type RestartPolicy = z.output<typeof RestartSchema>;
+export type KeepaliveConfig = z.output<typeof KeepaliveSchema>;
+
+interface CommonResolved {
+  name: string;
+  headers: Record<string, string>;
+  requestTimeoutMs: number;
+  maxMessageBytes: number;
+  maxQueuedRequests: number;
+  keepalive: KeepaliveConfig;
+  restart: RestartPolicy;
+}
+export interface UrlServerConfig extends CommonResolved {
+  kind: 'url';
+  url: URL;
+  type: 'auto' | 'http' | 'sse';
+}
+export interface CommandServerConfig extends CommonResolved {
+  kind: 'command';
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string | undefined;
+  type: 'stdio';
+}
+export type ServerConfig = UrlServerConfig | CommandServerConfig;
+
+function formatPath(prefix: string, path: readonly PropertyKey[]): string {
+  return [prefix, ...path.map(String)].filter(Boolean).join('.');
+}
+
+function toConfigError(prefix: string, error: z.ZodError): ConfigError {
+  const issues = error.issues.map((issue) => ({ path: formatPath(prefix, issue.path), message: issue.message }));
+  const lines = issues.map((i) => `${i.path}: ${i.message}`);
+  return new ConfigError(`invalid configuration: ${lines.join('; ')}`, issues);
+}
+
+/** `/sse` at the end of the path (trailing slash and query allowed) means legacy HTTP+SSE. */
+export function looksLikeLegacySse(url: URL): boolean {
+  return /\/sse\/?$/.test(url.pathname);
+}
+
+/** Validates one server's config; `name` appears in every error as `servers.<name>.<field>`. */
+export function parseServerConfig(name: string, input: unknown): ServerConfig {
+  if (!name) throw new ConfigError('invalid configuration: server names must be non-empty strings');
+  const parsed = ServerConfigSchema.safeParse(input);
+  if (!parsed.success) {
+    // The union's own message is vague; re-run the branch the input was aiming at for precise paths.
+    const aim = typeof input === 'object' && input !== null && 'command' in input ? CommandServerSchema : UrlServerSchema;
+    const precise = typeof input === 'object' && input !== null ? aim.safeParse(input) : parsed;
+    throw toConfigError(`servers.${name}`, precise.success ? parsed.error : precise.error);
+  }
+  const value = parsed.data;
+  const shared = {
+    name,
+    headers: value.headers,
+    requestTimeoutMs: value.requestTimeoutMs,
+    maxMessageBytes: value.maxMessageBytes,
+    maxQueuedRequests: value.maxQueuedRequests,
+    keepalive: value.keepalive,
+    restart: value.restart,
+  };
+  if ('url' in value) {
+    const url = new URL(value.url as string);
+    if (value.type === 'stdio') throw new ConfigError(`invalid configuration: servers.${name}.type: 'stdio' needs \`command\`, not \`url\``, [{ path: `servers.${name}.type`, message: "'stdio' needs `command`" }]);
+    const type = value.type ?? (looksLikeLegacySse(url) ? 'sse' : 'auto');
+    return { kind: 'url', url, type, ...shared };
+  }
+  if (value.type && value.type !== 'stdio') throw new ConfigError(`invalid configuration: servers.${name}.type: '${value.type}' needs \`url\`, not \`command\``, [{ path: `servers.${name}.type`, message: `'${value.type}' needs \`url\`` }]);
+  return { kind: 'command', command: value.command, args: value.args, env: value.env, cwd: value.cwd, type: 'stdio', ...shared };
+}
+
+export function parseServers(servers: unknown): ServerConfig[] {
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) {
+    throw new ConfigError('invalid configuration: servers: must be an object mapping server names to configs', [{ path: 'servers', message: 'must be an object' }]);
+  }
+  const entries = Object.entries(servers);
+  if (entries.length === 0) throw new ConfigError('invalid configuration: servers: at least one server is needed', [{ path: 'servers', message: 'is empty' }]);
+  return entries.map(([name, config]) => parseServerConfig(name, config));
+}
+
+/**
+ * Reads the `mcpServers` JSON format (Claude Desktop, Cursor) and VS Code's `servers` key.
+ * Returns the servers map, ready for `createSupervisor({ servers })`.
+ */
+export function fromMcpServersJson(json: unknown): Record<string, ServerConfigInput> {
+  if (typeof json === 'object' && json !== null) {
+    const record = json as Record<string, unknown>;
+    const servers = record.mcpServers ?? record.servers;
+    if (typeof servers === 'object' && servers !== null && !Array.isArray(servers)) {
+      parseServers(servers);
+      return servers as Record<string, ServerConfigInput>;
+    }
+  }
+  throw new ConfigError('invalid configuration: expected an object with an `mcpServers` (or `servers`) map', [{ path: 'mcpServers', message: 'missing' }]);
+}

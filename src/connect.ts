@@ -1,0 +1,49 @@
+/**
+ * `connect()`: one server, as a supervisor of one, with the same recovery and restarts.
+ */
+import type { ServerConfigInput } from './config.js';
+import { ConnectionClosedError } from './protocol/errors.js';
+import type { ServerHandle } from './server-handle.js';
+import { createSupervisor, type SupervisorOptions } from './supervisor.js';
+
+export interface ConnectOptions extends Omit<SupervisorOptions, 'servers'> {
+  /** The server's name in status, errors and events; defaults to the URL's host. */
+  name?: string;
+}
+
+/**
+ * Resolves with a ready handle. When the first attempt fails, rejects with its typed error
+ * (TransportError, UnsupportedProtocolVersionError, …) and leaves nothing running.
+ * `handle.close()` ends the session and stops the supervisor.
+ */
+export async function connect(config: ServerConfigInput, options: ConnectOptions = {}): Promise<ServerHandle> {
+  const name = options.name ?? defaultName(config);
+  const supervisor = createSupervisor({ ...options, servers: { [name]: config } });
+  await supervisor.start();
+  const handle = supervisor.server(name);
+  const status = handle.status();
+  if (status.state !== 'ready') {
+    const failure = supervisor.lastFailureOf(name);
+    await supervisor.stop();
+    throw failure ?? new ConnectionClosedError(`could not connect: ${status.lastError ?? status.state}`, { server: name });
+  }
+  // For a supervisor of one, closing the server stops the whole supervisor.
+  const close = handle.close.bind(handle);
+  handle.close = async () => {
+    await close();
+    await supervisor.stop();
+  };
+  return handle;
+}
+
+function defaultName(config: ServerConfigInput): string {
+  if ('url' in config && typeof config.url === 'string') {
+    try {
+      return new URL(config.url).host;
+    } catch {
+      return 'server';
+    }
+  }
+  if ('command' in config && typeof config.command === 'string') return config.command;
+  return 'server';
+}

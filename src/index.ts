@@ -1,0 +1,28 @@
+/**
+ * mcp-supervisor: supervised, self-healing MCP client connections.
+ */
+export { connect, type ConnectOptions } from './connect.js';
+export { createSupervisor, Supervisor, type SupervisorOptions, type SupervisorEvents } from './supervisor.js';
+export { ServerHandle, type ServerStatus } from './server-handle.js';
+export type { ConnectionState, TransitionEvent, RequestOptions, RuntimeEvents } from './server-runtime.js';
+export { fromMcpServersJson, parseServerConfig, type ServerConfig, type ServerConfigInput, type RestartPolicy, type BackoffPolicy, type KeepaliveConfig } from './config.js';
+export {
+  McpSupervisorError,
+  McpError,
+  TransportError,
+  ProtocolError,
+  SessionExpiredError,
+  ConnectionClosedError,
+  RequestTimeoutError,
+  RequestAbortedError,
+  StreamEndedError,
+  UnsupportedProtocolVersionError,
+  QueueFullError,
+  ConfigError,
+  isMcpSupervisorError,
+  type ErrorCode,
+} from './protocol/errors.js';
+export { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, type CallToolResult, type ListToolsResult, type Tool, type Implementation } from './protocol/messages.js';
+export type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from './protocol/jsonrpc.js';
+export type { TransportKind } from './transports/transport.js';
+export { VERSION } from './version.js';

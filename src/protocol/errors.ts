@@ -1,0 +1,167 @@
+/**
+ * Typed errors. Every request settles with a result or one of these; each names the server
+ * and says whether retrying the same request could succeed. Messages never carry session ids
+ * or authorization headers.
+ */
+
+export type ErrorCode =
+  | 'MCP_ERROR'
+  | 'TRANSPORT_ERROR'
+  | 'PROTOCOL_ERROR'
+  | 'SESSION_EXPIRED'
+  | 'CONNECTION_CLOSED'
+  | 'REQUEST_TIMEOUT'
+  | 'REQUEST_ABORTED'
+  | 'STREAM_ENDED'
+  | 'UNSUPPORTED_PROTOCOL_VERSION'
+  | 'QUEUE_FULL'
+  | 'CONFIG_ERROR';
+
+export interface ErrorDetails {
+  server?: string | undefined;
+  cause?: unknown;
+}
+
+export abstract class McpSupervisorError extends Error {
+  abstract readonly code: ErrorCode;
+  /** True when sending the same request again may succeed. */
+  abstract readonly retryable: boolean;
+  server: string | undefined;
+
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(details.server ? `[${details.server}] ${message}` : message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = new.target.name;
+    this.server = details.server;
+  }
+}
+
+/** The server answered with a JSON-RPC error object. */
+export class McpError extends McpSupervisorError {
+  readonly code = 'MCP_ERROR' as const;
+  readonly retryable = false;
+  constructor(
+    readonly rpcCode: number,
+    readonly rpcMessage: string,
+    readonly data?: unknown,
+    details?: ErrorDetails,
+  ) {
+    super(`MCP error ${rpcCode}: ${rpcMessage}`, details);
+  }
+}
+
+/** The HTTP exchange failed: a non-2xx status, or a network failure (status undefined). */
+export class TransportError extends McpSupervisorError {
+  readonly code = 'TRANSPORT_ERROR' as const;
+  readonly retryable: boolean;
+  constructor(
+    message: string,
+    readonly status?: number,
+    details?: ErrorDetails & { body?: string | undefined },
+  ) {
+    super(message, details);
+    this.body = details?.body;
+    this.retryable = status === undefined || status >= 500 || status === 429;
+  }
+  readonly body: string | undefined;
+}
+
+/** The peer sent something that is not valid MCP: malformed JSON, wrong content type, oversize. */
+export class ProtocolError extends McpSupervisorError {
+  readonly code = 'PROTOCOL_ERROR' as const;
+  readonly retryable = false;
+}
+
+/** A 404 answered a request that carried the session id; the session is gone on the server. */
+export class SessionExpiredError extends McpSupervisorError {
+  readonly code = 'SESSION_EXPIRED' as const;
+  readonly retryable = true;
+  constructor(
+    message: string,
+    /** Which session (by generation number, never by id) the 404 belongs to. */
+    readonly sessionGeneration: number,
+    details?: ErrorDetails,
+  ) {
+    super(message, details);
+  }
+}
+
+/** The connection is closed, failed, or died while the request was pending. */
+export class ConnectionClosedError extends McpSupervisorError {
+  readonly code = 'CONNECTION_CLOSED' as const;
+  readonly retryable: boolean;
+  constructor(message: string, details?: ErrorDetails & { retryable?: boolean }) {
+    super(message, details);
+    this.retryable = details?.retryable ?? false;
+  }
+}
+
+export class RequestTimeoutError extends McpSupervisorError {
+  readonly code = 'REQUEST_TIMEOUT' as const;
+  readonly retryable = true;
+  constructor(
+    readonly method: string,
+    readonly timeoutMs: number,
+    details?: ErrorDetails,
+  ) {
+    super(`request '${method}' timed out after ${timeoutMs} ms`, details);
+  }
+}
+
+export class RequestAbortedError extends McpSupervisorError {
+  readonly code = 'REQUEST_ABORTED' as const;
+  readonly retryable = false;
+  constructor(
+    readonly method: string,
+    details?: ErrorDetails,
+  ) {
+    super(`request '${method}' was aborted by the caller`, details);
+  }
+}
+
+/** A response stream ended before the response arrived and cannot be resumed. */
+export class StreamEndedError extends McpSupervisorError {
+  readonly code = 'STREAM_ENDED' as const;
+  readonly retryable = true;
+}
+
+export class UnsupportedProtocolVersionError extends McpSupervisorError {
+  readonly code = 'UNSUPPORTED_PROTOCOL_VERSION' as const;
+  readonly retryable = false;
+  constructor(
+    readonly version: unknown,
+    readonly supported: readonly string[],
+    details?: ErrorDetails,
+  ) {
+    super(`server negotiated protocol version ${JSON.stringify(version)}, which this client does not support (supported: ${supported.join(', ')})`, details);
+  }
+}
+
+export class QueueFullError extends McpSupervisorError {
+  readonly code = 'QUEUE_FULL' as const;
+  readonly retryable = true;
+  constructor(limit: number, details?: ErrorDetails) {
+    super(`the server is not ready and ${limit} requests are already waiting for it`, details);
+  }
+}
+
+/** Invalid configuration; `path` names the field, e.g. `servers.docs.url`. */
+export class ConfigError extends McpSupervisorError {
+  readonly code = 'CONFIG_ERROR' as const;
+  readonly retryable = false;
+  constructor(
+    message: string,
+    readonly issues: readonly { path: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export function isMcpSupervisorError(error: unknown): error is McpSupervisorError {
+  return error instanceof McpSupervisorError;
+}
+
+/** The error as a short, secret-free line for status and transition events. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,135 @@
+/**
+ * Request correlation: a plain Map from request id to the caller's promise, with the caller's
+ * timeout and abort signal. Ids come from one counter per server that never restarts, so ids
+ * keep increasing across sessions. Settling removes the timer and the abort listener: nothing
+ * outlives the request.
+ */
+import { McpError, RequestAbortedError, RequestTimeoutError } from './errors.js';
+import type { JsonRpcResponse } from './jsonrpc.js';
+
+export interface PendingRequest {
+  id: number;
+  readonly method: string;
+  readonly params: Record<string, unknown> | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** On the wire (or about to be): a timeout or abort must tell the server. */
+  sent: boolean;
+  /** Never cancel this one on the wire (initialize). */
+  readonly uncancellable: boolean;
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+export interface PendingOptions {
+  server: string;
+  /** Called when a sent request times out or is aborted: send `notifications/cancelled`. */
+  cancel(request: PendingRequest, reason: string): void;
+}
+
+export class PendingRequests {
+  private readonly byId = new Map<number, PendingRequest>();
+  private lastId = 0;
+
+  constructor(private readonly options: PendingOptions) {}
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  has(id: number | string): boolean {
+    return this.byId.has(id as number);
+  }
+
+  create(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    uncancellable: boolean,
+  ): { request: PendingRequest; promise: Promise<unknown> } {
+    let resolve!: (value: unknown) => void;
+    let reject!: (error: Error) => void;
+    const promise = new Promise<unknown>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    const request: PendingRequest = {
+      id: ++this.lastId,
+      method,
+      params,
+      signal,
+      sent: false,
+      uncancellable,
+      resolve,
+      reject,
+      timer: undefined,
+      onAbort: undefined,
+    };
+    if (signal?.aborted) {
+      reject(new RequestAbortedError(method, { server: this.options.server, cause: signal.reason }));
+      return { request, promise };
+    }
+    this.byId.set(request.id, request);
+    request.timer = setTimeout(() => this.expire(request, timeoutMs), timeoutMs);
+    if (signal) {
+      request.onAbort = () => this.abort(request);
+      signal.addEventListener('abort', request.onAbort, { once: true });
+    }
+    return { request, promise };
+  }
+
+  /** Gives a request a fresh id before it is sent again (a replay after re-initialize). */
+  renumber(request: PendingRequest): void {
+    this.byId.delete(request.id);
+    request.id = ++this.lastId;
+    this.byId.set(request.id, request);
+  }
+
+  /** Delivers a response; false when nobody waits for that id (late, cancelled, or unknown). */
+  settleResponse(response: JsonRpcResponse): boolean {
+    const request = this.byId.get(response.id as number);
+    if (!request) return false;
+    this.finish(request);
+    if ('error' in response) {
+      const { code, message, data } = response.error;
+      request.reject(new McpError(code, message, data, { server: this.options.server }));
+    } else {
+      request.resolve(response.result);
+    }
+    return true;
+  }
+
+  fail(request: PendingRequest, error: Error): void {
+    if (this.byId.get(request.id) !== request) return;
+    this.finish(request);
+    request.reject(error);
+  }
+
+  failAll(error: Error): void {
+    for (const request of [...this.byId.values()]) this.fail(request, error);
+  }
+
+  isPending(request: PendingRequest): boolean {
+    return this.byId.get(request.id) === request;
+  }
+
+  private expire(request: PendingRequest, timeoutMs: number): void {
+    if (!this.isPending(request)) return;
+    this.fail(request, new RequestTimeoutError(request.method, timeoutMs, { server: this.options.server }));
+    if (request.sent && !request.uncancellable) this.options.cancel(request, `timed out after ${timeoutMs} ms`);
+  }
+
+  private abort(request: PendingRequest): void {
+    if (!this.isPending(request)) return;
+    this.fail(request, new RequestAbortedError(request.method, { server: this.options.server, cause: request.signal?.reason }));
+    if (request.sent && !request.uncancellable) this.options.cancel(request, 'aborted by the caller');
+  }
+
+  private finish(request: PendingRequest): void {
+    this.byId.delete(request.id);
+    clearTimeout(request.timer);
+    if (request.onAbort) request.signal?.removeEventListener('abort', request.onAbort);
+  }
+}

@@ -1,0 +1,315 @@
+/**
+ * Everything one server needs outside the machine: its transport, the pending-request map, the
+ * gate that holds requests while the connection is not serving, and message routing. The
+ * connection machine's actors call into it; the facade's requests go straight through it.
+ */
+import type { AnyEventObject } from 'xstate';
+import type { ConnectionEvent, SessionInfo } from '../machines/connection.machine.js';
+import type { UrlServerConfig } from './config.js';
+import { Emitter } from './emitter.js';
+import { ConnectionClosedError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
+import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from './protocol/jsonrpc.js';
+import { InitializeResultSchema, isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type Implementation } from './protocol/messages.js';
+import { PendingRequests, type PendingRequest } from './protocol/pending.js';
+import { RequestGate, type GatePhase } from './request-gate.js';
+import { isAbortError } from './transports/http-body.js';
+import { StreamableHttpTransport } from './transports/http.js';
+import type { Timers, Transport, TransportKind } from './transports/transport.js';
+
+export type ConnectionState = 'connecting' | 'initializing' | 'ready' | 'expired' | 'reinitializing' | 'reconnecting' | 'failed' | 'closing' | 'closed';
+
+export interface TransitionEvent {
+  server: string;
+  from: ConnectionState | null;
+  to: ConnectionState;
+  /** Why, in a few words: 'initialized', 'session expired (HTTP 404)', 'restart', … */
+  cause: string;
+  /** The error behind the transition, when there was one (secret-free). */
+  error?: string | undefined;
+  at: number;
+}
+
+export interface RuntimeEvents extends Record<string, unknown> {
+  notification: JsonRpcNotification;
+  transition: TransitionEvent;
+  /** Something unusable arrived on a stream (malformed event); the connection goes on. */
+  warning: Error;
+}
+
+export interface RequestOptions {
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface RuntimeOptions {
+  config: UrlServerConfig;
+  clientInfo: Implementation;
+  capabilities: ClientCapabilities;
+  timers?: Timers | undefined;
+}
+
+export class ServerRuntime {
+  readonly name: string;
+  readonly config: UrlServerConfig;
+  readonly events = new Emitter<RuntimeEvents>();
+  readonly pending: PendingRequests;
+  readonly gate: RequestGate;
+  transport: Transport | undefined;
+  state: ConnectionState | null = null;
+  session: SessionInfo | undefined;
+  lastError: string | undefined;
+  /** The last failure of a connection attempt, typed (the machine keeps only its text). */
+  lastFailure: Error | undefined;
+  /** Resolves at the first outcome of the first attempt: serving, or down, failed, closed. */
+  readonly firstOutcome: Promise<void>;
+  private settleFirstOutcome!: () => void;
+  /** Set by the supervisor once the connection actor exists. */
+  sendToConnection: (event: ConnectionEvent) => void = () => {};
+  private readonly clientInfo: Implementation;
+  private readonly capabilities: ClientCapabilities;
+  private readonly timers: Timers | undefined;
+  private readonly sink = {
+    onMessage: (message: JsonRpcMessage) => this.route(message),
+    isAwaiting: (id: string | number) => this.pending.has(id),
+    onStreamError: (error: Error) => this.events.emit('warning', error),
+  };
+
+  constructor(options: RuntimeOptions) {
+    this.config = options.config;
+    this.name = options.config.name;
+    this.clientInfo = options.clientInfo;
+    this.capabilities = options.capabilities;
+    this.timers = options.timers;
+    this.gate = new RequestGate(options.config.maxQueuedRequests);
+    this.firstOutcome = new Promise((resolve) => {
+      this.settleFirstOutcome = resolve;
+    });
+    this.pending = new PendingRequests({
+      server: this.name,
+      cancel: (request, reason) => this.sendCancellation(request, reason),
+    });
+  }
+
+  get transportKind(): TransportKind | undefined {
+    return this.transport?.kind;
+  }
+
+  // ---- requests (the hot path: one Map entry and a direct transport call while open)
+
+  request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
+    const { request, promise } = this.pending.create(method, params, options?.timeoutMs ?? this.config.requestTimeoutMs, options?.signal, false);
+    if (!this.pending.isPending(request)) return promise;
+    const phase = this.gate.phase;
+    if (phase === 'open') this.dispatch(request, false);
+    else if (phase === 'closed') this.pending.fail(request, this.closedError());
+    else if (!this.gate.hold(request)) this.pending.fail(request, new QueueFullError(this.config.maxQueuedRequests, { server: this.name }));
+    return promise;
+  }
+
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    if (this.gate.phase !== 'open' || !this.transport) throw this.gate.phase === 'closed' ? this.closedError() : new ConnectionClosedError(`cannot send '${method}': the connection is ${this.state ?? 'starting'}`, { server: this.name, retryable: true });
+    const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+    await this.transport.send(message);
+  }
+
+  private dispatch(request: PendingRequest, handshake: boolean): void {
+    const transport = this.transport;
+    if (!transport) {
+      this.pending.fail(request, this.closedError());
+      return;
+    }
+    request.sent = true;
+    const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params: request.params };
+    transport.send(message, { signal: request.signal, handshake }).catch((error: unknown) => this.onSendFailure(request, error));
+  }
+
+  private onSendFailure(request: PendingRequest, error: unknown): void {
+    if (!this.pending.isPending(request)) return;
+    if (error instanceof SessionExpiredError) {
+      const current = this.session?.sessionGeneration;
+      if (error.sessionGeneration === current) {
+        this.gate.park(request);
+        this.sendToConnection({ type: 'SESSION_EXPIRED', generation: error.sessionGeneration });
+        return;
+      }
+      // A late 404 from an older session: this session is fine, send the request again.
+      if (this.gate.phase === 'open') {
+        this.pending.renumber(request);
+        this.dispatch(request, false);
+      } else {
+        this.gate.park(request);
+      }
+      return;
+    }
+    if (isAbortError(error)) return; // the abort listener settles it
+    this.pending.fail(request, error instanceof Error ? error : new Error(String(error)));
+  }
+
+  private sendCancellation(request: PendingRequest, reason: string): void {
+    if (this.gate.phase !== 'open' || !this.transport) return;
+    this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason } }).catch(() => {});
+  }
+
+  // ---- incoming messages
+
+  private route(message: JsonRpcMessage): void {
+    if (!('method' in message)) {
+      this.pending.settleResponse(message);
+      return;
+    }
+    if (isRequest(message)) {
+      this.answerServerRequest(message);
+      return;
+    }
+    this.events.emit('notification', message);
+  }
+
+  private answerServerRequest(request: JsonRpcRequest): void {
+    const response: JsonRpcMessage =
+      request.method === 'ping'
+        ? { jsonrpc: '2.0', id: request.id, result: {} }
+        : { jsonrpc: '2.0', id: request.id, error: { code: -32601, message: `Method not found: ${request.method}` } };
+    this.transport?.send(response).catch((error: unknown) => this.events.emit('warning', error as Error));
+  }
+
+  // ---- effects invoked by the connection machine
+
+  async connectTransport(): Promise<{ transport: TransportKind }> {
+    return this.recordFailure(this.openTransport());
+  }
+
+  async initialize(): Promise<SessionInfo> {
+    return this.recordFailure(this.handshake());
+  }
+
+  private async recordFailure<T>(attempt: Promise<T>): Promise<T> {
+    try {
+      return await attempt;
+    } catch (error) {
+      this.lastFailure = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    }
+  }
+
+  private async openTransport(): Promise<{ transport: TransportKind }> {
+    if (!this.transport) {
+      this.transport = new StreamableHttpTransport({
+        url: this.config.url,
+        server: this.name,
+        headers: this.config.headers,
+        requestTimeoutMs: this.config.requestTimeoutMs,
+        maxMessageBytes: this.config.maxMessageBytes,
+        sink: this.sink,
+        timers: this.timers,
+      });
+    }
+    return { transport: this.transport.kind };
+  }
+
+  private async handshake(): Promise<SessionInfo> {
+    const transport = this.requireTransport();
+    transport.beginSession();
+    const { request, promise } = this.pending.create(
+      'initialize',
+      { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: this.capabilities, clientInfo: this.clientInfo },
+      this.config.requestTimeoutMs,
+      undefined,
+      true, // initialize MUST NOT be cancelled
+    );
+    this.dispatch(request, true);
+    const parsed = InitializeResultSchema.safeParse(await promise);
+    if (!parsed.success) {
+      throw new ProtocolError(`invalid initialize result: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`, { server: this.name });
+    }
+    const result = parsed.data;
+    if (!isSupportedProtocolVersion(result.protocolVersion)) {
+      await transport.terminateSession();
+      throw new UnsupportedProtocolVersionError(result.protocolVersion, SUPPORTED_PROTOCOL_VERSIONS, { server: this.name });
+    }
+    transport.completeSession(result.protocolVersion);
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return {
+      protocolVersion: result.protocolVersion,
+      serverInfo: result.serverInfo,
+      capabilities: result.capabilities,
+      instructions: result.instructions,
+      sessionGeneration: transport.sessionGeneration,
+    };
+  }
+
+  openListener(lastEventId: string | undefined, signal: AbortSignal) {
+    return this.requireTransport().openListener(lastEventId, signal);
+  }
+
+  async closeSession(): Promise<void> {
+    this.pending.failAll(new ConnectionClosedError('the connection was closed', { server: this.name }));
+    const transport = this.transport;
+    this.transport = undefined;
+    if (!transport) return;
+    await transport.terminateSession();
+    await transport.close();
+  }
+
+  // ---- lifecycle, observed from the connection actor's snapshots
+
+  onSnapshot(value: unknown, context: { session?: SessionInfo | undefined; lastError?: string | undefined }, event: AnyEventObject, describe: (event: AnyEventObject) => string): void {
+    const state = topLevelState(value);
+    const serving = typeof value === 'object' && value !== null && (value as Record<string, unknown>).ready === 'serving';
+    this.session = context.session;
+    this.lastError = context.lastError;
+    const from = this.state;
+    if (state !== from) {
+      this.state = state;
+      this.events.emit('transition', {
+        server: this.name,
+        from,
+        to: state,
+        cause: describe(event),
+        error: 'error' in event ? errorMessage((event as unknown as { error: unknown }).error) : event.type === 'GIVE_UP' ? (event as unknown as { reason: string }).reason : undefined,
+        at: Date.now(),
+      });
+      if (from === 'reinitializing' && state === 'reconnecting') {
+        const error = new SessionExpiredError(`the session expired and re-initializing failed: ${this.lastError ?? 'unknown error'}`, -1, { server: this.name });
+        for (const request of this.gate.drainParked()) this.pending.fail(request, error);
+      }
+    }
+    this.setPhase(serving ? 'open' : state === 'failed' || state === 'closing' || state === 'closed' ? 'closed' : 'holding');
+    if (serving || state === 'reconnecting' || state === 'failed' || state === 'closed') this.settleFirstOutcome();
+  }
+
+  private setPhase(phase: GatePhase): void {
+    if (this.gate.phase === phase) return;
+    this.gate.phase = phase;
+    if (phase === 'open') {
+      for (const request of this.gate.drain()) {
+        if (!this.pending.isPending(request)) continue;
+        this.pending.renumber(request);
+        this.dispatch(request, false);
+      }
+    } else if (phase === 'closed') {
+      const error = this.closedError();
+      for (const request of this.gate.drain()) this.pending.fail(request, error);
+    }
+  }
+
+  private closedError(): ConnectionClosedError {
+    if (this.state === 'failed') {
+      return new ConnectionClosedError(`the server has failed${this.lastError ? `: ${this.lastError}` : ''}`, { server: this.name });
+    }
+    return new ConnectionClosedError('the connection is closed', { server: this.name });
+  }
+
+  private requireTransport(): Transport {
+    if (!this.transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name, retryable: true });
+    return this.transport;
+  }
+}
+
+function topLevelState(value: unknown): ConnectionState {
+  if (typeof value === 'string') return value as ConnectionState;
+  return Object.keys(value as object)[0] as ConnectionState;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,192 @@
+/**
+ * Composition root: validates the config, builds one runtime per server, provides the machines
+ * with their effects, and exposes the supervisor and per-server handles. Users never touch
+ * XState; the optional `inspect` observer sees the whole actor tree.
+ */
+import { createActor, type Actor, type InspectionEvent, type Observer } from 'xstate';
+import { describeCause, type ConnectionContext } from '../machines/connection.machine.js';
+import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
+import { supervisorMachine, type SupervisedServer } from '../machines/supervisor.machine.js';
+import { provideConnection } from './actors/connection-actors.js';
+import { parseServers, type ServerConfigInput, type UrlServerConfig } from './config.js';
+import { Emitter } from './emitter.js';
+import { ConfigError, ConnectionClosedError } from './protocol/errors.js';
+import type { JsonRpcNotification } from './protocol/jsonrpc.js';
+import type { ClientCapabilities, Implementation } from './protocol/messages.js';
+import { ServerHandle, type ServerStatus } from './server-handle.js';
+import { ServerRuntime, type TransitionEvent } from './server-runtime.js';
+import type { Timers } from './transports/transport.js';
+import { VERSION } from './version.js';
+
+export interface SupervisorOptions {
+  servers: Record<string, ServerConfigInput>;
+  clientInfo?: Implementation;
+  /** An XState inspection observer (e.g. from @statelyai/inspect); sees every actor. */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Jitter source for restart backoff (tests pass a fixed one). */
+  random?: () => number;
+  /** Timers for stream reconnect delays (tests pass a simulated clock). */
+  timers?: Timers;
+}
+
+export interface SupervisorEvents extends Record<string, unknown> {
+  transition: TransitionEvent;
+  notification: { server: string; notification: JsonRpcNotification };
+}
+
+const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
+
+export class Supervisor {
+  private readonly runtimes = new Map<string, ServerRuntime>();
+  private readonly handles = new Map<string, ServerHandle>();
+  private readonly events = new Emitter<SupervisorEvents>();
+  private readonly servers: SupervisedServer[];
+  private actor: Actor<typeof supervisorMachine> | undefined;
+  private starting: Promise<void> | undefined;
+  private stopping: Promise<void> | undefined;
+  private rootError: Error | undefined;
+
+  constructor(private readonly options: SupervisorOptions) {
+    const configs = parseServers(options.servers);
+    for (const config of configs) {
+      if (config.kind === 'command' || config.type === 'sse') {
+        const what = config.kind === 'command' ? 'stdio servers (`command`)' : "legacy HTTP+SSE servers (type 'sse' or a URL ending in /sse)";
+        throw new ConfigError(`invalid configuration: servers.${config.name}: ${what} are not supported yet`, [{ path: `servers.${config.name}`, message: 'transport not supported yet' }]);
+      }
+    }
+    const urlConfigs = configs as UrlServerConfig[];
+    this.servers = urlConfigs.map((config) => ({
+      name: config.name,
+      restart: config.restart ?? DEFAULT_RESTART_POLICY,
+      connection: {
+        server: config.name,
+        transport: config.type,
+        listenerOpenTimeoutMs: Math.min(config.requestTimeoutMs, 10_000),
+        provenAfterMs: config.restart.provenAfterMs,
+      },
+    }));
+    const capabilities: ClientCapabilities = {};
+    for (const config of urlConfigs) {
+      const runtime = new ServerRuntime({ config, clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO, capabilities, timers: options.timers });
+      runtime.events.on('transition', (event) => this.events.emit('transition', event));
+      runtime.events.on('notification', (notification) => this.events.emit('notification', { server: config.name, notification }));
+      this.runtimes.set(config.name, runtime);
+      this.handles.set(config.name, new ServerHandle(runtime, { restartsOf: (name) => this.restartsOf(name), closeServer: (name) => this.closeServer(name) }));
+    }
+  }
+
+  /** Starts every server; resolves once each is ready or has failed its first attempt (it keeps retrying). */
+  start(): Promise<void> {
+    this.starting ??= this.launch();
+    return this.starting;
+  }
+
+  private async launch(): Promise<void> {
+    const lookup = (name: string) => {
+      const runtime = this.runtimes.get(name);
+      if (!runtime) throw new Error(`unknown server '${name}'`);
+      return runtime;
+    };
+    const machine = supervisorMachine.provide({ actors: { connection: provideConnection(lookup) } });
+    const actor = createActor(machine, {
+      input: { servers: this.servers, random: this.options.random },
+      inspect: (event) => this.inspect(event),
+    });
+    this.actor = actor;
+    actor.subscribe({
+      error: (error) => {
+        // The root must never die unobserved; every server is failed with the cause.
+        this.rootError = error instanceof Error ? error : new Error(String(error));
+        for (const runtime of this.runtimes.values()) runtime.pending.failAll(new ConnectionClosedError(`supervisor crashed: ${this.rootError.message}`, { server: runtime.name }));
+      },
+    });
+    for (const runtime of this.runtimes.values()) {
+      runtime.sendToConnection = (event) => actor.system.get(runtime.name)?.send(event);
+    }
+    actor.start();
+    await Promise.all([...this.runtimes.values()].map((runtime) => runtime.firstOutcome));
+  }
+
+  private inspect(event: InspectionEvent): void {
+    // Microsteps show transient states (expired) too; the snapshot event covers the start.
+    if (event.type === '@xstate.microstep' || event.type === '@xstate.snapshot') {
+      const systemId = (event.actorRef as { systemId?: string }).systemId;
+      const runtime = systemId === undefined ? undefined : this.runtimes.get(systemId);
+      if (runtime && event.actorRef !== this.actor) {
+        const snapshot = event.snapshot as unknown as { value: unknown; context: ConnectionContext };
+        runtime.onSnapshot(snapshot.value, snapshot.context, event.event, describeCause);
+      }
+    }
+    const user = this.options.inspect;
+    if (typeof user === 'function') user(event);
+    else user?.next?.(event);
+  }
+
+  /** Closes every session (DELETE) and stops all actors. Pending requests fail with ConnectionClosedError. */
+  stop(): Promise<void> {
+    this.stopping ??= this.halt();
+    return this.stopping;
+  }
+
+  private async halt(): Promise<void> {
+    const actor = this.actor;
+    if (!actor) return;
+    await this.starting?.catch(() => {});
+    await new Promise<void>((resolve) => {
+      const subscription = actor.subscribe({ complete: () => resolve(), error: () => resolve() });
+      if (actor.getSnapshot().status !== 'active') {
+        subscription.unsubscribe();
+        resolve();
+        return;
+      }
+      actor.send({ type: 'STOP' });
+    });
+    actor.stop();
+  }
+
+  server(name: string): ServerHandle {
+    const handle = this.handles.get(name);
+    if (!handle) throw new ConfigError(`unknown server '${name}' (configured: ${[...this.handles.keys()].join(', ')})`);
+    return handle;
+  }
+
+  status(): Record<string, ServerStatus> {
+    const result: Record<string, ServerStatus> = {};
+    for (const [name, handle] of this.handles) result[name] = handle.status();
+    return result;
+  }
+
+  on<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): () => void {
+    return this.events.on(event, listener);
+  }
+
+  off<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): void {
+    this.events.off(event, listener);
+  }
+
+  /** The typed error of the server's last failed attempt, if any. */
+  lastFailureOf(name: string): Error | undefined {
+    return this.runtimes.get(name)?.lastFailure;
+  }
+
+  private restartsOf(name: string): number {
+    return this.actor?.getSnapshot().context.restarts[name]?.total ?? 0;
+  }
+
+  private async closeServer(name: string): Promise<void> {
+    const ref = this.actor?.system.get(name);
+    if (!ref || ref.getSnapshot().status !== 'active') return;
+    await new Promise<void>((resolve) => {
+      const subscription = ref.subscribe({ complete: () => resolve(), error: () => resolve() });
+      ref.send({ type: 'CLOSE' });
+      if (ref.getSnapshot().status !== 'active') {
+        subscription.unsubscribe();
+        resolve();
+      }
+    });
+  }
+}
+
+export function createSupervisor(options: SupervisorOptions): Supervisor {
+  return new Supervisor(options);
+}

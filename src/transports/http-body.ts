@@ -1,0 +1,73 @@
+/**
+ * Small helpers for HTTP bodies: bounded reads, media-type essence, network error mapping.
+ */
+import type { Dispatcher } from 'undici';
+import { excerpt } from '../protocol/jsonrpc.js';
+import { ProtocolError, TransportError } from '../protocol/errors.js';
+
+type Body = Dispatcher.ResponseData['body'];
+
+/** `text/event-stream; charset=utf-8` -> `text/event-stream`. */
+export function mediaTypeEssence(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return '';
+  const semi = value.indexOf(';');
+  return (semi === -1 ? value : value.slice(0, semi)).trim().toLowerCase();
+}
+
+export function headerValue(header: string | string[] | undefined): string | undefined {
+  return Array.isArray(header) ? header[0] : header;
+}
+
+/** Reads a whole body as UTF-8, refusing more than `max` bytes. */
+export async function readBodyBounded(body: Body, contentLength: string | string[] | undefined, max: number, server?: string): Promise<string> {
+  const declared = Number(headerValue(contentLength));
+  if (Number.isFinite(declared) && declared >= 0) {
+    if (declared > max) {
+      body.destroy();
+      throw new ProtocolError(`response body of ${declared} bytes exceeds maxMessageBytes (${max})`, { server });
+    }
+    return body.text();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > max) {
+      body.destroy();
+      throw new ProtocolError(`response body exceeds maxMessageBytes (${max})`, { server });
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+/** A short description of an error body: the JSON-RPC error message when there is one. */
+export async function describeErrorBody(body: Body): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readBodyBounded(body, undefined, 8 * 1024);
+  } catch {
+    return undefined;
+  }
+  if (!text) return undefined;
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown } };
+    if (typeof parsed?.error?.message === 'string') return excerpt(parsed.error.message, 200);
+  } catch {
+    // not JSON: fall through to the raw excerpt
+  }
+  return excerpt(text, 200);
+}
+
+export function isAbortError(error: unknown): boolean {
+  const e = error as { name?: string; code?: string } | null;
+  return e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED' || e?.code === 'ABORT_ERR';
+}
+
+/** Turns an undici failure into a TransportError without a status. */
+export function networkError(what: string, error: unknown, server?: string): TransportError {
+  const code = (error as { code?: string } | null)?.code;
+  const reason = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' ? 'timed out' : code ?? (error instanceof Error ? error.message : String(error));
+  return new TransportError(`${what} failed: ${reason}`, undefined, { server, cause: error });
+}

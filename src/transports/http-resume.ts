@@ -1,0 +1,98 @@
+/**
+ * Follows a POST response stream until the response arrives. When the stream ends (or breaks)
+ * first, it is resumed with GET + `Last-Event-ID` after the server's `retry` delay; without an
+ * event id it cannot be resumed and the request fails at once with StreamEndedError.
+ */
+import type { Dispatcher } from 'undici';
+import { mayReconnectStream, streamReconnectDelay } from '../../machines/stream-policy.js';
+import { ProtocolError, StreamEndedError } from '../protocol/errors.js';
+import type { RequestId } from '../protocol/jsonrpc.js';
+import { readSseStream } from './sse-stream.js';
+import type { Timers } from './transport.js';
+import type { StreamableHttpTransport } from './http.js';
+
+type Body = Dispatcher.ResponseData['body'];
+
+export async function followResponseStream(
+  transport: StreamableHttpTransport,
+  firstBody: Body,
+  requestId: RequestId,
+  generation: number,
+): Promise<void> {
+  const label = `the response stream of request ${String(requestId)}`;
+  let lastEventId: string | undefined;
+  let retryMs: number | undefined;
+  let answered = false;
+  let progressed = false;
+  let stalledAttempts = 0;
+  let badEvent: Error | undefined;
+  const handlers = {
+    onEvent(data: string) {
+      try {
+        if (transport.deliver(data, requestId)) answered = true;
+      } catch (error) {
+        badEvent = error as Error;
+        transport.sink.onStreamError(badEvent);
+      }
+    },
+    onEventId(id: string) {
+      lastEventId = id;
+      progressed = true;
+    },
+    onRetry(ms: number) {
+      retryMs = ms;
+    },
+    isDone: () => answered,
+  };
+
+  let body = firstBody;
+  for (;;) {
+    let failure: unknown;
+    try {
+      await readSseStream(body, handlers, transport.maxMessageBytes, transport.server);
+    } catch (error) {
+      failure = error;
+    }
+    if (answered) return;
+    if (failure instanceof ProtocolError) throw failure;
+    if (badEvent) throw badEvent;
+    if (lastEventId === undefined) {
+      throw new StreamEndedError(`${label} ${failure ? 'broke' : 'ended'} before the response, with no event id to resume from`, { server: transport.server, cause: failure });
+    }
+    if (!transport.sink.isAwaiting(requestId)) return;
+    if (progressed) stalledAttempts = 0;
+    else stalledAttempts++;
+    progressed = false;
+    if (!mayReconnectStream(stalledAttempts)) {
+      throw new StreamEndedError(`gave up resuming ${label} after ${stalledAttempts} attempts that brought no new event`, { server: transport.server });
+    }
+    await sleep(transport.timers, streamReconnectDelay(retryMs, stalledAttempts));
+    if (!transport.sink.isAwaiting(requestId)) return;
+    if (transport.sessionGeneration !== generation) {
+      throw new StreamEndedError(`${label} belongs to a session that has ended`, { server: transport.server });
+    }
+    let resumed: Awaited<ReturnType<StreamableHttpTransport['getStream']>>;
+    try {
+      resumed = await transport.getStream(lastEventId, undefined, transport.requestTimeoutMs);
+    } catch (error) {
+      // A refused or failed resume counts as an attempt without progress.
+      if (error instanceof ProtocolError) throw error;
+      body = emptyBody();
+      continue;
+    }
+    if (resumed.kind === 'unavailable') {
+      throw new StreamEndedError(`cannot resume ${label}: the server answered ${resumed.status} to GET with Last-Event-ID`, { server: transport.server });
+    }
+    body = resumed.body;
+  }
+}
+
+function sleep(timers: Timers, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    timers.setTimeout(resolve, ms);
+  });
+}
+
+function emptyBody(): Body {
+  return (async function* () {})() as unknown as Body;
+}

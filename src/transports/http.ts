@@ -1,0 +1,280 @@
+/**
+ * Streamable HTTP transport (MCP 2025-03-26 and later). The one owner of the session: its id,
+ * the negotiated protocol version, and the headers derived from them. Every message is a POST;
+ * responses arrive as JSON or as an SSE stream; the GET listener is opened on request.
+ */
+import type { Dispatcher, Pool } from 'undici';
+import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../protocol/jsonrpc.js';
+import { ProtocolError, SessionExpiredError, TransportError } from '../protocol/errors.js';
+import { acquirePool, releasePool } from './pool.js';
+import { describeErrorBody, headerValue, isAbortError, mediaTypeEssence, networkError, readBodyBounded } from './http-body.js';
+import { followResponseStream } from './http-resume.js';
+import { readSseStream } from './sse-stream.js';
+import { realTimers, type ListenerOpenResult, type SendOptions, type Timers, type Transport, type TransportSink } from './transport.js';
+
+export interface HttpTransportOptions {
+  url: URL;
+  server: string;
+  headers: Record<string, string>;
+  requestTimeoutMs: number;
+  maxMessageBytes: number;
+  sink: TransportSink;
+  /** Bound on waiting for the GET listener's response headers. */
+  listenerOpenTimeoutMs?: number;
+  /** Bound on the DELETE sent at close. */
+  terminateTimeoutMs?: number;
+  timers?: Timers;
+}
+
+const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
+/** Statuses that mean "this server offers no listening stream" on the optional GET. */
+const NO_LISTENER_STATUSES = new Set([400, 404, 405, 406, 409]);
+const ACCEPT_BOTH = 'application/json, text/event-stream';
+
+export class StreamableHttpTransport implements Transport {
+  readonly kind = 'http' as const;
+  readonly server: string;
+  readonly timers: Timers;
+  readonly maxMessageBytes: number;
+  readonly pool: Pool;
+  readonly path: string;
+  readonly sink: TransportSink;
+  private readonly origin: string;
+  private readonly userHeaders: Record<string, string>;
+  readonly requestTimeoutMs: number;
+  private readonly listenerOpenTimeoutMs: number;
+  private readonly terminateTimeoutMs: number;
+  private sessionId: string | undefined;
+  private protocolVersion: string | undefined;
+  private generation = 0;
+  /** Rebuilt only when the session changes, then shared by every POST (no per-request allocation). */
+  private postHeaders!: Record<string, string>;
+
+  constructor(options: HttpTransportOptions) {
+    this.server = options.server;
+    this.origin = options.url.origin;
+    this.path = `${options.url.pathname}${options.url.search}`;
+    this.userHeaders = Object.fromEntries(Object.entries(options.headers).map(([name, value]) => [name.toLowerCase(), value]));
+    this.requestTimeoutMs = options.requestTimeoutMs;
+    this.maxMessageBytes = options.maxMessageBytes;
+    this.listenerOpenTimeoutMs = options.listenerOpenTimeoutMs ?? Math.min(options.requestTimeoutMs, 10_000);
+    this.terminateTimeoutMs = options.terminateTimeoutMs ?? 2_000;
+    this.sink = options.sink;
+    this.timers = options.timers ?? realTimers;
+    this.pool = acquirePool(this.origin);
+    this.rebuildHeaders();
+  }
+
+  get sessionGeneration(): number {
+    return this.generation;
+  }
+
+  get hasSession(): boolean {
+    return this.sessionId !== undefined;
+  }
+
+  beginSession(): void {
+    this.generation++;
+    this.sessionId = undefined;
+    this.protocolVersion = undefined;
+    this.rebuildHeaders();
+  }
+
+  completeSession(protocolVersion: string): void {
+    this.protocolVersion = protocolVersion;
+    this.rebuildHeaders();
+  }
+
+  /** Headers for GET and DELETE: session and version, no content type. */
+  sessionHeaders(accept: string, lastEventId?: string): Record<string, string> {
+    const headers: Record<string, string> = { ...this.userHeaders, accept };
+    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
+    if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+    return headers;
+  }
+
+  async send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    const generation = this.generation;
+    const carriedSession = this.sessionId !== undefined;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.pool.request({
+        path: this.path,
+        method: 'POST',
+        headers: this.postHeaders,
+        body: JSON.stringify(message),
+        signal: options?.signal,
+        headersTimeout: this.requestTimeoutMs,
+        bodyTimeout: this.requestTimeoutMs,
+      });
+    } catch (error) {
+      if (isAbortError(error)) throw error;
+      throw networkError(`POST ${describeMessage(message)}`, error, this.server);
+    }
+    const { statusCode, headers, body } = response;
+    if (statusCode === 202) {
+      await body.dump();
+      return;
+    }
+    if (statusCode < 200 || statusCode >= 300) {
+      const detail = await describeErrorBody(body);
+      if (statusCode === 404 && carriedSession) {
+        throw new SessionExpiredError(`session expired: the server answered 404 to ${describeMessage(message)}`, generation, { server: this.server });
+      }
+      throw new TransportError(`HTTP ${statusCode} for ${describeMessage(message)}${detail ? `: ${detail}` : ''}`, statusCode, { server: this.server, body: detail });
+    }
+    if (options?.handshake) {
+      try {
+        this.captureSession(headers['mcp-session-id']);
+      } catch (error) {
+        await body.dump().catch(() => {});
+        throw error;
+      }
+    }
+    const requestId = 'method' in message && 'id' in message ? message.id : undefined;
+    if (requestId === undefined) {
+      // A notification or response: 202 is the norm, but some servers answer 200 with a body.
+      await body.dump();
+      return;
+    }
+    const type = mediaTypeEssence(headers['content-type']);
+    if (type === 'application/json') {
+      const text = await readBodyBounded(body, headers['content-length'], this.maxMessageBytes, this.server);
+      if (!this.deliver(text, requestId)) {
+        throw new ProtocolError(`the JSON body did not answer request ${String(requestId)}`, { server: this.server });
+      }
+      return;
+    }
+    if (type === 'text/event-stream') {
+      await followResponseStream(this, body, requestId, generation);
+      return;
+    }
+    await body.dump();
+    throw new ProtocolError(`unexpected content type ${JSON.stringify(headerValue(headers['content-type']) ?? '')} for ${describeMessage(message)} (expected application/json or text/event-stream)`, { server: this.server });
+  }
+
+  /** Routes the messages in one JSON text; true when one of them answered `requestId`. */
+  deliver(text: string, requestId?: RequestId): boolean {
+    let answered = false;
+    for (const message of parseMessages(text, this.server)) {
+      if (requestId !== undefined && isResponse(message) && message.id === requestId) answered = true;
+      this.sink.onMessage(message);
+    }
+    return answered;
+  }
+
+  async openListener(lastEventId: string | undefined, signal: AbortSignal): Promise<ListenerOpenResult> {
+    const response = await this.getStream(lastEventId, signal, this.listenerOpenTimeoutMs);
+    if (response.kind === 'unavailable') return response;
+    const { body } = response;
+    return {
+      kind: 'open',
+      read: (hooks) =>
+        readSseStream(
+          body,
+          {
+            onEvent: (data) => this.deliverSafely(data),
+            onEventId: hooks.onEventId,
+            onRetry: hooks.onRetry,
+          },
+          this.maxMessageBytes,
+          this.server,
+        ),
+      cancel: () => body.destroy(),
+    };
+  }
+
+  /** GET with the session headers; resolves once the response headers are in. */
+  async getStream(
+    lastEventId: string | undefined,
+    signal: AbortSignal | undefined,
+    headersTimeout: number,
+  ): Promise<{ kind: 'open'; body: Dispatcher.ResponseData['body'] } | { kind: 'unavailable'; status: number }> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.pool.request({
+        path: this.path,
+        method: 'GET',
+        headers: this.sessionHeaders('text/event-stream', lastEventId),
+        signal,
+        headersTimeout,
+        bodyTimeout: 0,
+      });
+    } catch (error) {
+      if (isAbortError(error)) throw error;
+      throw networkError('GET stream', error, this.server);
+    }
+    const { statusCode, headers, body } = response;
+    if (NO_LISTENER_STATUSES.has(statusCode)) {
+      await body.dump().catch(() => {});
+      return { kind: 'unavailable', status: statusCode };
+    }
+    if (statusCode < 200 || statusCode >= 300) {
+      const detail = await describeErrorBody(body);
+      throw new TransportError(`HTTP ${statusCode} for the GET stream${detail ? `: ${detail}` : ''}`, statusCode, { server: this.server, body: detail });
+    }
+    if (mediaTypeEssence(headers['content-type']) !== 'text/event-stream') {
+      await body.dump().catch(() => {});
+      throw new ProtocolError(`the GET stream answered ${JSON.stringify(headerValue(headers['content-type']) ?? '')}, not text/event-stream`, { server: this.server });
+    }
+    return { kind: 'open', body };
+  }
+
+  /** A bad event on a stream is reported, not fatal: the stream and the connection go on. */
+  deliverSafely(data: string, requestId?: RequestId): boolean {
+    try {
+      return this.deliver(data, requestId);
+    } catch (error) {
+      this.sink.onStreamError(error as Error);
+      return false;
+    }
+  }
+
+  async terminateSession(): Promise<void> {
+    if (this.sessionId === undefined) return;
+    try {
+      const { body } = await this.pool.request({
+        path: this.path,
+        method: 'DELETE',
+        headers: this.sessionHeaders(ACCEPT_BOTH),
+        signal: AbortSignal.timeout(this.terminateTimeoutMs),
+        headersTimeout: this.terminateTimeoutMs,
+        bodyTimeout: this.terminateTimeoutMs,
+      });
+      // 2xx, 404 (already gone) and 405 (server does not support DELETE) all end the session for us.
+      await body.dump().catch(() => {});
+    } catch {
+      // Best effort: a server that is down has no session to keep.
+    } finally {
+      this.sessionId = undefined;
+      this.rebuildHeaders();
+    }
+  }
+
+  async close(): Promise<void> {
+    await releasePool(this.origin);
+  }
+
+  private captureSession(header: string | string[] | undefined): void {
+    if (header === undefined) return;
+    const value = Array.isArray(header) ? (header.length === 1 ? header[0] : undefined) : header;
+    if (value === undefined || !VISIBLE_ASCII.test(value)) {
+      throw new ProtocolError('the server sent an invalid Mcp-Session-Id (it must be visible ASCII, 0x21-0x7E, and sent once)', { server: this.server });
+    }
+    this.sessionId = value;
+    this.rebuildHeaders();
+  }
+
+  private rebuildHeaders(): void {
+    const headers: Record<string, string> = { ...this.userHeaders, accept: ACCEPT_BOTH, 'content-type': 'application/json' };
+    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
+    this.postHeaders = headers;
+  }
+}
+
+function describeMessage(message: JsonRpcMessage): string {
+  if ('method' in message) return `'${message.method}'`;
+  return 'a response';
+}

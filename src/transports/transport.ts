@@ -1,0 +1,64 @@
+/**
+ * What the runtime needs from a transport. The Streamable HTTP transport is the first;
+ * legacy SSE and stdio implement the same shape.
+ */
+import type { JsonRpcMessage } from '../protocol/jsonrpc.js';
+
+export type TransportKind = 'http' | 'sse' | 'stdio';
+
+/** Timer functions, injectable so tests drive reconnect delays with a simulated clock. */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export interface TransportSink {
+  /** Every message the server sends, on any stream: responses, requests, notifications. */
+  onMessage(message: JsonRpcMessage): void;
+  /** Whether a response to this request id is still awaited (stops resume loops for settled requests). */
+  isAwaiting(id: string | number): boolean;
+  /** A stream delivered something unusable (malformed JSON, not JSON-RPC); the stream goes on. */
+  onStreamError(error: Error): void;
+}
+
+export interface SendOptions {
+  signal?: AbortSignal | undefined;
+  /** This is the `initialize` request: take the session from a 2xx answer. */
+  handshake?: boolean;
+}
+
+export interface StreamCursorHooks {
+  onEventId(id: string): void;
+  onRetry(ms: number): void;
+}
+
+export type ListenerOpenResult =
+  | { kind: 'open'; read(hooks: StreamCursorHooks): Promise<void>; cancel(): void }
+  | { kind: 'unavailable'; status: number };
+
+export interface Transport {
+  readonly kind: TransportKind;
+  /** Bumped whenever a new session begins; errors name the generation they belong to. */
+  readonly sessionGeneration: number;
+  readonly hasSession: boolean;
+  /**
+   * Sends one message. For a request, resolves once its response was delivered to the sink;
+   * rejects with a typed error otherwise (SessionExpiredError on a 404 for the current session).
+   */
+  send(message: JsonRpcMessage, options?: SendOptions): Promise<void>;
+  /** Forgets the session (if `generation` is still current) before a new handshake. */
+  beginSession(): void;
+  /** The handshake succeeded: later requests carry the negotiated protocol version. */
+  completeSession(protocolVersion: string): void;
+  /** Opens the server-to-client stream; `unavailable` when the server offers none. */
+  openListener(lastEventId: string | undefined, signal: AbortSignal): Promise<ListenerOpenResult>;
+  /** Ends the session on the server (HTTP DELETE); best effort and bounded. */
+  terminateSession(): Promise<void>;
+  /** Releases sockets and pools. */
+  close(): Promise<void>;
+}
