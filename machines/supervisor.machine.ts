@@ -117,7 +117,10 @@ export const supervisorMachine = setup({
       }
     }),
     'remember closed connection': assign({
-      closed: ({ context, event }) => [...context.closed, event.type.slice('xstate.done.actor.'.length)],
+      closed: ({ context, event }) => {
+        const server = event.type.slice('xstate.done.actor.'.length);
+        return context.closed.includes(server) ? context.closed : [...context.closed, server];
+      },
     }),
   },
   guards: {

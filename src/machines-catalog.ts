@@ -1,0 +1,12 @@
+/** Every machine by name, for diagrams and docs. */
+import { connectionMachine } from '../machines/connection.machine.js';
+import { listenerMachine } from '../machines/listener.machine.js';
+import { supervisorMachine } from '../machines/supervisor.machine.js';
+
+export const MACHINES = {
+  connection: connectionMachine,
+  listener: listenerMachine,
+  supervisor: supervisorMachine,
+} as const;
+
+export type MachineName = keyof typeof MACHINES;

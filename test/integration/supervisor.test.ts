@@ -1,0 +1,176 @@
+/**
+ * The supervisor and the request gate against real servers: requests held before ready, fail
+ * fast once failed or closed, restarts under the restart policy, isolation between servers.
+ */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  connect,
+  ConnectionClosedError,
+  createSupervisor,
+  QueueFullError,
+  RequestTimeoutError,
+  TransportError,
+  type Supervisor,
+} from '../../src/index.js';
+import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { nextTransition, quickRestart, recordTransitions, refusingUrl, rpcPosts } from './helpers.js';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!().catch(() => {});
+});
+
+async function fixture(options?: Parameters<typeof startHttpFixture>[0]): Promise<HttpFixture> {
+  const f = await startHttpFixture(options);
+  cleanups.push(() => f.close());
+  return f;
+}
+
+function supervise(servers: Parameters<typeof createSupervisor>[0]['servers']): Supervisor {
+  const sup = createSupervisor({ servers, random: () => 0.5 });
+  cleanups.push(() => sup.stop());
+  return sup;
+}
+
+describe('requests before ready', () => {
+  it('are held and sent once the server is ready', async () => {
+    const f = await fixture();
+    const sup = supervise({ a: { url: f.url } });
+    const early = sup.server('a').callTool('echo', { text: 'early' });
+    expect(sup.server('a').status().requests.waiting).toBe(1);
+    await sup.start();
+    expect((await early).content[0]?.text).toBe('early');
+    // It went out after the handshake, never before.
+    const order = rpcPosts(f).map((r) => r.rpcMethod);
+    expect(order.indexOf('tools/call')).toBeGreaterThan(order.indexOf('notifications/initialized'));
+  });
+
+  it('wait in a bounded queue: past maxQueuedRequests they fail with QueueFullError', async () => {
+    const f = await fixture();
+    const sup = supervise({ a: { url: f.url, maxQueuedRequests: 2 } });
+    const held = [sup.server('a').callTool('echo', { text: '1' }), sup.server('a').callTool('echo', { text: '2' })];
+    await expect(sup.server('a').callTool('echo', { text: '3' })).rejects.toBeInstanceOf(QueueFullError);
+    await sup.start();
+    expect((await Promise.all(held)).map((r) => r.content[0]?.text)).toEqual(['1', '2']);
+  });
+
+  it('time out while held with RequestTimeoutError, and nothing goes on the wire for them', async () => {
+    const url = await refusingUrl();
+    const sup = supervise({ a: { url, restart: quickRestart(50) } });
+    const start = sup.start();
+    await expect(sup.server('a').callTool('echo', { text: 'x' }, { timeoutMs: 30 })).rejects.toBeInstanceOf(RequestTimeoutError);
+    await start;
+  });
+});
+
+describe('failed and closed servers fail fast', () => {
+  it('a server whose restart budget is spent ends in failed; requests then reject at once with the reason', async () => {
+    const url = await refusingUrl();
+    const sup = supervise({ down: { url, restart: quickRestart(2) } });
+    const transitions = recordTransitions(sup);
+    const failed = nextTransition(sup, (t) => t.to === 'failed');
+    await sup.start();
+    const event = await failed;
+    expect(event.cause).toBe('restart budget spent');
+    expect(event.error).toMatch(/ECONNREFUSED/);
+    expect(sup.status().down).toMatchObject({ state: 'failed', restarts: 2 });
+    expect(transitions.filter((t) => t.to === 'connecting')).toHaveLength(3);
+    const error = await sup.server('down').callTool('echo', {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionClosedError);
+    expect((error as Error).message).toMatch(/failed: .*ECONNREFUSED/);
+  });
+
+  it('after close, requests reject with ConnectionClosedError and the session was deleted', async () => {
+    const f = await fixture();
+    const handle = await connect({ url: f.url }, { name: 'a' });
+    const slow = handle.callTool('slow', { ms: 2_000 }).catch((e: unknown) => e);
+    await handle.close();
+    expect(await slow).toBeInstanceOf(ConnectionClosedError);
+    await expect(handle.callTool('echo', { text: 'x' })).rejects.toBeInstanceOf(ConnectionClosedError);
+    expect(f.requests.filter((r) => r.method === 'DELETE')).toHaveLength(1);
+    expect(f.sessions.size).toBe(0);
+    expect(handle.status().state).toBe('closed');
+  });
+});
+
+describe('connect()', () => {
+  it('rejects with the typed error of the first attempt and leaves nothing running', async () => {
+    const url = await refusingUrl();
+    const error = await connect({ url }, { name: 'x' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransportError);
+    expect((error as TransportError).status).toBeUndefined();
+    expect((error as TransportError).retryable).toBe(true);
+  });
+
+  it('reports every lifecycle change as { server, from, to, cause }', async () => {
+    const f = await fixture();
+    const sup = supervise({ a: { url: f.url } });
+    const transitions = recordTransitions(sup);
+    await sup.start();
+    expect(transitions.map((t) => [t.server, t.from, t.to, t.cause])).toEqual([
+      ['a', null, 'connecting', 'start'],
+      ['a', 'connecting', 'initializing', 'transport ready'],
+      ['a', 'initializing', 'ready', 'initialized'],
+    ]);
+  });
+});
+
+describe('restarts', () => {
+  it('a server that is down at start is restarted with backoff and becomes ready when it comes up', async () => {
+    const url = await refusingUrl();
+    const port = Number(new URL(url).port);
+    const sup = supervise({ late: { url, restart: quickRestart(1_000) } });
+    await sup.start();
+    expect(sup.status().late?.state).not.toBe('ready');
+
+    // Bring a server up on that very port.
+    const f = await startHttpFixture();
+    cleanups.push(() => f.close());
+    const proxy: Server = createHttpServer((req, res) => {
+      const target = new URL(f.url);
+      const forward = fetch(new URL(req.url ?? '/', target), {
+        method: req.method,
+        headers: req.headers as Record<string, string>,
+        body: req.method === 'POST' ? (req as unknown as ReadableStream) : undefined,
+        duplex: 'half',
+      } as RequestInit);
+      forward
+        .then(async (upstream) => {
+          res.writeHead(upstream.status, Object.fromEntries(upstream.headers));
+          if (upstream.body) for await (const chunk of upstream.body) res.write(chunk);
+          res.end();
+        })
+        .catch(() => res.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => { proxy.closeAllConnections(); proxy.close(resolve); }));
+
+    await nextTransition(sup, (t) => t.to === 'ready');
+    expect((await sup.server('late').callTool('echo', { text: 'up' })).content[0]?.text).toBe('up');
+    expect(sup.status().late?.restarts).toBeGreaterThanOrEqual(1);
+  });
+
+  it('one server failing never touches another', async () => {
+    const f = await fixture();
+    const url = await refusingUrl();
+    const sup = supervise({ good: { url: f.url }, bad: { url, restart: quickRestart(1) } });
+    await sup.start();
+    await nextTransition(sup, (t) => t.server === 'bad' && t.to === 'failed');
+    expect(sup.status().good).toMatchObject({ state: 'ready', restarts: 0, lastError: undefined });
+    expect((await sup.server('good').callTool('echo', { text: 'fine' })).content[0]?.text).toBe('fine');
+    expect(sup.status().bad?.state).toBe('failed');
+  });
+
+  it('stop() closes every server: DELETE for live sessions, all handles closed', async () => {
+    const f1 = await fixture();
+    const f2 = await fixture();
+    const sup = createSupervisor({ servers: { one: { url: f1.url }, two: { url: f2.url } } });
+    await sup.start();
+    await sup.server('one').close();
+    await sup.stop();
+    expect(Object.values(sup.status()).map((s) => s.state)).toEqual(['closed', 'closed']);
+    expect(f1.requests.filter((r) => r.method === 'DELETE')).toHaveLength(1);
+    expect(f2.requests.filter((r) => r.method === 'DELETE')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,26 @@
+/** The checked-in diagrams match the machines; run `npm run diagrams` after changing a machine. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { toMermaid } from '../../src/diagram.js';
+import { MACHINES } from '../../src/machines-catalog.js';
+
+const dir = new URL('../../docs/machines/', import.meta.url);
+
+describe('docs/machines diagrams', () => {
+  it.each(Object.entries(MACHINES))('%s.mmd is up to date', (name, machine) => {
+    const onDisk = readFileSync(new URL(`${name}.mmd`, dir), 'utf8');
+    expect(onDisk, `docs/machines/${name}.mmd is stale: run npm run diagrams`).toBe(toMermaid(machine));
+  });
+
+  it('every machine file is in the catalog', () => {
+    const files = readdirSync(new URL('../../machines/', import.meta.url)).filter((f) => f.endsWith('.machine.ts'));
+    expect(files.map((f) => f.replace('.machine.ts', '')).sort()).toEqual(Object.keys(MACHINES).sort());
+  });
+
+  it('draws states, guards and timed transitions', () => {
+    const text = toMermaid(MACHINES.connection);
+    expect(text).toContain('ready --> expired: SESSION_EXPIRED [is current session]');
+    expect(text).toContain('any_state --> closing: CLOSE');
+    expect(text).toContain('ready__opening_listener --> ready__serving: after listener open timeout');
+  });
+});
