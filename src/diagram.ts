@@ -72,3 +72,12 @@ function describeEvent(type: string): string {
   if (after) return `after ${type.slice('xstate.after.'.length).split('.')[0]}`;
   return type;
 }
+
+/** Replaces each `<!-- diagram:NAME:start -->…<!-- diagram:NAME:end -->` block with NAME's diagram. */
+export function embedDiagrams(markdown: string, machines: Record<string, AnyStateMachine>): string {
+  return markdown.replace(/<!-- diagram:([\w-]+):start -->[\s\S]*?<!-- diagram:\1:end -->/g, (block, name: string) => {
+    const machine = machines[name];
+    if (!machine) return block;
+    return `<!-- diagram:${name}:start -->\n\`\`\`mermaid\n${toMermaid(machine)}\`\`\`\n<!-- diagram:${name}:end -->`;
+  });
+}

@@ -1,7 +1,7 @@
 /** The checked-in diagrams match the machines; run `npm run diagrams` after changing a machine. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { toMermaid } from '../../src/diagram.js';
+import { embedDiagrams, toMermaid } from '../../src/diagram.js';
 import { MACHINES } from '../../src/machines-catalog.js';
 
 const dir = new URL('../../docs/machines/', import.meta.url);
@@ -10,6 +10,12 @@ describe('docs/machines diagrams', () => {
   it.each(Object.entries(MACHINES))('%s.mmd is up to date', (name, machine) => {
     const onDisk = readFileSync(new URL(`${name}.mmd`, dir), 'utf8');
     expect(onDisk, `docs/machines/${name}.mmd is stale: run npm run diagrams`).toBe(toMermaid(machine));
+  });
+
+  it.each(['README.md', 'docs/architecture.md'])('the diagram blocks in %s are up to date', (doc) => {
+    const text = readFileSync(new URL(`../../${doc}`, import.meta.url), 'utf8');
+    expect(text).toContain('<!-- diagram:connection:start -->');
+    expect(text, `${doc} is stale: run npm run diagrams`).toBe(embedDiagrams(text, MACHINES));
   });
 
   it('every machine file is in the catalog', () => {
