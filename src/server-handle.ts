@@ -87,7 +87,7 @@ export class ServerHandle {
       restarts: this.owner.restartsOf(runtime.name),
       lastError: runtime.lastError,
       keepalive: { lastRttMs: undefined, missed: 0 },
-      requests: { inFlight: runtime.pending.size - runtime.gate.waiting, waiting: runtime.gate.waiting },
+      requests: { inFlight: Math.max(0, runtime.pending.size - runtime.gate.waiting), waiting: runtime.gate.waiting },
     };
   }
 

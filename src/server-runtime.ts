@@ -120,7 +120,7 @@ export class ServerRuntime {
     }
     request.sent = true;
     const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params: request.params };
-    transport.send(message, { signal: request.signal, handshake }).catch((error: unknown) => this.onSendFailure(request, error));
+    transport.send(message, { signal: request.signal, handshake, timeoutMs: request.timeoutMs }).catch((error: unknown) => this.onSendFailure(request, error));
   }
 
   private onSendFailure(request: PendingRequest, error: unknown): void {

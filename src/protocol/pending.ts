@@ -12,6 +12,8 @@ export interface PendingRequest {
   readonly method: string;
   readonly params: Record<string, unknown> | undefined;
   readonly signal: AbortSignal | undefined;
+  /** This request's own timeout; the HTTP exchange is bounded by it too. */
+  readonly timeoutMs: number;
   /** On the wire (or about to be): a timeout or abort must tell the server. */
   sent: boolean;
   /** Never cancel this one on the wire (initialize). */
@@ -60,6 +62,7 @@ export class PendingRequests {
       method,
       params,
       signal,
+      timeoutMs,
       sent: false,
       uncancellable,
       resolve,

@@ -18,6 +18,8 @@ export async function followResponseStream(
   firstBody: Body,
   requestId: RequestId,
   generation: number,
+  signal?: AbortSignal | undefined,
+  timeoutMs: number = transport.requestTimeoutMs,
 ): Promise<void> {
   const label = `the response stream of request ${String(requestId)}`;
   let lastEventId: string | undefined;
@@ -42,7 +44,8 @@ export async function followResponseStream(
     onRetry(ms: number) {
       retryMs = ms;
     },
-    isDone: () => answered,
+    // A request settled elsewhere (timeout, abort, an answer on another stream) releases its stream.
+    isDone: () => answered || !transport.sink.isAwaiting(requestId),
   };
 
   let body = firstBody;
@@ -53,7 +56,7 @@ export async function followResponseStream(
     } catch (error) {
       failure = error;
     }
-    if (answered) return;
+    if (answered || !transport.sink.isAwaiting(requestId)) return;
     if (failure instanceof ProtocolError) throw failure;
     if (badEvent) throw badEvent;
     if (lastEventId === undefined) {
@@ -73,7 +76,8 @@ export async function followResponseStream(
     }
     let resumed: Awaited<ReturnType<StreamableHttpTransport['getStream']>>;
     try {
-      resumed = await transport.getStream(lastEventId, undefined, transport.requestTimeoutMs);
+      // Idle longer than the request's timeout means the request has timed out: release the stream.
+      resumed = await transport.getStream(lastEventId, signal, timeoutMs, timeoutMs);
     } catch (error) {
       // A refused or failed resume counts as an attempt without progress.
       if (error instanceof ProtocolError) throw error;

@@ -47,6 +47,7 @@ export class StreamableHttpTransport implements Transport {
   private sessionId: string | undefined;
   private protocolVersion: string | undefined;
   private generation = 0;
+  private closed = false;
   /** Rebuilt only when the session changes, then shared by every POST (no per-request allocation). */
   private postHeaders!: Record<string, string>;
 
@@ -97,6 +98,7 @@ export class StreamableHttpTransport implements Transport {
   async send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
     const generation = this.generation;
     const carriedSession = this.sessionId !== undefined;
+    const timeoutMs = options?.timeoutMs ?? this.requestTimeoutMs;
     let response: Dispatcher.ResponseData;
     try {
       response = await this.pool.request({
@@ -105,8 +107,8 @@ export class StreamableHttpTransport implements Transport {
         headers: this.postHeaders,
         body: JSON.stringify(message),
         signal: options?.signal,
-        headersTimeout: this.requestTimeoutMs,
-        bodyTimeout: this.requestTimeoutMs,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       });
     } catch (error) {
       if (isAbortError(error)) throw error;
@@ -147,7 +149,7 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     if (type === 'text/event-stream') {
-      await followResponseStream(this, body, requestId, generation);
+      await followResponseStream(this, body, requestId, generation, options?.signal, timeoutMs);
       return;
     }
     await body.dump();
@@ -185,11 +187,12 @@ export class StreamableHttpTransport implements Transport {
     };
   }
 
-  /** GET with the session headers; resolves once the response headers are in. */
+  /** GET with the session headers; resolves once the response headers are in. `bodyTimeout` 0: no idle limit. */
   async getStream(
     lastEventId: string | undefined,
     signal: AbortSignal | undefined,
     headersTimeout: number,
+    bodyTimeout = 0,
   ): Promise<{ kind: 'open'; body: Dispatcher.ResponseData['body'] } | { kind: 'unavailable'; status: number }> {
     let response: Dispatcher.ResponseData;
     try {
@@ -199,7 +202,7 @@ export class StreamableHttpTransport implements Transport {
         headers: this.sessionHeaders('text/event-stream', lastEventId),
         signal,
         headersTimeout,
-        bodyTimeout: 0,
+        bodyTimeout,
       });
     } catch (error) {
       if (isAbortError(error)) throw error;
@@ -253,6 +256,9 @@ export class StreamableHttpTransport implements Transport {
   }
 
   async close(): Promise<void> {
+    // Release our share of the pool once: a second close must not take another user's share.
+    if (this.closed) return;
+    this.closed = true;
     await releasePool(this.origin);
   }
 

@@ -30,6 +30,8 @@ export interface SendOptions {
   signal?: AbortSignal | undefined;
   /** This is the `initialize` request: take the session from a 2xx answer. */
   handshake?: boolean;
+  /** This request's own timeout (default: the server's requestTimeoutMs); bounds its POST and any resume. */
+  timeoutMs?: number | undefined;
 }
 
 export interface StreamCursorHooks {

@@ -80,7 +80,7 @@ export function header(request: { headers: Record<string, string | string[] | un
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-export function cancellations(requests: readonly RecordedRequest[]): RecordedRequest[] {
+export function cancellations<R extends RecordedRequest | ScriptedRequest>(requests: readonly R[]): R[] {
   return requests.filter((r) => r.rpcMethod === 'notifications/cancelled');
 }
 
