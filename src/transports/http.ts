@@ -120,7 +120,7 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     if (statusCode < 200 || statusCode >= 300) {
-      const detail = await describeErrorBody(body);
+      const detail = this.redact(await describeErrorBody(body));
       if (statusCode === 404 && carriedSession) {
         throw new SessionExpiredError(`session expired: the server answered 404 to ${describeMessage(message)}`, generation, { server: this.server });
       }
@@ -214,7 +214,7 @@ export class StreamableHttpTransport implements Transport {
       return { kind: 'unavailable', status: statusCode };
     }
     if (statusCode < 200 || statusCode >= 300) {
-      const detail = await describeErrorBody(body);
+      const detail = this.redact(await describeErrorBody(body));
       throw new TransportError(`HTTP ${statusCode} for the GET stream${detail ? `: ${detail}` : ''}`, statusCode, { server: this.server, body: detail });
     }
     if (mediaTypeEssence(headers['content-type']) !== 'text/event-stream') {
@@ -260,6 +260,26 @@ export class StreamableHttpTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     await releasePool(this.origin);
+  }
+
+  /** Servers sometimes echo the session id or a token in error text; none of it may reach an error. */
+  private redact(text: string | undefined): string | undefined {
+    if (text === undefined) return undefined;
+    let result = text;
+    for (const secret of [this.sessionId, ...this.secretHeaderValues]) {
+      if (secret && secret.length >= 4) result = result.split(secret).join('[redacted]');
+    }
+    return result;
+  }
+
+  private get secretHeaderValues(): string[] {
+    const values: string[] = [];
+    for (const [name, value] of Object.entries(this.userHeaders)) {
+      if (name === 'authorization' || name === 'proxy-authorization' || name === 'cookie' || name.includes('token') || name.includes('key')) {
+        values.push(value, value.replace(/^\S+\s+/, ''));
+      }
+    }
+    return values;
   }
 
   private captureSession(header: string | string[] | undefined): void {

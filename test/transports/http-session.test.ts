@@ -110,6 +110,23 @@ describe('the session id (§1.7)', () => {
     expect(text).not.toContain([...f.sessions][0]!);
   });
 
+  it('§38 a server that echoes the session id or the bearer token in an error body does not leak them into the error', async () => {
+    const sessionId = 'sess-echoed-0123456789';
+    const server = await scriptedServer(cleanup, (request, res) => {
+      if (answerBasics(request, res, { sessionId })) return;
+      const auth = String(request.headers.authorization ?? '');
+      replyJson(res, 500, { jsonrpc: '2.0', id: null, error: { code: -32603, message: `session ${sessionId} rejected token ${auth}` } });
+    });
+    const handle = await connect({ url: server.url, headers: { authorization: 'Bearer tok-very-secret' } }, { name: 'echoer' });
+    cleanup.add(handle, (h) => h.close());
+    const error = await rejection(handle.callTool('echo', { text: 'x' }));
+    expect(error).toBeInstanceOf(TransportError);
+    expect(error.message).toContain('[redacted]');
+    const text = JSON.stringify({ message: error.message, body: (error as TransportError).body });
+    expect(text).not.toContain(sessionId);
+    expect(text).not.toContain('tok-very-secret');
+  });
+
   it('§38 the authorization header is sent on every request but never appears in status, errors or transition events', async () => {
     const f = await fixture(cleanup, { responseMode: 'sse' });
     const transitions: TransitionEvent[] = [];
