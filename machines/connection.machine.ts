@@ -173,7 +173,7 @@ export const connectionMachine = setup({
   },
   states: {
     connecting: {
-            invoke: {
+      invoke: {
         id: 'transport',
         src: 'connect transport',
         input: ({ context }) => ({ server: context.server }),
@@ -182,7 +182,7 @@ export const connectionMachine = setup({
       },
     },
     initializing: {
-            invoke: {
+      invoke: {
         id: 'handshake',
         src: 'initialize session',
         input: ({ context }) => ({ server: context.server }),
@@ -191,7 +191,7 @@ export const connectionMachine = setup({
       },
     },
     ready: {
-            invoke: { id: 'listener', src: 'listener', input: ({ context }) => ({ server: context.server }) },
+      invoke: { id: 'listener', src: 'listener', input: ({ context }) => ({ server: context.server }) },
       initial: 'opening listener',
       states: {
         // Server-to-client requests are dropped by servers with no open stream, so requests
@@ -215,7 +215,7 @@ export const connectionMachine = setup({
       always: 'reinitializing',
     },
     reinitializing: {
-            invoke: {
+      invoke: {
         id: 'handshake',
         src: 'initialize session',
         input: ({ context }) => ({ server: context.server }),
@@ -230,10 +230,10 @@ export const connectionMachine = setup({
         GIVE_UP: { target: 'failed', actions: assign({ lastError: ({ context, event }) => context.lastError ?? event.reason }) },
       },
     },
-    failed: {
-          },
+    /** The restart budget is spent (or the failure cannot be fixed by a restart). */
+    failed: {},
     closing: {
-            invoke: {
+      invoke: {
         id: 'close',
         src: 'close session',
         input: ({ context }) => ({ server: context.server }),
@@ -244,7 +244,6 @@ export const connectionMachine = setup({
     },
     closed: {
       type: 'final',
-            on: { CLOSE: {} },
     },
   },
 });

@@ -56,6 +56,7 @@ export const listenerMachine = setup({
     'remember retry': assign({ retryMs: ({ event }) => (event as { ms: number }).ms }),
     'remember unavailable status': assign({ unavailableStatus: ({ event }) => (event as { status: number }).status }),
     'remember error': assign({ lastError: ({ event }) => (event as { error: string }).error }),
+    'forget error': assign({ lastError: undefined }),
     'count reconnect attempt': assign({
       stalledAttempts: ({ context }) => (context.progressed ? 0 : context.stalledAttempts + 1),
       progressed: false,
@@ -79,7 +80,8 @@ export const listenerMachine = setup({
     lastEventId: undefined,
     retryMs: undefined,
     stalledAttempts: 0,
-    progressed: false,
+    // The first end is not a stall: the first reconnect waits initialDelayMs like any other.
+    progressed: true,
     unavailableStatus: undefined,
     lastError: undefined,
   }),
@@ -95,7 +97,7 @@ export const listenerMachine = setup({
       states: {
         opening: {
           on: {
-            STREAM_OPENED: { target: 'streaming', actions: 'report settled' },
+            STREAM_OPENED: { target: 'streaming', actions: ['forget error', 'report settled'] },
             STREAM_FAILED: { target: '#listener.ended', actions: ['remember error', 'report settled'] },
           },
         },

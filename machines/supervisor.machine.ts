@@ -4,7 +4,7 @@
  * the supervisor answers RESTART after a backoff while the restart budget lasts, else GIVE_UP.
  * One server's restarts never touch another's counters.
  */
-import { assign, enqueueActions, raise, sendTo, setup, type ActorLogic, type ActorSystem, type AnyEventObject } from 'xstate';
+import { assign, cancel, enqueueActions, raise, sendTo, setup, type ActorLogic, type ActorSystem, type AnyEventObject } from 'xstate';
 import type { ConnectionReport } from './connection.machine.js';
 import { hasRestartBudget, NEW_RESTART_RECORD, restartDelay, type RestartPolicy, type RestartRecord } from './restart-policy.js';
 
@@ -24,8 +24,10 @@ export interface SupervisorInput {
 export interface SupervisorContext {
   servers: SupervisedServer[];
   restarts: Record<string, RestartRecord>;
-  /** Servers whose connection has ended (closed) during stop. */
+  /** Servers whose connection actor has ended: closed, or crashed (see `crashed`). */
   closed: string[];
+  /** Connection actors that threw (a bug): the server is failed, the others go on. */
+  crashed: Record<string, string>;
   random: () => number;
 }
 
@@ -34,7 +36,8 @@ export type SupervisorEvent =
   /** A restart left the sliding window. */
   | { type: 'RESTART_WINDOW_PASSED'; server: string; epoch: number }
   | { type: 'STOP' }
-  | { type: `xstate.done.actor.${string}` };
+  | { type: `xstate.done.actor.${string}` }
+  | { type: `xstate.error.actor.${string}`; error: unknown };
 
 type DownEvent = Extract<SupervisorEvent, { type: 'CONNECTION_DOWN' }>;
 
@@ -42,6 +45,18 @@ function policyOf(context: SupervisorContext, server: string): RestartPolicy {
   const entry = context.servers.find((s) => s.name === server);
   if (!entry) throw new Error(`unknown server '${server}'`);
   return entry.restart;
+}
+
+function restartId(server: string): string {
+  return `restart:${server}`;
+}
+
+function endedServer(eventType: string): string {
+  return eventType.replace(/^xstate\.(done|error)\.actor\./, '');
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function recordOf(context: SupervisorContext, server: string): RestartRecord {
@@ -71,17 +86,12 @@ export const supervisorMachine = setup({
         return { ...context.restarts, [server]: { ...record, inWindow: record.inWindow + 1, attempt: record.attempt + 1, total: record.total + 1 } };
       },
     }),
-    'schedule restart': sendTo(
-      ({ event }) => (event as DownEvent).server,
-      { type: 'RESTART' },
-      {
-        delay: ({ context, event }) => {
-          const { server } = event as DownEvent;
-          // The record was already counted: attempt 1 waits initialMs.
-          return restartDelay(recordOf(context, server).attempt - 1, policyOf(context, server).backoff, context.random);
-        },
-      },
-    ),
+    'schedule restart': enqueueActions(({ context, event, enqueue }) => {
+      const { server } = event as DownEvent;
+      // The record was already counted: attempt 1 waits initialMs.
+      const delay = restartDelay(recordOf(context, server).attempt - 1, policyOf(context, server).backoff, context.random);
+      enqueue.sendTo(server, { type: 'RESTART' }, { id: restartId(server), delay });
+    }),
     'schedule window expiry': raise(
       ({ context, event }) => ({ type: 'RESTART_WINDOW_PASSED' as const, server: (event as DownEvent).server, epoch: recordOf(context, (event as DownEvent).server).epoch }),
       { delay: ({ context, event }) => policyOf(context, (event as DownEvent).server).withinMs },
@@ -116,12 +126,16 @@ export const supervisorMachine = setup({
         if (!context.closed.includes(server.name)) enqueue.sendTo(server.name, { type: 'CLOSE' });
       }
     }),
-    'remember closed connection': assign({
+    'remember ended connection': assign({
       closed: ({ context, event }) => {
-        const server = event.type.slice('xstate.done.actor.'.length);
+        const server = endedServer(event.type);
         return context.closed.includes(server) ? context.closed : [...context.closed, server];
       },
     }),
+    'remember crash': assign({
+      crashed: ({ context, event }) => ({ ...context.crashed, [endedServer(event.type)]: describe((event as { error?: unknown }).error) }),
+    }),
+    'cancel pending restart': cancel(({ event }) => restartId(endedServer(event.type))),
   },
   guards: {
     'can restart': ({ context, event }) => {
@@ -140,12 +154,15 @@ export const supervisorMachine = setup({
     servers: input.servers,
     restarts: Object.fromEntries(input.servers.map((s) => [s.name, NEW_RESTART_RECORD])),
     closed: [],
+    crashed: {},
     random: input.random ?? Math.random,
   }),
   initial: 'running',
   on: {
     // A connection reached `closed` (closed on its own, or during stop).
-    'xstate.done.actor.*': { actions: 'remember closed connection' },
+    'xstate.done.actor.*': { actions: ['remember ended connection', 'cancel pending restart'] },
+    // A connection actor threw: isolate it, the supervisor and the other servers go on.
+    'xstate.error.actor.*': { actions: ['remember crash', 'remember ended connection', 'cancel pending restart'] },
   },
   states: {
     running: {

@@ -277,6 +277,17 @@ export class ServerRuntime {
     if (serving || state === 'reconnecting' || state === 'failed' || state === 'closed') this.settleFirstOutcome();
   }
 
+  /** The connection actor threw (a bug): the server is failed, nothing waits forever. */
+  onCrash(error: unknown): void {
+    const from = this.state;
+    this.lastError = `the connection actor crashed: ${errorMessage(error)}`;
+    this.state = 'failed';
+    this.events.emit('transition', { server: this.name, from, to: 'failed', cause: 'crashed', error: this.lastError, at: Date.now() });
+    this.setPhase('closed');
+    this.settleFirstOutcome();
+    void this.closeSession().catch(() => {});
+  }
+
   private setPhase(phase: GatePhase): void {
     if (this.gate.phase === phase) return;
     this.gate.phase = phase;

@@ -113,8 +113,9 @@ export class Supervisor {
       const systemId = (event.actorRef as { systemId?: string }).systemId;
       const runtime = systemId === undefined ? undefined : this.runtimes.get(systemId);
       if (runtime && event.actorRef !== this.actor) {
-        const snapshot = event.snapshot as unknown as { value: unknown; context: ConnectionContext };
-        runtime.onSnapshot(snapshot.value, snapshot.context, event.event, describeCause);
+        const snapshot = event.snapshot as unknown as { status: string; error?: unknown; value: unknown; context: ConnectionContext };
+        if (snapshot.status === 'error') runtime.onCrash(snapshot.error);
+        else runtime.onSnapshot(snapshot.value, snapshot.context, event.event, describeCause);
       }
     }
     const user = this.options.inspect;

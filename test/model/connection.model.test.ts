@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { connectionMachine } from '../../machines/connection.machine.js';
+import { connectionSpec, INPUT, session, unsupportedVersion } from './connection.spec.js';
+import { flush, reportsOf, snapshotOf, type Harness } from './harness.js';
+import { startModel } from './runner.js';
+import { modelSuite } from './suite.js';
+
+const spec = connectionSpec(connectionMachine);
+
+modelSuite('connection', spec);
+
+async function startReady(): Promise<Harness> {
+  const h = startModel(spec);
+  h.controls.settle('transport', { output: { transport: 'http' } });
+  await flush();
+  h.controls.settle('handshake', { output: session(1) });
+  await flush();
+  expect(snapshotOf(h).value).toEqual({ ready: 'opening listener' });
+  return h;
+}
+
+describe('connection: timing scenarios', () => {
+  it('reports CONNECTION_PROVEN after exactly provenAfterMs of ready, once', async () => {
+    const h = await startReady();
+    h.controls.emitFrom('listener', { type: 'LISTENER_SETTLED' });
+    h.clock.advance(INPUT.provenAfterMs - 1);
+    expect(reportsOf(h, 'CONNECTION_PROVEN')).toEqual([]);
+    h.clock.advance(1);
+    expect(reportsOf(h, 'CONNECTION_PROVEN').map((r) => r.at)).toEqual([INPUT.provenAfterMs]);
+    h.clock.advance(10 * INPUT.provenAfterMs);
+    expect(reportsOf(h, 'CONNECTION_PROVEN')).toHaveLength(1);
+    h.stop();
+  });
+
+  it('does not report CONNECTION_PROVEN when ready ends before provenAfterMs; a new ready restarts the wait', async () => {
+    const h = await startReady();
+    h.clock.advance(INPUT.provenAfterMs - 1);
+    h.actor.send({ type: 'SESSION_EXPIRED', generation: 1 });
+    expect(snapshotOf(h).value).toBe('reinitializing');
+    h.clock.advance(1);
+    expect(reportsOf(h, 'CONNECTION_PROVEN')).toEqual([]);
+    h.controls.settle('handshake', { output: session(2) });
+    await flush();
+    const readyAt = h.clock.now();
+    h.clock.advance(INPUT.provenAfterMs);
+    expect(reportsOf(h, 'CONNECTION_PROVEN').map((r) => r.at)).toEqual([readyAt + INPUT.provenAfterMs]);
+    h.stop();
+  });
+
+  it('releases requests after listenerOpenTimeoutMs when the listener never settles', async () => {
+    const h = await startReady();
+    h.clock.advance(INPUT.listenerOpenTimeoutMs - 1);
+    expect(snapshotOf(h).value).toEqual({ ready: 'opening listener' });
+    h.clock.advance(1);
+    expect(snapshotOf(h).value).toEqual({ ready: 'serving' });
+    h.stop();
+  });
+
+  it('an unsupported protocol version reports a fatal CONNECTION_DOWN; a plain failure does not', async () => {
+    const h = startModel(spec);
+    h.controls.settle('transport', { output: { transport: 'http' } });
+    await flush();
+    h.controls.settle('handshake', { error: unsupportedVersion() });
+    await flush();
+    h.actor.send({ type: 'RESTART' });
+    h.controls.settle('transport', { error: new Error('connect ECONNREFUSED') });
+    await flush();
+    expect(reportsOf(h, 'CONNECTION_DOWN').map((r) => r.event.fatal)).toEqual([true, false]);
+    h.stop();
+  });
+
+  it('a stale SESSION_EXPIRED (older generation) leaves the session alone', async () => {
+    const h = await startReady();
+    h.actor.send({ type: 'SESSION_EXPIRED', generation: 0 });
+    expect(snapshotOf(h).value).toEqual({ ready: 'opening listener' });
+    expect(snapshotOf(h).context.session).toEqual(session(1));
+    h.stop();
+  });
+});

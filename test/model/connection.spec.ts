@@ -1,0 +1,101 @@
+/** The connection machine's model: events the real system can produce in each state, side effects. */
+import { expect } from 'vitest';
+import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
+import { connectionMachine, type ConnectionInput, type SessionInfo } from '../../machines/connection.machine.js';
+import { reportsOf, type Harness } from './harness.js';
+import type { ModelSpec, StepContext } from './runner.js';
+
+export const INPUT: ConnectionInput = { server: 'docs', transport: 'auto', listenerOpenTimeoutMs: 100, provenAfterMs: 1_000 };
+const OPEN_TIMEOUT = 'xstate.after.listener open timeout.connection.ready.opening listener';
+const PROVEN = 'xstate.after.session proven delay.connection.ready';
+
+export function session(sessionGeneration: number): SessionInfo {
+  return { protocolVersion: '2025-06-18', serverInfo: { name: 'fixture', version: '1.0.0' }, capabilities: {}, sessionGeneration };
+}
+
+export function unsupportedVersion(): Error {
+  return Object.assign(new Error('unsupported protocol version 1999-01-01'), { code: 'UNSUPPORTED_PROTOCOL_VERSION', retryable: false });
+}
+
+const done = (id: string, output?: unknown): AnyEventObject => ({ type: `xstate.done.actor.${id}`, output });
+const failure = (id: string, error: unknown): AnyEventObject => ({ type: `xstate.error.actor.${id}`, error });
+
+function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
+  if (snapshot.status !== 'active') return [];
+  const children = Object.keys(snapshot.children);
+  const list: AnyEventObject[] = [{ type: 'CLOSE' }];
+  if (children.includes('transport')) list.push(done('transport', { transport: 'http' }), failure('transport', new Error('connect ECONNREFUSED')));
+  if (children.includes('handshake')) {
+    // A re-handshake yields a new session generation.
+    list.push(done('handshake', session(snapshot.matches('reinitializing') ? 2 : 1)));
+    list.push(failure('handshake', new Error('initialize timed out')), failure('handshake', unsupportedVersion()));
+  }
+  if (children.includes('close')) list.push(done('close'), failure('close', new Error('DELETE failed')));
+  if (snapshot.matches('ready')) {
+    const generation = (snapshot.context.session as SessionInfo).sessionGeneration;
+    list.push({ type: 'SESSION_EXPIRED', generation }, { type: 'SESSION_EXPIRED', generation: generation - 1 });
+    list.push({ type: 'CONNECTION_LOST', error: 'socket hang up' }, { type: 'LISTENER_LOST', error: 'listening stream lost' });
+    // listenerOpenTimeoutMs < provenAfterMs: the proven timer can only fire once serving.
+    if (snapshot.matches({ ready: 'opening listener' })) list.push({ type: 'LISTENER_SETTLED' }, { type: OPEN_TIMEOUT });
+    else list.push({ type: PROVEN });
+  }
+  if (snapshot.matches('reconnecting') || snapshot.matches('failed')) list.push({ type: 'RESTART' }, { type: 'GIVE_UP', reason: 'restart budget spent' });
+  return list;
+}
+
+function project(snapshot: AnyMachineSnapshot) {
+  const session = snapshot.context.session as SessionInfo | undefined;
+  return { value: snapshot.value, generation: session?.sessionGeneration ?? null, fatal: snapshot.context.fatal };
+}
+
+function isFatalEvent(event: AnyEventObject): boolean {
+  return (event.error as { code?: unknown } | undefined)?.code === 'UNSUPPORTED_PROTOCOL_VERSION';
+}
+
+function errorOf(event: AnyEventObject): string {
+  return event.error instanceof Error ? event.error.message : String(event.error);
+}
+
+function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext): void {
+  const enteredReconnecting = after.matches('reconnecting') && !before.matches('reconnecting');
+  const down = reportsOf(h, 'CONNECTION_DOWN', reportsFrom).map((r) => r.event);
+  expect(down, 'CONNECTION_DOWN is reported exactly on entering reconnecting').toEqual(
+    enteredReconnecting ? [{ type: 'CONNECTION_DOWN', server: INPUT.server, error: errorOf(event), fatal: isFatalEvent(event) }] : [],
+  );
+  if (!before.matches('ready') && after.matches('ready')) h.scratch.readyAt = h.clock.now();
+  const proven = reportsOf(h, 'CONNECTION_PROVEN', reportsFrom);
+  expect(proven.map((r) => r.event), 'CONNECTION_PROVEN only when the proven delay fires').toEqual(
+    event.type === PROVEN ? [{ type: 'CONNECTION_PROVEN', server: INPUT.server }] : [],
+  );
+  for (const report of proven) expect(report.at - h.scratch.readyAt, 'proven after exactly provenAfterMs of ready').toBe(INPUT.provenAfterMs);
+  if (event.type === 'xstate.done.actor.handshake') {
+    expect(after.context.session).toEqual(event.output);
+    expect(after.context.lastError).toBeUndefined();
+  }
+  if (event.type === 'xstate.done.actor.transport') expect(after.context.transport).toBe('http');
+  if (after.matches('failed') && !before.matches('failed')) expect(after.context.lastError).toBe(before.context.lastError ?? event.reason);
+  if (event.type === 'SESSION_EXPIRED') {
+    const current = event.generation === (before.context.session as SessionInfo).sessionGeneration;
+    if (current) expect(after.value, 'a 404 for the current session re-initializes').toBe('reinitializing');
+    else expect(after.value, 'a 404 for an older session changes nothing').toEqual(before.value);
+  }
+  if (after.matches('reinitializing') && before.matches('ready')) expect(after.context.session).toBeUndefined();
+}
+
+export const connectionSpec = (machine: AnyStateMachine = connectionMachine): ModelSpec => ({
+  machine,
+  input: INPUT,
+  implementations: (h: Harness) => ({
+    actors: {
+      'connect transport': h.controls.promise(),
+      'initialize session': h.controls.promise(),
+      'close session': h.controls.promise(),
+      listener: h.controls.callback(),
+    },
+  }),
+  events,
+  project,
+  viaChild: { LISTENER_SETTLED: 'listener', LISTENER_LOST: 'listener' },
+  afterStep: checkSideEffects,
+});
+
