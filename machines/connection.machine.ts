@@ -76,8 +76,9 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** Errors marked `fatal` (an unsupported protocol version, a command that cannot start) skip restarts. */
 function isFatal(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === false && (error as { code?: unknown }).code === 'UNSUPPORTED_PROTOCOL_VERSION';
+  return typeof error === 'object' && error !== null && (error as { fatal?: unknown }).fatal === true;
 }
 
 /** A short, secret-free reason for a transition, from the event that caused it. */

@@ -5,7 +5,7 @@
  */
 import type { AnyEventObject } from 'xstate';
 import type { ConnectionEvent, SessionInfo } from '../machines/connection.machine.js';
-import type { UrlServerConfig } from './config.js';
+import type { ServerConfig } from './config.js';
 import { Emitter } from './emitter.js';
 import { ConnectionClosedError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from './protocol/jsonrpc.js';
@@ -13,7 +13,7 @@ import { InitializeResultSchema, isSupportedProtocolVersion, LATEST_PROTOCOL_VER
 import { PendingRequests, type PendingRequest } from './protocol/pending.js';
 import { RequestGate, type GatePhase } from './request-gate.js';
 import { isAbortError } from './transports/http-body.js';
-import { StreamableHttpTransport } from './transports/http.js';
+import { createTransport } from './transports/create-transport.js';
 import type { Timers, Transport, TransportKind } from './transports/transport.js';
 
 export type ConnectionState = 'connecting' | 'initializing' | 'ready' | 'expired' | 'reinitializing' | 'reconnecting' | 'failed' | 'closing' | 'closed';
@@ -42,7 +42,7 @@ export interface RequestOptions {
 }
 
 export interface RuntimeOptions {
-  config: UrlServerConfig;
+  config: ServerConfig;
   clientInfo: Implementation;
   capabilities: ClientCapabilities;
   timers?: Timers | undefined;
@@ -50,7 +50,7 @@ export interface RuntimeOptions {
 
 export class ServerRuntime {
   readonly name: string;
-  readonly config: UrlServerConfig;
+  readonly config: ServerConfig;
   readonly events = new Emitter<RuntimeEvents>();
   readonly pending: PendingRequests;
   readonly gate: RequestGate;
@@ -72,6 +72,7 @@ export class ServerRuntime {
     onMessage: (message: JsonRpcMessage) => this.route(message),
     isAwaiting: (id: string | number) => this.pending.has(id),
     onStreamError: (error: Error) => this.events.emit('warning', error),
+    onClosed: (error: Error) => this.onTransportClosed(error),
   };
 
   constructor(options: RuntimeOptions) {
@@ -172,6 +173,12 @@ export class ServerRuntime {
     this.transport?.send(response).catch((error: unknown) => this.events.emit('warning', error as Error));
   }
 
+  /** The transport died: what was on the wire fails (retryable), the connection reconnects. */
+  private onTransportClosed(error: Error): void {
+    this.pending.failSent(new ConnectionClosedError(`the connection was lost: ${error.message}`, { server: this.name, retryable: true, cause: error }));
+    this.sendToConnection({ type: 'CONNECTION_LOST', error: error.message });
+  }
+
   // ---- effects invoked by the connection machine
 
   async connectTransport(): Promise<{ transport: TransportKind }> {
@@ -192,16 +199,13 @@ export class ServerRuntime {
   }
 
   private async openTransport(): Promise<{ transport: TransportKind }> {
-    if (!this.transport) {
-      this.transport = new StreamableHttpTransport({
-        url: this.config.url,
-        server: this.name,
-        headers: this.config.headers,
-        requestTimeoutMs: this.config.requestTimeoutMs,
-        maxMessageBytes: this.config.maxMessageBytes,
-        sink: this.sink,
-        timers: this.timers,
-      });
+    if (!this.transport?.isOpen) {
+      const previous = this.transport;
+      this.transport = undefined;
+      await previous?.close().catch(() => {});
+      const transport = createTransport(this.config, { sink: this.sink, timers: this.timers });
+      await transport.open();
+      this.transport = transport;
     }
     return { transport: this.transport.kind };
   }

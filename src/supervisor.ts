@@ -8,7 +8,8 @@ import { describeCause, type ConnectionContext } from '../machines/connection.ma
 import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
 import { supervisorMachine, type SupervisedServer } from '../machines/supervisor.machine.js';
 import { provideConnection } from './actors/connection-actors.js';
-import { parseServers, type ServerConfigInput, type UrlServerConfig } from './config.js';
+import { parseServers, type ServerConfigInput } from './config.js';
+import { assertTransportSupported } from './transports/create-transport.js';
 import { Emitter } from './emitter.js';
 import { ConfigError, ConnectionClosedError } from './protocol/errors.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
@@ -48,14 +49,8 @@ export class Supervisor {
 
   constructor(private readonly options: SupervisorOptions) {
     const configs = parseServers(options.servers);
-    for (const config of configs) {
-      if (config.kind === 'command' || config.type === 'sse') {
-        const what = config.kind === 'command' ? 'stdio servers (`command`)' : "legacy HTTP+SSE servers (type 'sse' or a URL ending in /sse)";
-        throw new ConfigError(`invalid configuration: servers.${config.name}: ${what} are not supported yet`, [{ path: `servers.${config.name}`, message: 'transport not supported yet' }]);
-      }
-    }
-    const urlConfigs = configs as UrlServerConfig[];
-    this.servers = urlConfigs.map((config) => ({
+    for (const config of configs) assertTransportSupported(config);
+    this.servers = configs.map((config) => ({
       name: config.name,
       restart: config.restart ?? DEFAULT_RESTART_POLICY,
       connection: {
@@ -66,7 +61,7 @@ export class Supervisor {
       },
     }));
     const capabilities: ClientCapabilities = {};
-    for (const config of urlConfigs) {
+    for (const config of configs) {
       const runtime = new ServerRuntime({ config, clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO, capabilities, timers: options.timers });
       runtime.events.on('transition', (event) => this.events.emit('transition', event));
       runtime.events.on('notification', (notification) => this.events.emit('notification', { server: config.name, notification }));

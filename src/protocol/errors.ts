@@ -26,6 +26,8 @@ export abstract class McpSupervisorError extends Error {
   abstract readonly code: ErrorCode;
   /** True when sending the same request again may succeed. */
   abstract readonly retryable: boolean;
+  /** True when restarting the connection cannot help either: the server goes straight to `failed`. */
+  readonly fatal: boolean = false;
   server: string | undefined;
 
   constructor(message: string, details: ErrorDetails = {}) {
@@ -127,6 +129,7 @@ export class StreamEndedError extends McpSupervisorError {
 export class UnsupportedProtocolVersionError extends McpSupervisorError {
   readonly code = 'UNSUPPORTED_PROTOCOL_VERSION' as const;
   readonly retryable = false;
+  override readonly fatal = true;
   constructor(
     readonly version: unknown,
     readonly supported: readonly string[],

@@ -110,6 +110,11 @@ export class PendingRequests {
     request.reject(error);
   }
 
+  /** Fails the requests already on the wire; held ones keep waiting for the next connection. */
+  failSent(error: Error): void {
+    for (const request of [...this.byId.values()]) if (request.sent) this.fail(request, error);
+  }
+
   failAll(error: Error): void {
     for (const request of [...this.byId.values()]) this.fail(request, error);
   }

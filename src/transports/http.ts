@@ -66,6 +66,13 @@ export class StreamableHttpTransport implements Transport {
     this.rebuildHeaders();
   }
 
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  /** Nothing to open: every message is its own POST. */
+  async open(): Promise<void> {}
+
   get sessionGeneration(): number {
     return this.generation;
   }

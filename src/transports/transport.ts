@@ -24,6 +24,11 @@ export interface TransportSink {
   isAwaiting(id: string | number): boolean;
   /** A stream delivered something unusable (malformed JSON, not JSON-RPC); the stream goes on. */
   onStreamError(error: Error): void;
+  /**
+   * The transport died on its own (the legacy SSE stream closed, the child process exited).
+   * The runtime fails the requests in flight and tells the connection, which reconnects.
+   */
+  onClosed(error: Error): void;
 }
 
 export interface SendOptions {
@@ -45,6 +50,10 @@ export type ListenerOpenResult =
 
 export interface Transport {
   readonly kind: TransportKind;
+  /** False once the transport died or was closed: the next connect attempt builds a new one. */
+  readonly isOpen: boolean;
+  /** Makes the transport usable: nothing for Streamable HTTP, the SSE stream and its endpoint, the child process. */
+  open(): Promise<void>;
   /** Bumped whenever a new session begins; errors name the generation they belong to. */
   readonly sessionGeneration: number;
   readonly hasSession: boolean;

@@ -254,6 +254,7 @@ export class ManualTimers implements Timers {
 export interface RecordingSink extends TransportSink {
   messages: JsonRpcMessage[];
   streamErrors: Error[];
+  closedWith: Error[];
   /** Ids the test is waiting on; a response removes its id. */
   awaiting: Set<RequestId>;
 }
@@ -262,6 +263,7 @@ export function recordingSink(): RecordingSink {
   const sink: RecordingSink = {
     messages: [],
     streamErrors: [],
+    closedWith: [],
     awaiting: new Set(),
     onMessage(message) {
       sink.messages.push(message);
@@ -269,6 +271,7 @@ export function recordingSink(): RecordingSink {
     },
     isAwaiting: (id) => sink.awaiting.has(id),
     onStreamError: (error) => sink.streamErrors.push(error),
+    onClosed: (error) => sink.closedWith.push(error),
   };
   return sink;
 }
