@@ -1,5 +1,6 @@
 /** The connection machine's model: events the real system can produce in each state, side effects. */
 import { expect } from 'vitest';
+import { UnsupportedProtocolVersionError } from '../../src/protocol/errors.js';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import { connectionMachine, type ConnectionInput, type SessionInfo } from '../../machines/connection.machine.js';
 import { reportsOf, type Harness } from './harness.js';
@@ -13,8 +14,9 @@ export function session(sessionGeneration: number): SessionInfo {
   return { protocolVersion: '2025-06-18', serverInfo: { name: 'fixture', version: '1.0.0' }, capabilities: {}, sessionGeneration };
 }
 
+/** The runtime's own error: marked fatal, so the connection reports a fatal CONNECTION_DOWN. */
 export function unsupportedVersion(): Error {
-  return Object.assign(new Error('unsupported protocol version 1999-01-01'), { code: 'UNSUPPORTED_PROTOCOL_VERSION', retryable: false });
+  return new UnsupportedProtocolVersionError('1999-01-01', ['2025-11-25']);
 }
 
 const done = (id: string, output?: unknown): AnyEventObject => ({ type: `xstate.done.actor.${id}`, output });
