@@ -10,9 +10,11 @@
  * the facade calls the transport directly; in every other state it holds them. The restart
  * policy lives with the supervisor, which answers CONNECTION_DOWN with RESTART or GIVE_UP.
  *
- * Slots filled by later work: `sse-fallback` (a child of `connecting` for `type: 'auto'`) and
- * `keepalive` (a child of `ready`, beside `listener`).
+ * Children: `sse-fallback` (in `connecting`, for `type: 'auto'` servers that refuse the
+ * Streamable HTTP initialize with 400/404/405), `listener` and `keepalive` (in `ready`).
  */
+import type { KeepaliveSettings } from './keepalive.machine.js';
+import type { SseFallbackOutput } from './sse-fallback.machine.js';
 import { assign, sendParent, setup, type ActorLogic, type ActorSystem, type AnyEventObject, type PromiseActorLogic } from 'xstate';
 
 export type TransportKind = 'http' | 'sse' | 'stdio';
@@ -25,7 +27,11 @@ export interface ConnectionInput {
   listenerOpenTimeoutMs: number;
   /** How long `ready` must last before the supervisor may reset the restart budget. */
   provenAfterMs: number;
+  keepalive: KeepaliveSettings | false;
 }
+
+/** Statuses on the Streamable HTTP initialize that send an `auto` server to legacy SSE (spec: 400, 404, 405). */
+const FALLBACK_STATUSES = [400, 404, 405];
 
 export interface SessionInfo {
   protocolVersion: string;
@@ -39,7 +45,11 @@ export interface SessionInfo {
 export interface ConnectionContext {
   server: string;
   configuredTransport: ConfiguredTransport;
+  /** The transport in use. */
   transport: TransportKind | undefined;
+  /** Decided for good: by the first successful handshake, or by a fallback. */
+  latchedTransport: TransportKind | undefined;
+  keepalive: KeepaliveSettings | false;
   session: SessionInfo | undefined;
   listenerOpenTimeoutMs: number;
   provenAfterMs: number;
@@ -66,6 +76,11 @@ export type ConnectionReport =
 
 export interface ServerRef {
   server: string;
+}
+
+export interface ConnectTransportInput extends ServerRef {
+  /** What to open: `auto` means Streamable HTTP first. */
+  transport: ConfiguredTransport;
 }
 
 interface ActorError {
@@ -123,17 +138,24 @@ export const connectionMachine = setup({
     events: {} as ConnectionEvent,
   },
   actors: {
-    'connect transport': {} as PromiseActorLogic<{ transport: TransportKind }, ServerRef>,
+    'connect transport': {} as PromiseActorLogic<{ transport: TransportKind }, ConnectTransportInput>,
+    'sse-fallback': {} as ActorLogic<any, any, { server: string; reason: string }, ActorSystem<any>>,
     'initialize session': {} as PromiseActorLogic<SessionInfo, ServerRef>,
     'close session': {} as PromiseActorLogic<void, ServerRef>,
     listener: {} as ActorLogic<any, any, ServerRef, ActorSystem<any>>,
+    keepalive: {} as ActorLogic<any, any, { server: string; settings: KeepaliveSettings | false }, ActorSystem<any>>,
   },
   actions: {
     'remember transport': assign({ transport: ({ event }) => (event as unknown as { output: { transport: TransportKind } }).output.transport }),
     'remember session': assign({
       session: ({ event }) => (event as unknown as { output: SessionInfo }).output,
+      latchedTransport: ({ context }) => context.latchedTransport ?? context.transport,
       lastError: undefined,
       fatal: false,
+    }),
+    'latch legacy SSE': assign({ latchedTransport: 'sse' }),
+    'remember fallback failure': assign({
+      lastError: ({ event }) => (event as unknown as { output: SseFallbackOutput & { found: false } }).output.error,
     }),
     'remember error': assign({
       lastError: ({ event }) => eventError(event),
@@ -149,6 +171,11 @@ export const connectionMachine = setup({
     'report session proven': sendParent(({ context }) => ({ type: 'CONNECTION_PROVEN' as const, server: context.server }) satisfies ConnectionReport),
   },
   guards: {
+    'should fall back to legacy SSE': ({ context, event }) => {
+      const status = (event as unknown as { error?: { status?: unknown } }).error?.status;
+      return context.configuredTransport === 'auto' && context.latchedTransport === undefined && FALLBACK_STATUSES.includes(status as number);
+    },
+    'found legacy endpoint': ({ event }) => (event as unknown as { output: SseFallbackOutput }).output.found,
     'is current session': ({ context, event }) =>
       event.type === 'SESSION_EXPIRED' && context.session !== undefined && event.generation === context.session.sessionGeneration,
   },
@@ -162,6 +189,8 @@ export const connectionMachine = setup({
     server: input.server,
     configuredTransport: input.transport,
     transport: undefined,
+    latchedTransport: undefined,
+    keepalive: input.keepalive,
     session: undefined,
     listenerOpenTimeoutMs: input.listenerOpenTimeoutMs,
     provenAfterMs: input.provenAfterMs,
@@ -174,12 +203,29 @@ export const connectionMachine = setup({
   },
   states: {
     connecting: {
-      invoke: {
-        id: 'transport',
-        src: 'connect transport',
-        input: ({ context }) => ({ server: context.server }),
-        onDone: { target: 'initializing', actions: 'remember transport' },
-        onError: { target: 'reconnecting', actions: 'remember error' },
+      initial: 'opening transport',
+      states: {
+        'opening transport': {
+          invoke: {
+            id: 'transport',
+            src: 'connect transport',
+            input: ({ context }) => ({ server: context.server, transport: context.latchedTransport ?? context.configuredTransport }),
+            onDone: { target: '#connection.initializing', actions: 'remember transport' },
+            onError: { target: '#connection.reconnecting', actions: 'remember error' },
+          },
+        },
+        // Streamable HTTP was refused: try the legacy HTTP+SSE transport once, and latch it if it answers.
+        'falling back': {
+          invoke: {
+            id: 'sse-fallback',
+            src: 'sse-fallback',
+            input: ({ context }) => ({ server: context.server, reason: context.lastError ?? 'refused' }),
+            onDone: [
+              { guard: 'found legacy endpoint', target: 'opening transport', actions: 'latch legacy SSE' },
+              { target: '#connection.reconnecting', actions: 'remember fallback failure' },
+            ],
+          },
+        },
       },
     },
     initializing: {
@@ -188,11 +234,17 @@ export const connectionMachine = setup({
         src: 'initialize session',
         input: ({ context }) => ({ server: context.server }),
         onDone: { target: 'ready', actions: 'remember session' },
-        onError: { target: 'reconnecting', actions: 'remember error' },
+        onError: [
+          { guard: 'should fall back to legacy SSE', target: 'connecting.falling back', actions: 'remember error' },
+          { target: 'reconnecting', actions: 'remember error' },
+        ],
       },
     },
     ready: {
-      invoke: { id: 'listener', src: 'listener', input: ({ context }) => ({ server: context.server }) },
+      invoke: [
+        { id: 'listener', src: 'listener', input: ({ context }) => ({ server: context.server }) },
+        { id: 'keepalive', src: 'keepalive', input: ({ context }) => ({ server: context.server, settings: context.keepalive }) },
+      ],
       initial: 'opening listener',
       states: {
         // Server-to-client requests are dropped by servers with no open stream, so requests

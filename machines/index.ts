@@ -4,3 +4,5 @@ export { listenerMachine, type ListenerContext, type ListenerEvent, type Listene
 export { supervisorMachine, type SupervisorContext, type SupervisorEvent, type SupervisorInput } from './supervisor.machine.js';
 export * from './restart-policy.js';
 export * from './stream-policy.js';
+export { keepaliveMachine, type KeepaliveContext, type KeepaliveInput, type KeepaliveSettings, type ProbeOutput } from './keepalive.machine.js';
+export { sseFallbackMachine, type SseFallbackContext, type SseFallbackInput, type SseFallbackOutput } from './sse-fallback.machine.js';

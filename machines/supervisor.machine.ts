@@ -90,6 +90,8 @@ export const supervisorMachine = setup({
       const { server } = event as DownEvent;
       // The record was already counted: attempt 1 waits initialMs.
       const delay = restartDelay(recordOf(context, server).attempt - 1, policyOf(context, server).backoff, context.random);
+      // At most one pending restart per server.
+      enqueue.cancel(restartId(server));
       enqueue.sendTo(server, { type: 'RESTART' }, { id: restartId(server), delay });
     }),
     'schedule window expiry': raise(

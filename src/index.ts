@@ -18,6 +18,7 @@ export {
   StreamEndedError,
   UnsupportedProtocolVersionError,
   QueueFullError,
+  FallbackFailedError,
   ConfigError,
   isMcpSupervisorError,
   type ErrorCode,

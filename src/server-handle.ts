@@ -86,7 +86,7 @@ export class ServerHandle {
       sessionId: session && runtime.transport?.hasSession ? '[redacted]' : undefined,
       restarts: this.owner.restartsOf(runtime.name),
       lastError: runtime.lastError,
-      keepalive: { lastRttMs: undefined, missed: 0 },
+      keepalive: { ...runtime.keepalive },
       requests: { inFlight: Math.max(0, runtime.pending.size - runtime.gate.waiting), waiting: runtime.gate.waiting },
     };
   }

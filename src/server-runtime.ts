@@ -4,10 +4,11 @@
  * connection machine's actors call into it; the facade's requests go straight through it.
  */
 import type { AnyEventObject } from 'xstate';
-import type { ConnectionEvent, SessionInfo } from '../machines/connection.machine.js';
+import type { ConfiguredTransport, ConnectionEvent, SessionInfo } from '../machines/connection.machine.js';
+import type { ProbeOutput } from '../machines/keepalive.machine.js';
 import type { ServerConfig } from './config.js';
 import { Emitter } from './emitter.js';
-import { ConnectionClosedError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
+import { ConnectionClosedError, FallbackFailedError, McpError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from './protocol/jsonrpc.js';
 import { InitializeResultSchema, isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type Implementation } from './protocol/messages.js';
 import { PendingRequests, type PendingRequest } from './protocol/pending.js';
@@ -63,6 +64,9 @@ export class ServerRuntime {
   /** Resolves at the first outcome of the first attempt: serving, or down, failed, closed. */
   readonly firstOutcome: Promise<void>;
   private settleFirstOutcome!: () => void;
+  /** Last keepalive round trip and misses in a row, for status(). */
+  keepalive: { lastRttMs: number | undefined; missed: number } = { lastRttMs: undefined, missed: 0 };
+  private probeMethod = 'ping';
   /** Set by the supervisor once the connection actor exists. */
   sendToConnection: (event: ConnectionEvent) => void = () => {};
   private readonly clientInfo: Implementation;
@@ -181,8 +185,46 @@ export class ServerRuntime {
 
   // ---- effects invoked by the connection machine
 
-  async connectTransport(): Promise<{ transport: TransportKind }> {
-    return this.recordFailure(this.openTransport());
+  async connectTransport(kind: ConfiguredTransport): Promise<{ transport: TransportKind }> {
+    return this.recordFailure(this.openTransport(kind));
+  }
+
+  /** The sse-fallback probe: replaces the refused Streamable HTTP transport with a legacy one. */
+  async openLegacyTransport(): Promise<void> {
+    const previous = this.transport;
+    this.transport = undefined;
+    await previous?.close().catch(() => {});
+    try {
+      const transport = createTransport(this.config, { sink: this.sink, timers: this.timers }, 'sse');
+      await transport.open();
+      this.transport = transport;
+    } catch (error) {
+      const first = this.lastFailure;
+      this.lastFailure = new FallbackFailedError(first, error, { server: this.name });
+      throw error;
+    }
+  }
+
+  /**
+   * One keepalive probe. Skipped while requests are in flight (they prove liveness). Any answer,
+   * a JSON-RPC error included, proves the server alive; a server without `ping` is probed with
+   * a cheap list request from then on.
+   */
+  async probe(timeoutMs: number): Promise<ProbeOutput> {
+    if (this.pending.size - this.gate.waiting > 0) return { skipped: true };
+    const started = performance.now();
+    try {
+      await this.request(this.probeMethod, undefined, { timeoutMs });
+    } catch (error) {
+      if (!(error instanceof McpError)) {
+        this.keepalive = { ...this.keepalive, missed: this.keepalive.missed + 1 };
+        throw error;
+      }
+      if (error.rpcCode === -32601 && this.probeMethod === 'ping') this.probeMethod = cheapListMethod(this.session?.capabilities);
+    }
+    const rttMs = Math.round(performance.now() - started);
+    this.keepalive = { lastRttMs: rttMs, missed: 0 };
+    return { skipped: false, rttMs };
   }
 
   async initialize(): Promise<SessionInfo> {
@@ -198,12 +240,13 @@ export class ServerRuntime {
     }
   }
 
-  private async openTransport(): Promise<{ transport: TransportKind }> {
-    if (!this.transport?.isOpen) {
+  private async openTransport(kind: ConfiguredTransport): Promise<{ transport: TransportKind }> {
+    const wanted = kind === 'auto' ? 'http' : kind;
+    if (!this.transport?.isOpen || this.transport.kind !== wanted) {
       const previous = this.transport;
       this.transport = undefined;
       await previous?.close().catch(() => {});
-      const transport = createTransport(this.config, { sink: this.sink, timers: this.timers });
+      const transport = createTransport(this.config, { sink: this.sink, timers: this.timers }, wanted);
       await transport.open();
       this.transport = transport;
     }
@@ -318,6 +361,14 @@ export class ServerRuntime {
     if (!this.transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name, retryable: true });
     return this.transport;
   }
+}
+
+/** The cheapest request a server without `ping` is known to answer. */
+function cheapListMethod(capabilities: Record<string, unknown> | undefined): string {
+  if (capabilities?.tools) return 'tools/list';
+  if (capabilities?.prompts) return 'prompts/list';
+  if (capabilities?.resources) return 'resources/list';
+  return 'ping';
 }
 
 function topLevelState(value: unknown): ConnectionState {

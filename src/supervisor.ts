@@ -58,6 +58,7 @@ export class Supervisor {
         transport: config.type,
         listenerOpenTimeoutMs: Math.min(config.requestTimeoutMs, 10_000),
         provenAfterMs: config.restart.provenAfterMs,
+        keepalive: config.keepalive,
       },
     }));
     const capabilities: ClientCapabilities = {};

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'STREAM_ENDED'
   | 'UNSUPPORTED_PROTOCOL_VERSION'
   | 'QUEUE_FULL'
+  | 'FALLBACK_FAILED'
   | 'CONFIG_ERROR';
 
 export interface ErrorDetails {
@@ -136,6 +137,19 @@ export class UnsupportedProtocolVersionError extends McpSupervisorError {
     details?: ErrorDetails,
   ) {
     super(`server negotiated protocol version ${JSON.stringify(version)}, which this client does not support (supported: ${supported.join(', ')})`, details);
+  }
+}
+
+/** `type: 'auto'`: Streamable HTTP was refused (400/404/405) and the legacy SSE probe failed too. */
+export class FallbackFailedError extends McpSupervisorError {
+  readonly code = 'FALLBACK_FAILED' as const;
+  readonly retryable = true;
+  constructor(
+    readonly httpError: unknown,
+    readonly sseError: unknown,
+    details?: ErrorDetails,
+  ) {
+    super(`Streamable HTTP was refused (${describeError(httpError)}) and the legacy SSE probe failed too (${describeError(sseError)})`, details);
   }
 }
 

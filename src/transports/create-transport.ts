@@ -6,6 +6,7 @@ import type { ServerConfig } from '../config.js';
 import { ConfigError } from '../protocol/errors.js';
 import { StreamableHttpTransport } from './http.js';
 import type { Timers, Transport, TransportSink } from './transport.js';
+import type { ConfiguredTransport } from '../../machines/connection.machine.js';
 
 export interface TransportContext {
   sink: TransportSink;
@@ -22,10 +23,16 @@ export function assertTransportSupported(config: ServerConfig): void {
   }
 }
 
-/** `auto` starts as Streamable HTTP; the connection machine falls back to legacy SSE when told to. */
-export function createTransport(config: ServerConfig, context: TransportContext): Transport {
+/**
+ * Builds the transport of `kind`: the connection machine decides it (`auto` opens Streamable
+ * HTTP first and asks for `sse` after a fallback).
+ */
+export function createTransport(config: ServerConfig, context: TransportContext, kind: ConfiguredTransport = config.type): Transport {
   assertTransportSupported(config);
   if (config.kind === 'command') throw new Error('unreachable: stdio is refused above');
+  if (kind === 'sse' || kind === 'stdio') {
+    throw new ConfigError(`invalid configuration: servers.${config.name}: the ${kind} transport is not available in this build`, [{ path: `servers.${config.name}`, message: `${kind} not available` }]);
+  }
   return new StreamableHttpTransport({
     url: config.url,
     server: config.name,

@@ -100,7 +100,7 @@ describe('session expiry', () => {
   it('§41b: a 404 on a request that carried no session id is a plain TransportError, not an expiry', async () => {
     fixture = await startHttpFixture({ sessionRequired: false });
     const wrongPath = fixture.url.replace(/\/mcp$/, '/nope');
-    const error = await connect({ url: wrongPath, restart: quickRestart(0) }, { name: 'fx' }).catch((e: unknown) => e);
+    const error = await connect({ url: wrongPath, type: 'http', restart: quickRestart(0) }, { name: 'fx' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
     expect((error as TransportError).status).toBe(404);
     // One attempt, no retry loop.

@@ -6,7 +6,13 @@ import { connectionMachine, type ConnectionInput, type SessionInfo } from '../..
 import { reportsOf, type Harness } from './harness.js';
 import type { ModelSpec, StepContext } from './runner.js';
 
-export const INPUT: ConnectionInput = { server: 'docs', transport: 'auto', listenerOpenTimeoutMs: 100, provenAfterMs: 1_000 };
+export const INPUT: ConnectionInput = {
+  server: 'docs',
+  transport: 'auto',
+  listenerOpenTimeoutMs: 100,
+  provenAfterMs: 1_000,
+  keepalive: { intervalMs: 5_000, timeoutMs: 1_000, maxMissed: 2 },
+};
 const OPEN_TIMEOUT = 'xstate.after.listener open timeout.connection.ready.opening listener';
 const PROVEN = 'xstate.after.session proven delay.connection.ready';
 
@@ -19,6 +25,11 @@ export function unsupportedVersion(): Error {
   return new UnsupportedProtocolVersionError('1999-01-01', ['2025-11-25']);
 }
 
+/** What the HTTP transport throws when the Streamable HTTP initialize POST is refused. */
+export function refused(status: number): Error {
+  return Object.assign(new Error(`HTTP ${status} for 'initialize'`), { status });
+}
+
 const done = (id: string, output?: unknown): AnyEventObject => ({ type: `xstate.done.actor.${id}`, output });
 const failure = (id: string, error: unknown): AnyEventObject => ({ type: `xstate.error.actor.${id}`, error });
 
@@ -26,11 +37,17 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   if (snapshot.status !== 'active') return [];
   const children = Object.keys(snapshot.children);
   const list: AnyEventObject[] = [{ type: 'CLOSE' }];
-  if (children.includes('transport')) list.push(done('transport', { transport: 'http' }), failure('transport', new Error('connect ECONNREFUSED')));
+  const latched = snapshot.context.latchedTransport as string | undefined;
+  if (children.includes('transport')) list.push(done('transport', { transport: latched ?? 'http' }), failure('transport', new Error('connect ECONNREFUSED')));
   if (children.includes('handshake')) {
     // A re-handshake yields a new session generation.
     list.push(done('handshake', session(snapshot.matches('reinitializing') ? 2 : 1)));
     list.push(failure('handshake', new Error('initialize timed out')), failure('handshake', unsupportedVersion()));
+    // 405 sends an unlatched `auto` server to the fallback; 401 never does.
+    list.push(failure('handshake', refused(405)), failure('handshake', refused(401)));
+  }
+  if (children.includes('sse-fallback')) {
+    list.push(done('sse-fallback', { found: true }), done('sse-fallback', { found: false, error: 'Streamable HTTP was refused and the legacy SSE probe failed too' }));
   }
   if (children.includes('close')) list.push(done('close'), failure('close', new Error('DELETE failed')));
   if (snapshot.matches('ready')) {
@@ -47,14 +64,15 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
 
 function project(snapshot: AnyMachineSnapshot) {
   const session = snapshot.context.session as SessionInfo | undefined;
-  return { value: snapshot.value, generation: session?.sessionGeneration ?? null, fatal: snapshot.context.fatal };
+  return { value: snapshot.value, generation: session?.sessionGeneration ?? null, fatal: snapshot.context.fatal, latched: snapshot.context.latchedTransport ?? null };
 }
 
 function isFatalEvent(event: AnyEventObject): boolean {
-  return (event.error as { code?: unknown } | undefined)?.code === 'UNSUPPORTED_PROTOCOL_VERSION';
+  return (event.error as { fatal?: unknown } | undefined)?.fatal === true;
 }
 
 function errorOf(event: AnyEventObject): string {
+  if (event.type === 'xstate.done.actor.sse-fallback') return (event.output as { error: string }).error;
   return event.error instanceof Error ? event.error.message : String(event.error);
 }
 
@@ -74,7 +92,17 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
     expect(after.context.session).toEqual(event.output);
     expect(after.context.lastError).toBeUndefined();
   }
-  if (event.type === 'xstate.done.actor.transport') expect(after.context.transport).toBe('http');
+  if (event.type === 'xstate.done.actor.transport') expect(after.context.transport).toBe(before.context.latchedTransport ?? 'http');
+  if (event.type === 'xstate.error.actor.handshake' && before.matches('initializing')) {
+    const status = (event.error as { status?: number }).status;
+    const fallsBack = status === 405 && before.context.latchedTransport === undefined;
+    expect(after.matches({ connecting: 'falling back' }), 'only an unlatched auto server refused with 400/404/405 falls back').toBe(fallsBack);
+  }
+  if (event.type === 'xstate.done.actor.sse-fallback' && (event.output as { found: boolean }).found) {
+    expect(after.context.latchedTransport, 'a found legacy endpoint latches sse').toBe('sse');
+    expect(after.value).toEqual({ connecting: 'opening transport' });
+  }
+  if (event.type === 'xstate.done.actor.handshake') expect(after.context.latchedTransport).toBe(before.context.latchedTransport ?? before.context.transport);
   if (after.matches('failed') && !before.matches('failed')) expect(after.context.lastError).toBe(before.context.lastError ?? event.reason);
   if (event.type === 'SESSION_EXPIRED') {
     const current = event.generation === (before.context.session as SessionInfo).sessionGeneration;
@@ -92,12 +120,14 @@ export const connectionSpec = (machine: AnyStateMachine = connectionMachine): Mo
       'connect transport': h.controls.promise(),
       'initialize session': h.controls.promise(),
       'close session': h.controls.promise(),
+      'sse-fallback': h.controls.promise(),
       listener: h.controls.callback(),
+      keepalive: h.controls.callback(),
     },
   }),
   events,
   project,
-  viaChild: { LISTENER_SETTLED: 'listener', LISTENER_LOST: 'listener' },
+  viaChild: { LISTENER_SETTLED: 'listener', LISTENER_LOST: 'listener', CONNECTION_LOST: 'keepalive' },
   afterStep: checkSideEffects,
 });
 

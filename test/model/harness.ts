@@ -187,7 +187,9 @@ export function startHarness(options: StartOptions): Harness {
     {
       clock,
       inspect: (event) => {
-        if (event.type === '@xstate.microstep' && event.actorRef === h.actor) options.onMicrostep?.(event);
+        // By id, not by reference: the initial macrostep (eventless transitions out of the initial
+        // state) runs inside createActor, before `h.actor` is assigned.
+        if (event.type === '@xstate.microstep' && (event.actorRef === h.actor || (h.actor === undefined && event.actorRef.id === 'sut'))) options.onMicrostep?.(event);
       },
     },
   );

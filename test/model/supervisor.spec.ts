@@ -146,6 +146,8 @@ function checkSideEffects({ h, event, before, after }: StepContext): void {
     const giveUps = received(h, 'GIVE_UP', server).filter((r) => r.at === now);
     if (accepted) {
       shadow.attempts[server]! += 1;
+      // A newer restart replaces one still pending for the same server.
+      shadow.restarts = shadow.restarts.filter((r) => !(r.server === server && r.at > now));
       shadow.restarts.push({ server, event: { type: 'RESTART' }, at: now + promisedBackoff(server, shadow.attempts[server]!) });
       const windows = h.clock.scheduled().filter((e) => e.event.type === 'RESTART_WINDOW_PASSED' && e.event.server === server && h.clock.dueOf(e) === now + policy.withinMs);
       expect(windows.length, 'a window expiry is scheduled withinMs from now').toBeGreaterThan(0);

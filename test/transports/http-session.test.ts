@@ -217,10 +217,11 @@ describe('expiry and re-initialization (§41)', () => {
   it('§41 a 404 on a request that carried no session id does not start a re-initialize loop', async () => {
     const f = await fixture(cleanup);
     f.faults.notFoundOnInitialize = true;
-    const error = await rejection(connect({ url: f.url }, { name: 'no-session' }));
+    // type 'http': a 404 on initialize would otherwise (rightly) send an `auto` server to the SSE fallback.
+    const error = await rejection(connect({ url: f.url, type: 'http' }, { name: 'no-session' }));
     expect(error).toBeInstanceOf(TransportError);
     expect((error as TransportError).status).toBe(404);
-    await settle(100);
+    // connect() has stopped everything by the time it rejects: the count is final.
     expect(posts(f.requests, 'initialize')).toHaveLength(1);
   });
 
