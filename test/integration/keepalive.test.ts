@@ -1,0 +1,80 @@
+/**
+ * The keepalive child against a real server: probes while idle, skips while requests are in
+ * flight, falls back to a list request for servers without ping, and declares a silent server
+ * dead after maxMissed probes so the supervisor reconnects it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { connect, type ServerHandle } from '../../src/index.js';
+import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { nextTransition, quickRestart, rpcPosts } from './helpers.js';
+
+let fixture: HttpFixture | undefined;
+let handle: ServerHandle | undefined;
+
+afterEach(async () => {
+  await handle?.close().catch(() => {});
+  await fixture?.close();
+  handle = undefined;
+  fixture = undefined;
+});
+
+const fast = { intervalMs: 40, timeoutMs: 200, maxMissed: 2 };
+
+/** Resolves once the fixture has seen `count` requests of `rpcMethod`. */
+function seen(f: HttpFixture, rpcMethod: string, count: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + 10_000;
+    const check = () => {
+      if (rpcPosts(f, rpcMethod).length >= count) resolve();
+      else if (Date.now() > deadline) reject(new Error(`fewer than ${count} ${rpcMethod} requests`));
+      else setImmediate(check);
+    };
+    check();
+  });
+}
+
+describe('keepalive', () => {
+  it('pings an idle server every intervalMs and reports the round trip in status()', async () => {
+    fixture = await startHttpFixture();
+    handle = await connect({ url: fixture.url, keepalive: fast }, { name: 'ka' });
+    await seen(fixture, 'ping', 2);
+    expect(handle.status().keepalive.missed).toBe(0);
+    expect(handle.status().keepalive.lastRttMs).toEqual(expect.any(Number));
+    expect(handle.status().state).toBe('ready');
+  });
+
+  it('sends no ping while a request is in flight', async () => {
+    fixture = await startHttpFixture();
+    handle = await connect({ url: fixture.url, keepalive: fast }, { name: 'ka' });
+    await seen(fixture, 'ping', 1);
+    const call = handle.callTool('slow', { ms: 400 });
+    await seen(fixture, 'tools/call', 1);
+    const callArrived = rpcPosts(fixture, 'tools/call')[0]!.at;
+    await call;
+    const during = rpcPosts(fixture, 'ping').filter((r) => r.at > callArrived + 5 && r.at < callArrived + 395);
+    expect(during).toHaveLength(0);
+  });
+
+  it('probes a server that answers ping with -32601 with a list request instead', async () => {
+    fixture = await startHttpFixture();
+    fixture.faults.pingUnsupported = true;
+    handle = await connect({ url: fixture.url, keepalive: fast }, { name: 'ka' });
+    await seen(fixture, 'tools/list', 2);
+    expect(rpcPosts(fixture, 'ping')).toHaveLength(1);
+    expect(handle.status().keepalive.missed).toBe(0);
+    expect(handle.status().state).toBe('ready');
+  });
+
+  it('declares a server that stops answering dead after maxMissed probes; the supervisor reconnects it', async () => {
+    fixture = await startHttpFixture();
+    handle = await connect({ url: fixture.url, keepalive: fast, restart: quickRestart(5) }, { name: 'ka' });
+    fixture.faults.silentPings = true;
+    const lost = await nextTransition(handle, (t) => t.to === 'reconnecting');
+    expect(lost.cause).toBe('connection lost');
+    expect(lost.error).toMatch(/2 keepalive probes in a row got no answer/);
+    fixture.faults.silentPings = false;
+    await nextTransition(handle, (t) => t.to === 'ready');
+    expect((await handle.callTool('echo', { text: 'back' })).content[0]?.text).toBe('back');
+    expect(handle.status().restarts).toBe(1);
+  });
+});
