@@ -4,12 +4,15 @@
 export { connect, type ConnectOptions } from './connect.js';
 export { createSupervisor, Supervisor, type SupervisorOptions, type SupervisorEvents } from './supervisor.js';
 export { ServerHandle, type ServerStatus } from './server-handle.js';
-export type { ConnectionState, TransitionEvent, RequestOptions, RuntimeEvents } from './server-runtime.js';
+export type { ConnectionState, TransitionEvent, RequestOptions, RuntimeEvents, LogMessage } from './server-runtime.js';
+export type { ClientHandlers, Handler, HandlerContext, ElicitationOptions } from './server-requests.js';
+export type { Progress } from './protocol/pending.js';
 export { fromMcpServersJson, parseServerConfig, type ServerConfig, type ServerConfigInput, type RestartPolicy, type BackoffPolicy, type KeepaliveConfig } from './config.js';
 export {
   McpSupervisorError,
   McpError,
   TransportError,
+  EndpointTimeoutError,
   ProtocolError,
   SessionExpiredError,
   ConnectionClosedError,

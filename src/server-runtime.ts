@@ -11,7 +11,8 @@ import { Emitter } from './emitter.js';
 import { ConnectionClosedError, FallbackFailedError, McpError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from './protocol/jsonrpc.js';
 import { InitializeResultSchema, isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type Implementation } from './protocol/messages.js';
-import { PendingRequests, type PendingRequest } from './protocol/pending.js';
+import { capabilitiesFor, ServerRequests, type ClientHandlers, type ElicitationOptions } from './server-requests.js';
+import { PendingRequests, type PendingRequest, type Progress } from './protocol/pending.js';
 import { RequestGate, type GatePhase } from './request-gate.js';
 import { isAbortError } from './transports/http-body.js';
 import { createTransport } from './transports/create-transport.js';
@@ -30,8 +31,21 @@ export interface TransitionEvent {
   at: number;
 }
 
+export interface LogMessage {
+  level: string;
+  logger?: string;
+  data: unknown;
+}
+
 export interface RuntimeEvents extends Record<string, unknown> {
+  /** Every notification from the server, whatever stream carried it. */
   notification: JsonRpcNotification;
+  /** `notifications/progress` (also delivered to the request's own `onprogress`). */
+  progress: Progress;
+  /** `notifications/message`: the server's log output. */
+  log: LogMessage;
+  /** `notifications/{tools,resources,prompts}/list_changed`. */
+  listChanged: { list: 'tools' | 'resources' | 'prompts' };
   transition: TransitionEvent;
   /** Something unusable arrived on a stream (malformed event); the connection goes on. */
   warning: Error;
@@ -40,12 +54,19 @@ export interface RuntimeEvents extends Record<string, unknown> {
 export interface RequestOptions {
   timeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** Progress notifications for this request (a progressToken is added to its `_meta`). */
+  onprogress?: ((progress: Progress) => void) | undefined;
+  /** Restart the timeout on each progress notification, up to `maxTotalTimeoutMs`. */
+  resetTimeoutOnProgress?: boolean | undefined;
+  /** The hard limit with `resetTimeoutOnProgress`; default 10 × timeoutMs. */
+  maxTotalTimeoutMs?: number | undefined;
 }
 
 export interface RuntimeOptions {
   config: ServerConfig;
   clientInfo: Implementation;
-  capabilities: ClientCapabilities;
+  handlers?: ClientHandlers | undefined;
+  elicitation?: ElicitationOptions | undefined;
   timers?: Timers | undefined;
 }
 
@@ -71,6 +92,7 @@ export class ServerRuntime {
   sendToConnection: (event: ConnectionEvent) => void = () => {};
   private readonly clientInfo: Implementation;
   private readonly capabilities: ClientCapabilities;
+  private readonly serverRequests: ServerRequests;
   private readonly timers: Timers | undefined;
   private readonly sink = {
     onMessage: (message: JsonRpcMessage) => this.route(message),
@@ -83,7 +105,10 @@ export class ServerRuntime {
     this.config = options.config;
     this.name = options.config.name;
     this.clientInfo = options.clientInfo;
-    this.capabilities = options.capabilities;
+    this.capabilities = capabilitiesFor(options.handlers ?? {}, options.elicitation);
+    this.serverRequests = new ServerRequests(this.name, options.handlers ?? {}, options.elicitation ?? {}, (response) => {
+      this.transport?.send(response).catch((error: unknown) => this.events.emit('warning', error as Error));
+    });
     this.timers = options.timers;
     this.gate = new RequestGate(options.config.maxQueuedRequests);
     this.firstOutcome = new Promise((resolve) => {
@@ -102,7 +127,13 @@ export class ServerRuntime {
   // ---- requests (the hot path: one Map entry and a direct transport call while open)
 
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
-    const { request, promise } = this.pending.create(method, params, options?.timeoutMs ?? this.config.requestTimeoutMs, options?.signal, false);
+    const { request, promise } = this.pending.create(method, params, {
+      timeoutMs: options?.timeoutMs ?? this.config.requestTimeoutMs,
+      signal: options?.signal,
+      onProgress: options?.onprogress,
+      resetTimeoutOnProgress: options?.resetTimeoutOnProgress,
+      maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
+    });
     if (!this.pending.isPending(request)) return promise;
     const phase = this.gate.phase;
     if (phase === 'open') this.dispatch(request, false);
@@ -163,18 +194,32 @@ export class ServerRuntime {
       return;
     }
     if (isRequest(message)) {
-      this.answerServerRequest(message);
+      this.serverRequests.handle(message);
       return;
     }
-    this.events.emit('notification', message);
+    this.onNotification(message);
   }
 
-  private answerServerRequest(request: JsonRpcRequest): void {
-    const response: JsonRpcMessage =
-      request.method === 'ping'
-        ? { jsonrpc: '2.0', id: request.id, result: {} }
-        : { jsonrpc: '2.0', id: request.id, error: { code: -32601, message: `Method not found: ${request.method}` } };
-    this.transport?.send(response).catch((error: unknown) => this.events.emit('warning', error as Error));
+  private onNotification(notification: JsonRpcNotification): void {
+    const params = notification.params ?? {};
+    switch (notification.method) {
+      case 'notifications/cancelled':
+        this.serverRequests.cancel(params.requestId, params.reason);
+        break;
+      case 'notifications/progress':
+        this.pending.progress(params as unknown as Progress);
+        this.events.emit('progress', params as unknown as Progress);
+        break;
+      case 'notifications/message':
+        this.events.emit('log', params as unknown as LogMessage);
+        break;
+      case 'notifications/tools/list_changed':
+      case 'notifications/resources/list_changed':
+      case 'notifications/prompts/list_changed':
+        this.events.emit('listChanged', { list: notification.method.split('/')[1] as 'tools' | 'resources' | 'prompts' });
+        break;
+    }
+    this.events.emit('notification', notification);
   }
 
   /** The transport died: what was on the wire fails (retryable), the connection reconnects. */
@@ -259,9 +304,7 @@ export class ServerRuntime {
     const { request, promise } = this.pending.create(
       'initialize',
       { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: this.capabilities, clientInfo: this.clientInfo },
-      this.config.requestTimeoutMs,
-      undefined,
-      true, // initialize MUST NOT be cancelled
+      { timeoutMs: this.config.requestTimeoutMs, uncancellable: true }, // initialize MUST NOT be cancelled
     );
     this.dispatch(request, true);
     const parsed = InitializeResultSchema.safeParse(await promise);
@@ -289,6 +332,7 @@ export class ServerRuntime {
   }
 
   async closeSession(): Promise<void> {
+    this.serverRequests.abortAll('the connection was closed');
     this.pending.failAll(new ConnectionClosedError('the connection was closed', { server: this.name }));
     const transport = this.transport;
     this.transport = undefined;

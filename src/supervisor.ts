@@ -13,15 +13,21 @@ import { assertTransportSupported } from './transports/create-transport.js';
 import { Emitter } from './emitter.js';
 import { ConfigError, ConnectionClosedError } from './protocol/errors.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
-import type { ClientCapabilities, Implementation } from './protocol/messages.js';
+import type { Implementation } from './protocol/messages.js';
+import type { Progress } from './protocol/pending.js';
+import type { ClientHandlers, ElicitationOptions } from './server-requests.js';
 import { ServerHandle, type ServerStatus } from './server-handle.js';
-import { ServerRuntime, type TransitionEvent } from './server-runtime.js';
+import { ServerRuntime, type LogMessage, type TransitionEvent } from './server-runtime.js';
 import type { Timers } from './transports/transport.js';
 import { VERSION } from './version.js';
 
 export interface SupervisorOptions {
   servers: Record<string, ServerConfigInput>;
   clientInfo?: Implementation;
+  /** Server-to-client requests: elicitation, sampling, roots. Only these are advertised. */
+  handlers?: ClientHandlers;
+  /** `{ applyDefaults: true }` fills accepted elicitation forms with the schema's defaults (SEP-1034). */
+  elicitation?: ElicitationOptions;
   /** An XState inspection observer (e.g. from @statelyai/inspect); sees every actor. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /** Jitter source for restart backoff (tests pass a fixed one). */
@@ -33,6 +39,9 @@ export interface SupervisorOptions {
 export interface SupervisorEvents extends Record<string, unknown> {
   transition: TransitionEvent;
   notification: { server: string; notification: JsonRpcNotification };
+  progress: Progress & { server: string };
+  log: LogMessage & { server: string };
+  listChanged: { server: string; list: 'tools' | 'resources' | 'prompts' };
 }
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
@@ -61,11 +70,20 @@ export class Supervisor {
         keepalive: config.keepalive,
       },
     }));
-    const capabilities: ClientCapabilities = {};
     for (const config of configs) {
-      const runtime = new ServerRuntime({ config, clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO, capabilities, timers: options.timers });
+      const runtime = new ServerRuntime({
+        config,
+        clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
+        handlers: options.handlers,
+        elicitation: options.elicitation,
+        timers: options.timers,
+      });
+      const server = config.name;
       runtime.events.on('transition', (event) => this.events.emit('transition', event));
-      runtime.events.on('notification', (notification) => this.events.emit('notification', { server: config.name, notification }));
+      runtime.events.on('notification', (notification) => this.events.emit('notification', { server, notification }));
+      runtime.events.on('progress', (progress) => this.events.emit('progress', { ...progress, server }));
+      runtime.events.on('log', (log) => this.events.emit('log', { ...log, server }));
+      runtime.events.on('listChanged', ({ list }) => this.events.emit('listChanged', { server, list }));
       this.runtimes.set(config.name, runtime);
       this.handles.set(config.name, new ServerHandle(runtime, { restartsOf: (name) => this.restartsOf(name), closeServer: (name) => this.closeServer(name) }));
     }

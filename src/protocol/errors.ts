@@ -68,6 +68,16 @@ export class TransportError extends McpSupervisorError {
   readonly body: string | undefined;
 }
 
+/** A legacy HTTP+SSE stream opened but sent no `endpoint` event in time (a TransportError without status). */
+export class EndpointTimeoutError extends TransportError {
+  constructor(
+    readonly timeoutMs: number,
+    details?: ErrorDetails,
+  ) {
+    super(`the SSE stream sent no endpoint event within ${timeoutMs} ms (is this a legacy HTTP+SSE server?)`, undefined, details);
+  }
+}
+
 /** The peer sent something that is not valid MCP: malformed JSON, wrong content type, oversize. */
 export class ProtocolError extends McpSupervisorError {
   readonly code = 'PROTOCOL_ERROR' as const;

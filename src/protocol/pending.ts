@@ -7,6 +7,26 @@
 import { McpError, RequestAbortedError, RequestTimeoutError } from './errors.js';
 import type { JsonRpcResponse } from './jsonrpc.js';
 
+export interface Progress {
+  progressToken: string | number;
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface CreateOptions {
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  /** Never cancel this one on the wire (initialize). */
+  uncancellable?: boolean;
+  /** Ask the server for progress (a `progressToken` in `_meta`) and receive it here. */
+  onProgress?: ((progress: Progress) => void) | undefined;
+  /** Each progress notification restarts the timeout, up to `maxTotalTimeoutMs` in all. */
+  resetTimeoutOnProgress?: boolean | undefined;
+  /** The hard limit when the timeout is reset by progress; default 10 × timeoutMs. */
+  maxTotalTimeoutMs?: number | undefined;
+}
+
 export interface PendingRequest {
   id: number;
   readonly method: string;
@@ -22,6 +42,11 @@ export interface PendingRequest {
   reject(error: Error): void;
   timer: NodeJS.Timeout | undefined;
   onAbort: (() => void) | undefined;
+  readonly progressToken: string | undefined;
+  readonly onProgress: ((progress: Progress) => void) | undefined;
+  readonly resetTimeoutOnProgress: boolean;
+  /** When a progress-extended request must end, whatever progress arrives. */
+  readonly deadline: number;
 }
 
 export interface PendingOptions {
@@ -32,6 +57,7 @@ export interface PendingOptions {
 
 export class PendingRequests {
   private readonly byId = new Map<number, PendingRequest>();
+  private readonly byProgressToken = new Map<string, PendingRequest>();
   private lastId = 0;
 
   constructor(private readonly options: PendingOptions) {}
@@ -44,43 +70,69 @@ export class PendingRequests {
     return this.byId.has(id as number);
   }
 
-  create(
-    method: string,
-    params: Record<string, unknown> | undefined,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-    uncancellable: boolean,
-  ): { request: PendingRequest; promise: Promise<unknown> } {
+  create(method: string, params: Record<string, unknown> | undefined, options: CreateOptions): { request: PendingRequest; promise: Promise<unknown> } {
     let resolve!: (value: unknown) => void;
     let reject!: (error: Error) => void;
     const promise = new Promise<unknown>((res, rej) => {
       resolve = res;
       reject = rej;
     });
+    const id = ++this.lastId;
+    // The token outlives renumbering (a replay keeps its params), and ids never repeat, so it is unique.
+    const progressToken = options.onProgress ? `progress-${id}` : undefined;
+    const { timeoutMs, signal } = options;
     const request: PendingRequest = {
-      id: ++this.lastId,
+      id,
       method,
-      params,
+      params: progressToken ? { ...params, _meta: { ...(params?._meta as object | undefined), progressToken } } : params,
       signal,
       timeoutMs,
       sent: false,
-      uncancellable,
+      uncancellable: options.uncancellable ?? false,
       resolve,
       reject,
       timer: undefined,
       onAbort: undefined,
+      progressToken,
+      onProgress: options.onProgress,
+      resetTimeoutOnProgress: options.resetTimeoutOnProgress ?? false,
+      deadline: Date.now() + (options.maxTotalTimeoutMs ?? 10 * timeoutMs),
     };
     if (signal?.aborted) {
       reject(new RequestAbortedError(method, { server: this.options.server, cause: signal.reason }));
       return { request, promise };
     }
     this.byId.set(request.id, request);
+    if (progressToken) this.byProgressToken.set(progressToken, request);
     request.timer = setTimeout(() => this.expire(request, timeoutMs), timeoutMs);
     if (signal) {
       request.onAbort = () => this.abort(request);
       signal.addEventListener('abort', request.onAbort, { once: true });
     }
     return { request, promise };
+  }
+
+  /** A `notifications/progress` from the server; unknown tokens are ignored. */
+  progress(progress: Progress): void {
+    const request = this.byProgressToken.get(String(progress.progressToken));
+    if (!request || !this.isPending(request)) return;
+    if (request.resetTimeoutOnProgress) {
+      clearTimeout(request.timer);
+      const left = request.deadline - Date.now();
+      if (left <= 0) {
+        this.expire(request, request.timeoutMs);
+        return;
+      }
+      const wait = Math.min(request.timeoutMs, left);
+      request.timer = setTimeout(() => this.expire(request, request.timeoutMs), wait);
+    }
+    try {
+      request.onProgress?.(progress);
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
   }
 
   /** Gives a request a fresh id before it is sent again (a replay after re-initialize). */
@@ -137,6 +189,7 @@ export class PendingRequests {
 
   private finish(request: PendingRequest): void {
     this.byId.delete(request.id);
+    if (request.progressToken) this.byProgressToken.delete(request.progressToken);
     clearTimeout(request.timer);
     if (request.onAbort) request.signal?.removeEventListener('abort', request.onAbort);
   }

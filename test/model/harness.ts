@@ -189,7 +189,7 @@ export function startHarness(options: StartOptions): Harness {
       inspect: (event) => {
         // By id, not by reference: the initial macrostep (eventless transitions out of the initial
         // state) runs inside createActor, before `h.actor` is assigned.
-        if (event.type === '@xstate.microstep' && (event.actorRef === h.actor || (h.actor === undefined && event.actorRef.id === 'sut'))) options.onMicrostep?.(event);
+        if (event.type === '@xstate.microstep' && (event.actorRef === h.actor || (h.actor === undefined && (event.actorRef as { id?: string }).id === 'sut'))) options.onMicrostep?.(event);
       },
     },
   );
