@@ -34,7 +34,7 @@ describe.each(modes)('SDK server (stateful: $stateful, JSON responses: $jsonResp
     if (stateful) expect(server.sessionCount()).toBe(1);
 
     const tools = await handle.listTools();
-    expect(tools.tools.map((t) => t.name).sort()).toEqual(['add', 'echo']);
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['add', 'countdown', 'echo']);
     expect(await handle.callTool('echo', { text: 'hello sdk' })).toMatchObject({ content: [{ type: 'text', text: 'hello sdk' }] });
     expect(await handle.callTool('add', { a: 2, b: 40 })).toMatchObject({ content: [{ type: 'text', text: '42' }] });
     await expect(handle.request('ping')).resolves.toEqual({});
