@@ -1,0 +1,63 @@
+/**
+ * `npm run conformance`: runs the official conformance suite's client scenarios that need no
+ * OAuth against test/conformance/client.ts. The suite needs Node >= 22, so it runs under a Node
+ * fetched from the npm registry (`npm exec --package=node@22`), leaving the machine's Node alone.
+ * Prints a table; exits 1 unless every scenario passed with no failure and no warning.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const SCENARIOS = ['initialize', 'tools_call', 'elicitation-sep1034-client-defaults', 'sse-retry'];
+const root = fileURLToPath(new URL('..', import.meta.url));
+const suite = `${root}node_modules/@modelcontextprotocol/conformance/dist/index.js`;
+// The documented entry point: the suite appends the server URL.
+const client = 'npm run -s conformance:client --';
+const outDir = `${root}.conformance`;
+
+interface Check {
+  id: string;
+  status: string;
+  description?: string;
+  errorMessage?: string;
+}
+
+rmSync(outDir, { recursive: true, force: true });
+mkdirSync(outDir, { recursive: true });
+const rows: Array<{ scenario: string; passed: number; failed: number; warnings: number; ok: boolean }> = [];
+for (const scenario of SCENARIOS) {
+  const dir = `${outDir}/${scenario}`;
+  const run = spawnSync('npm', ['exec', '--yes', '--package=node@22', '--', 'node', suite, 'client', '--command', client, '--scenario', scenario, '-o', dir], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  let checks: Check[] = [];
+  try {
+    checks = JSON.parse(readFileSync(findChecks(dir), 'utf8')) as Check[];
+  } catch {
+    process.stdout.write(run.stdout ?? '');
+    process.stderr.write(run.stderr ?? '');
+  }
+  const failed = checks.filter((c) => c.status === 'FAILURE').length;
+  const warnings = checks.filter((c) => c.status === 'WARNING').length;
+  const passed = checks.filter((c) => c.status === 'SUCCESS').length;
+  const ok = run.status === 0 && checks.length > 0 && failed === 0 && warnings === 0;
+  rows.push({ scenario, passed, failed, warnings, ok });
+  for (const check of checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')) {
+    console.log(`  ${scenario}: ${check.status} ${check.id}: ${check.errorMessage ?? check.description ?? ''}`);
+  }
+}
+
+console.log('\n| scenario | checks passed | failed | warnings | result |\n| --- | --- | --- | --- | --- |');
+for (const row of rows) console.log(`| ${row.scenario} | ${row.passed} | ${row.failed} | ${row.warnings} | ${row.ok ? 'PASS' : 'FAIL'} |`);
+const failures = rows.filter((r) => !r.ok).length;
+console.log(`\nconformance: ${rows.length - failures} passed, ${failures} failed`);
+process.exit(failures === 0 ? 0 : 1);
+
+/** The suite writes checks.json into a per-run folder below `-o`. */
+function findChecks(dir: string): string {
+  const found = spawnSync('find', [dir, '-name', 'checks.json'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+  if (!found) throw new Error(`no checks.json under ${dir}`);
+  return found;
+}

@@ -1,0 +1,58 @@
+/**
+ * The client under test for the official conformance suite (@modelcontextprotocol/conformance).
+ * The suite runs `npm run -s conformance:client -- <server url>` with MCP_CONFORMANCE_SCENARIO
+ * set, and passes when every check succeeds and this process exits 0.
+ */
+import { connect, type ServerHandle } from '../../src/index.js';
+
+const url = process.argv.at(-1);
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+const log = (line: string) => process.stderr.write(`[conformance-client] ${line}\n`);
+
+/** What each scenario needs from a client, beyond connecting and closing. */
+const scenarios: Record<string, (server: ServerHandle) => Promise<void>> = {
+  initialize: async () => {},
+  tools_call: async (server) => {
+    await server.listTools();
+    const result = await server.callTool('add_numbers', { a: 5, b: 3 });
+    log(`add_numbers -> ${JSON.stringify(result.content)}`);
+  },
+  'elicitation-sep1034-client-defaults': async (server) => {
+    const result = await server.callTool('test_client_elicitation_defaults', {});
+    log(`elicitation tool -> ${JSON.stringify(result.content)}`);
+  },
+  'sse-retry': async (server) => {
+    const result = await server.callTool('test_reconnection', {});
+    log(`test_reconnection -> ${JSON.stringify(result.content)}`);
+  },
+};
+
+async function main(): Promise<void> {
+  if (!url || !/^https?:\/\//.test(url)) throw new Error(`usage: conformance client <server url> (got ${JSON.stringify(url)})`);
+  log(`scenario ${scenario || '(none)'} against ${url}`);
+  const server = await connect(
+    { url, requestTimeoutMs: 20_000, keepalive: false },
+    {
+      name: 'conformance',
+      clientInfo: { name: 'mcp-supervisor-conformance', version: '1.0.0' },
+      // An accepting user who leaves every field alone: SEP-1034 defaults fill the form.
+      handlers: { elicitation: () => ({ action: 'accept', content: {} }) },
+      elicitation: { applyDefaults: true },
+    },
+  );
+  server.on('transition', (e) => log(`${e.from} -> ${e.to} (${e.cause}${e.error ? `: ${e.error}` : ''})`));
+  try {
+    const run = scenarios[scenario] ?? (async (s: ServerHandle) => void (await s.listTools().catch(() => undefined)));
+    await run(server);
+  } finally {
+    await server.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    log(`failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);
