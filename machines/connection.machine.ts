@@ -239,6 +239,8 @@ export const connectionMachine = setup({
           { target: 'reconnecting', actions: 'remember error' },
         ],
       },
+      // The transport can die mid-handshake (a legacy SSE stream, a stdio child).
+      on: { CONNECTION_LOST: { target: 'reconnecting', actions: 'remember error' } },
     },
     ready: {
       invoke: [
@@ -275,6 +277,7 @@ export const connectionMachine = setup({
         onDone: { target: 'ready', actions: 'remember session' },
         onError: { target: 'reconnecting', actions: 'remember error' },
       },
+      on: { CONNECTION_LOST: { target: 'reconnecting', actions: 'remember error' } },
     },
     reconnecting: {
       entry: ['forget session', 'report connection down'],

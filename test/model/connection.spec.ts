@@ -45,6 +45,8 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     list.push(failure('handshake', new Error('initialize timed out')), failure('handshake', unsupportedVersion()));
     // 405 sends an unlatched `auto` server to the fallback; 401 never does.
     list.push(failure('handshake', refused(405)), failure('handshake', refused(401)));
+    // The transport itself can die during the handshake.
+    list.push({ type: 'CONNECTION_LOST', error: 'the SSE stream closed' });
   }
   if (children.includes('sse-fallback')) {
     list.push(done('sse-fallback', { found: true }), done('sse-fallback', { found: false, error: 'Streamable HTTP was refused and the legacy SSE probe failed too' }));

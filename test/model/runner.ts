@@ -198,8 +198,9 @@ async function realize(spec: ModelSpec, h: Harness, event: AnyEventObject): Prom
     h.controls.settle(actorEvent[2]!, actorEvent[1] === 'done' ? { output: event.output } : { error: event.error });
     return;
   }
+  // Through the child when it is running (a keepalive's CONNECTION_LOST); else from the runtime, directly.
   const child = spec.viaChild?.[event.type];
-  if (child !== undefined) {
+  if (child !== undefined && h.controls.isRunning(child)) {
     h.controls.emitFrom(child, event);
     return;
   }
