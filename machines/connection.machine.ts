@@ -61,8 +61,8 @@ export interface ConnectionContext {
 export type ConnectionEvent =
   /** A request carrying the session id was answered 404. */
   | { type: 'SESSION_EXPIRED'; generation: number }
-  /** The transport died (network failure, child exit, keepalive misses). */
-  | { type: 'CONNECTION_LOST'; error: string }
+  /** The transport died (network failure, child exit, keepalive misses); `fatal` when a restart cannot help. */
+  | { type: 'CONNECTION_LOST'; error: string; fatal?: boolean }
   | { type: 'LISTENER_SETTLED' }
   | { type: 'LISTENER_LOST'; error: string }
   | { type: 'RESTART' }
@@ -159,7 +159,10 @@ export const connectionMachine = setup({
     }),
     'remember error': assign({
       lastError: ({ event }) => eventError(event),
-      fatal: ({ event }) => ('error' in event ? isFatal((event as ActorError).error) : false),
+      fatal: ({ event }) => {
+        if (event.type === 'CONNECTION_LOST') return event.fatal === true;
+        return 'error' in event ? isFatal((event as ActorError).error) : false;
+      },
     }),
     'forget session': assign({ session: undefined }),
     'report connection down': sendParent(({ context }) => ({

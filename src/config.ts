@@ -65,12 +65,35 @@ const UrlServerSchema = z.looseObject({
   ...common,
 });
 
+/** stdio shutdown: close stdin, wait, SIGTERM the process group, wait, SIGKILL it. */
+const ShutdownSchema = z.strictObject({
+  closeStdinTimeoutMs: z.number().int().nonnegative().default(2_000),
+  sigtermTimeoutMs: z.number().int().nonnegative().default(2_000),
+});
+
+/** Where a stdio server's stderr lines go besides the tail kept for status() and errors. */
+export type StderrListener = (line: string, server: string) => void;
+export type StderrForward = false | 'inherit' | StderrListener;
+
+const StderrSchema = z.strictObject({
+  /** Recent stderr lines kept for status().stderrTail and for the error when the process dies. */
+  tailLines: z.number().int().nonnegative().max(1_000).default(50),
+  /** `false`: keep only the tail; `'inherit'`: also write `[name] line` to this process's stderr; a function: called per line. */
+  forward: z
+    .custom<StderrForward>((value) => value === false || value === 'inherit' || typeof value === 'function', {
+      error: "must be false, 'inherit' or a function (line, server) => void",
+    })
+    .default(false),
+});
+
 const CommandServerSchema = z.looseObject({
   command: z.string().min(1, 'must not be empty'),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().optional(),
   type: TransportTypeSchema.optional(),
+  shutdown: ShutdownSchema.default(ShutdownSchema.parse({})),
+  stderr: StderrSchema.default(StderrSchema.parse({})),
   ...common,
 });
 
@@ -82,6 +105,8 @@ export type ServerConfigInput = z.input<typeof UrlServerSchema> | z.input<typeof
 export type BackoffPolicy = z.output<typeof BackoffSchema>;
 export type RestartPolicy = z.output<typeof RestartSchema>;
 export type KeepaliveConfig = z.output<typeof KeepaliveSchema>;
+export type StdioShutdownConfig = z.output<typeof ShutdownSchema>;
+export type StdioStderrConfig = z.output<typeof StderrSchema>;
 
 interface CommonResolved {
   name: string;
@@ -104,6 +129,8 @@ export interface CommandServerConfig extends CommonResolved {
   env: Record<string, string>;
   cwd: string | undefined;
   type: 'stdio';
+  shutdown: StdioShutdownConfig;
+  stderr: StdioStderrConfig;
 }
 export type ServerConfig = UrlServerConfig | CommandServerConfig;
 
@@ -149,7 +176,7 @@ export function parseServerConfig(name: string, input: unknown): ServerConfig {
     return { kind: 'url', url, type, ...shared };
   }
   if (value.type && value.type !== 'stdio') throw new ConfigError(`invalid configuration: servers.${name}.type: '${value.type}' needs \`url\`, not \`command\``, [{ path: `servers.${name}.type`, message: `'${value.type}' needs \`url\`` }]);
-  return { kind: 'command', command: value.command, args: value.args, env: value.env, cwd: value.cwd, type: 'stdio', ...shared };
+  return { kind: 'command', command: value.command, args: value.args, env: value.env, cwd: value.cwd, type: 'stdio', shutdown: value.shutdown, stderr: value.stderr, ...shared };
 }
 
 export function parseServers(servers: unknown): ServerConfig[] {

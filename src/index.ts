@@ -7,7 +7,7 @@ export { ServerHandle, type ServerStatus } from './server-handle.js';
 export type { ConnectionState, TransitionEvent, RequestOptions, RuntimeEvents, LogMessage } from './server-runtime.js';
 export type { ClientHandlers, Handler, HandlerContext, ElicitationOptions } from './server-requests.js';
 export type { Progress } from './protocol/pending.js';
-export { fromMcpServersJson, parseServerConfig, type ServerConfig, type ServerConfigInput, type RestartPolicy, type BackoffPolicy, type KeepaliveConfig } from './config.js';
+export { fromMcpServersJson, parseServerConfig, type ServerConfig, type ServerConfigInput, type RestartPolicy, type BackoffPolicy, type KeepaliveConfig, type StdioShutdownConfig, type StdioStderrConfig, type StderrForward, type StderrListener } from './config.js';
 export {
   McpSupervisorError,
   McpError,
@@ -16,6 +16,7 @@ export {
   ProtocolError,
   SessionExpiredError,
   ConnectionClosedError,
+  SpawnError,
   RequestTimeoutError,
   RequestAbortedError,
   StreamEndedError,

@@ -20,6 +20,10 @@ export interface ServerStatus {
   keepalive: { lastRttMs: number | undefined; missed: number };
   /** Requests sent and awaiting an answer, and requests waiting for the connection. */
   requests: { inFlight: number; waiting: number };
+  /** stdio servers: the child's pid while it runs (undefined for URL servers). */
+  pid?: number | undefined;
+  /** stdio servers: the most recent stderr lines of the current or last process (undefined for URL servers). */
+  stderrTail?: string[] | undefined;
 }
 
 export interface HandleOwner {
@@ -88,6 +92,8 @@ export class ServerHandle {
       lastError: runtime.lastError,
       keepalive: { ...runtime.keepalive },
       requests: { inFlight: Math.max(0, runtime.pending.size - runtime.gate.waiting), waiting: runtime.gate.waiting },
+      pid: runtime.transport?.pid,
+      stderrTail: runtime.config.kind === 'command' ? (runtime.transport?.stderrTail?.() ?? []) : undefined,
     };
   }
 

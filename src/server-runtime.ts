@@ -94,6 +94,10 @@ export class ServerRuntime {
   private readonly capabilities: ClientCapabilities;
   private readonly serverRequests: ServerRequests;
   private readonly timers: Timers | undefined;
+  /** A handshake succeeded once: from then on a stdio process that dies is restarted, not failed. */
+  private connectedBefore = false;
+  /** A transport being replaced or opened (see replaceTransport). */
+  private opening: Promise<Transport> | undefined;
   private readonly sink = {
     onMessage: (message: JsonRpcMessage) => this.route(message),
     isAwaiting: (id: string | number) => this.pending.has(id),
@@ -224,8 +228,9 @@ export class ServerRuntime {
 
   /** The transport died: what was on the wire fails (retryable), the connection reconnects. */
   private onTransportClosed(error: Error): void {
-    this.pending.failSent(new ConnectionClosedError(`the connection was lost: ${error.message}`, { server: this.name, retryable: true, cause: error }));
-    this.sendToConnection({ type: 'CONNECTION_LOST', error: error.message });
+    const fatal = (error as { fatal?: unknown }).fatal === true; // e.g. a stdio server that died before its first handshake
+    this.pending.failSent(new ConnectionClosedError(`the connection was lost: ${error.message}`, { server: this.name, retryable: !fatal, fatal, cause: error }));
+    this.sendToConnection({ type: 'CONNECTION_LOST', error: error.message, fatal });
   }
 
   // ---- effects invoked by the connection machine
@@ -287,15 +292,31 @@ export class ServerRuntime {
 
   private async openTransport(kind: ConfiguredTransport): Promise<{ transport: TransportKind }> {
     const wanted = kind === 'auto' ? 'http' : kind;
-    if (!this.transport?.isOpen || this.transport.kind !== wanted) {
-      const previous = this.transport;
-      this.transport = undefined;
-      await previous?.close().catch(() => {});
-      const transport = createTransport(this.config, { sink: this.sink, timers: this.timers }, wanted);
-      await transport.open();
-      this.transport = transport;
+    // A stdio process is the session: a reconnect (keepalive misses, a failed handshake) needs a new one.
+    if (!this.transport?.isOpen || this.transport.kind !== wanted || wanted === 'stdio') {
+      const opening = this.replaceTransport(wanted);
+      this.opening = opening;
+      try {
+        this.transport = await opening;
+      } finally {
+        if (this.opening === opening) this.opening = undefined;
+      }
     }
     return { transport: this.transport.kind };
+  }
+
+  /** Closes the dead transport and opens a new one; closeSession waits for this, so a close never leaves one running (a stdio child in particular). */
+  private async replaceTransport(kind: TransportKind): Promise<Transport> {
+    const previous = this.transport;
+    this.transport = undefined;
+    await previous?.close().catch(() => {});
+    const transport = createTransport(this.config, { sink: this.sink, timers: this.timers, hasConnectedBefore: () => this.connectedBefore }, kind);
+    await transport.open();
+    if (this.state === 'closing' || this.state === 'closed') {
+      await transport.close().catch(() => {});
+      throw new ConnectionClosedError('the connection was closed while opening', { server: this.name });
+    }
+    return transport;
   }
 
   private async handshake(): Promise<SessionInfo> {
@@ -318,6 +339,7 @@ export class ServerRuntime {
     }
     transport.completeSession(result.protocolVersion);
     await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    this.connectedBefore = true;
     return {
       protocolVersion: result.protocolVersion,
       serverInfo: result.serverInfo,
@@ -334,6 +356,7 @@ export class ServerRuntime {
   async closeSession(): Promise<void> {
     this.serverRequests.abortAll('the connection was closed');
     this.pending.failAll(new ConnectionClosedError('the connection was closed', { server: this.name }));
+    await this.opening?.catch(() => {});
     const transport = this.transport;
     this.transport = undefined;
     if (!transport) return;

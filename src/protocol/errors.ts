@@ -102,9 +102,27 @@ export class SessionExpiredError extends McpSupervisorError {
 export class ConnectionClosedError extends McpSupervisorError {
   readonly code = 'CONNECTION_CLOSED' as const;
   readonly retryable: boolean;
-  constructor(message: string, details?: ErrorDetails & { retryable?: boolean }) {
+  override readonly fatal: boolean;
+  constructor(message: string, details?: ErrorDetails & { retryable?: boolean; fatal?: boolean }) {
     super(message, details);
     this.retryable = details?.retryable ?? false;
+    this.fatal = details?.fatal ?? false;
+  }
+}
+
+/**
+ * A stdio server's command could not be started (ENOENT, EACCES, a missing cwd). Fatal while the
+ * server has never completed a handshake: restarting a command that cannot run does not help.
+ */
+export class SpawnError extends ConnectionClosedError {
+  constructor(
+    message: string,
+    readonly command: string,
+    /** The system error code, e.g. 'ENOENT'. */
+    readonly errno: string | undefined,
+    details?: ErrorDetails & { fatal?: boolean },
+  ) {
+    super(message, { ...details, retryable: !(details?.fatal ?? true), fatal: details?.fatal ?? true });
   }
 }
 

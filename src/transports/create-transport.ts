@@ -2,25 +2,24 @@
  * Picks and builds the transport a server config asks for. The one place that knows which
  * transports exist.
  */
-import type { ServerConfig } from '../config.js';
+import type { CommandServerConfig, ServerConfig } from '../config.js';
 import { ConfigError } from '../protocol/errors.js';
 import { StreamableHttpTransport } from './http.js';
+import { LegacySseTransport } from './sse.js';
+import { StdioTransport } from './stdio.js';
 import type { Timers, Transport, TransportSink } from './transport.js';
 import type { ConfiguredTransport } from '../../machines/connection.machine.js';
 
 export interface TransportContext {
   sink: TransportSink;
   timers?: Timers | undefined;
+  /** Whether the server has completed a handshake before; until then a stdio start failure is fatal. */
+  hasConnectedBefore?: (() => boolean) | undefined;
 }
 
-/** Throws a ConfigError for configs whose transport this build cannot run. */
+/** Throws a ConfigError for configs whose transport this build cannot run (stdio, Streamable HTTP and legacy SSE all run). */
 export function assertTransportSupported(config: ServerConfig): void {
-  if (config.kind === 'command' || config.type === 'sse') {
-    const what = config.kind === 'command' ? 'stdio servers (`command`)' : "legacy HTTP+SSE servers (type 'sse' or a URL ending in /sse)";
-    throw new ConfigError(`invalid configuration: servers.${config.name}: ${what} are not supported yet`, [
-      { path: `servers.${config.name}`, message: 'transport not supported yet' },
-    ]);
-  }
+  void config;
 }
 
 /**
@@ -29,9 +28,10 @@ export function assertTransportSupported(config: ServerConfig): void {
  */
 export function createTransport(config: ServerConfig, context: TransportContext, kind: ConfiguredTransport = config.type): Transport {
   assertTransportSupported(config);
-  if (config.kind === 'command') throw new Error('unreachable: stdio is refused above');
-  if (kind === 'sse' || kind === 'stdio') {
-    throw new ConfigError(`invalid configuration: servers.${config.name}: the ${kind} transport is not available in this build`, [{ path: `servers.${config.name}`, message: `${kind} not available` }]);
+  if (config.kind === 'command') return createStdioTransport(config, context);
+  if (kind === 'sse') return createLegacySseTransport(config, context);
+  if (kind === 'stdio') {
+    throw new ConfigError(`invalid configuration: servers.${config.name}.type: 'stdio' needs \`command\`, not \`url\``, [{ path: `servers.${config.name}.type`, message: "'stdio' needs `command`" }]);
   }
   return new StreamableHttpTransport({
     url: config.url,
@@ -41,5 +41,35 @@ export function createTransport(config: ServerConfig, context: TransportContext,
     maxMessageBytes: config.maxMessageBytes,
     sink: context.sink,
     timers: context.timers,
+  });
+}
+
+/** The legacy HTTP+SSE (2024-11-05) transport for a URL server: `type: 'sse'`, or `auto` after a fallback. */
+export function createLegacySseTransport(config: ServerConfig, context: TransportContext): LegacySseTransport {
+  if (config.kind === 'command') throw new ConfigError(`invalid configuration: servers.${config.name}: legacy SSE needs \`url\``, [{ path: `servers.${config.name}.url`, message: 'required for sse' }]);
+  return new LegacySseTransport({
+    url: config.url,
+    server: config.name,
+    headers: config.headers,
+    requestTimeoutMs: config.requestTimeoutMs,
+    maxMessageBytes: config.maxMessageBytes,
+    sink: context.sink,
+    timers: context.timers,
+  });
+}
+
+/** A stdio server: one child process per connection attempt. */
+export function createStdioTransport(config: CommandServerConfig, context: TransportContext): StdioTransport {
+  return new StdioTransport({
+    server: config.name,
+    command: config.command,
+    args: config.args,
+    env: config.env,
+    cwd: config.cwd,
+    maxMessageBytes: config.maxMessageBytes,
+    shutdown: config.shutdown,
+    stderr: config.stderr,
+    sink: context.sink,
+    hasConnectedBefore: context.hasConnectedBefore,
   });
 }

@@ -1,8 +1,9 @@
 /**
- * Small helpers for HTTP bodies: bounded reads, media-type essence, network error mapping.
+ * Small helpers shared by the HTTP transports: bounded reads, media-type essence, network error
+ * mapping, header normalisation and redaction of secrets in error text.
  */
 import type { Dispatcher } from 'undici';
-import { excerpt } from '../protocol/jsonrpc.js';
+import { excerpt, type JsonRpcMessage } from '../protocol/jsonrpc.js';
 import { ProtocolError, TransportError } from '../protocol/errors.js';
 
 type Body = Dispatcher.ResponseData['body'];
@@ -70,4 +71,35 @@ export function networkError(what: string, error: unknown, server?: string): Tra
   const code = (error as { code?: string } | null)?.code;
   const reason = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' ? 'timed out' : code ?? (error instanceof Error ? error.message : String(error));
   return new TransportError(`${what} failed: ${reason}`, undefined, { server, cause: error });
+}
+
+/** Header names lower-cased, so user headers can be merged with ours without duplicates. */
+export function lowercaseHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+}
+
+/** The values of credential-bearing headers (with and without their scheme), for redaction. */
+export function secretHeaderValues(headers: Record<string, string>): string[] {
+  const values: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (name === 'authorization' || name === 'proxy-authorization' || name === 'cookie' || name.includes('token') || name.includes('key')) {
+      values.push(value, value.replace(/^\S+\s+/, ''));
+    }
+  }
+  return values;
+}
+
+/** Servers sometimes echo a session id or a token in error text; none of it may reach an error. */
+export function redactSecrets(text: string | undefined, secrets: readonly (string | undefined)[]): string | undefined {
+  if (text === undefined) return undefined;
+  let result = text;
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4) result = result.split(secret).join('[redacted]');
+  }
+  return result;
+}
+
+/** `'tools/call'` or `a response`, for error messages. */
+export function describeMessage(message: JsonRpcMessage): string {
+  return 'method' in message ? `'${message.method}'` : 'a response';
 }

@@ -7,7 +7,7 @@ import type { Dispatcher, Pool } from 'undici';
 import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../protocol/jsonrpc.js';
 import { ProtocolError, SessionExpiredError, TransportError } from '../protocol/errors.js';
 import { acquirePool, releasePool } from './pool.js';
-import { describeErrorBody, headerValue, isAbortError, mediaTypeEssence, networkError, readBodyBounded } from './http-body.js';
+import { describeErrorBody, describeMessage, headerValue, isAbortError, lowercaseHeaders, mediaTypeEssence, networkError, readBodyBounded, redactSecrets, secretHeaderValues } from './http-body.js';
 import { followResponseStream } from './http-resume.js';
 import { readSseStream } from './sse-stream.js';
 import { realTimers, type ListenerOpenResult, type SendOptions, type Timers, type Transport, type TransportSink } from './transport.js';
@@ -55,7 +55,7 @@ export class StreamableHttpTransport implements Transport {
     this.server = options.server;
     this.origin = options.url.origin;
     this.path = `${options.url.pathname}${options.url.search}`;
-    this.userHeaders = Object.fromEntries(Object.entries(options.headers).map(([name, value]) => [name.toLowerCase(), value]));
+    this.userHeaders = lowercaseHeaders(options.headers);
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.maxMessageBytes = options.maxMessageBytes;
     this.listenerOpenTimeoutMs = options.listenerOpenTimeoutMs ?? Math.min(options.requestTimeoutMs, 10_000);
@@ -271,22 +271,7 @@ export class StreamableHttpTransport implements Transport {
 
   /** Servers sometimes echo the session id or a token in error text; none of it may reach an error. */
   private redact(text: string | undefined): string | undefined {
-    if (text === undefined) return undefined;
-    let result = text;
-    for (const secret of [this.sessionId, ...this.secretHeaderValues]) {
-      if (secret && secret.length >= 4) result = result.split(secret).join('[redacted]');
-    }
-    return result;
-  }
-
-  private get secretHeaderValues(): string[] {
-    const values: string[] = [];
-    for (const [name, value] of Object.entries(this.userHeaders)) {
-      if (name === 'authorization' || name === 'proxy-authorization' || name === 'cookie' || name.includes('token') || name.includes('key')) {
-        values.push(value, value.replace(/^\S+\s+/, ''));
-      }
-    }
-    return values;
+    return redactSecrets(text, [this.sessionId, ...secretHeaderValues(this.userHeaders)]);
   }
 
   private captureSession(header: string | string[] | undefined): void {
@@ -305,9 +290,4 @@ export class StreamableHttpTransport implements Transport {
     if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
     this.postHeaders = headers;
   }
-}
-
-function describeMessage(message: JsonRpcMessage): string {
-  if ('method' in message) return `'${message.method}'`;
-  return 'a response';
 }

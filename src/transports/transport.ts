@@ -70,6 +70,10 @@ export interface Transport {
   openListener(lastEventId: string | undefined, signal: AbortSignal): Promise<ListenerOpenResult>;
   /** Ends the session on the server (HTTP DELETE); best effort and bounded. */
   terminateSession(): Promise<void>;
-  /** Releases sockets and pools. */
+  /** Releases sockets and pools; stops the child process (stdio). */
   close(): Promise<void>;
+  /** stdio only: the child's pid while it runs. */
+  readonly pid?: number | undefined;
+  /** stdio only: the child's most recent stderr lines, oldest first. */
+  stderrTail?(): string[];
 }

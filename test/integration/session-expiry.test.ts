@@ -56,11 +56,15 @@ describe('session expiry', () => {
       .filter((id): id is number => id !== undefined);
     expect(ids.every((id) => Number.isInteger(id))).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
-    // Ids issued after the re-initialize are all larger than any issued before it.
-    const reinit = rpcPosts(fixture, 'initialize')[1]!.body.id as number;
-    const later = rpcPosts(fixture).filter((r) => r.at >= rpcPosts(fixture!, 'initialize')[1]!.at && r.body?.id !== undefined);
-    expect(later.every((r) => (r.body.id as number) >= reinit)).toBe(true);
-    expect(Math.max(...ids)).toBe(ids[ids.length - 1]);
+    // Everything sent on the new session (replays included) has a larger id than the
+    // re-initialize, which is larger than anything sent on the old one.
+    const reinit = rpcPosts(fixture, 'initialize')[1]!;
+    const newSession = fixture.sessions.values().next().value;
+    const onNew = rpcPosts(fixture).filter((r) => r.headers['mcp-session-id'] === newSession && r.body?.id !== undefined);
+    const onOld = rpcPosts(fixture).filter((r) => r.headers['mcp-session-id'] !== newSession && r.body?.id !== undefined && r !== reinit);
+    expect(onNew.length).toBeGreaterThanOrEqual(3);
+    expect(onNew.every((r) => (r.body.id as number) > (reinit.body.id as number))).toBe(true);
+    expect(onOld.every((r) => (r.body.id as number) < (reinit.body.id as number))).toBe(true);
   });
 
   it('holds requests issued while re-initializing and releases them after', async () => {

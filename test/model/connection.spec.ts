@@ -46,7 +46,7 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     // 405 sends an unlatched `auto` server to the fallback; 401 never does.
     list.push(failure('handshake', refused(405)), failure('handshake', refused(401)));
     // The transport itself can die during the handshake.
-    list.push({ type: 'CONNECTION_LOST', error: 'the SSE stream closed' });
+    list.push({ type: 'CONNECTION_LOST', error: 'the SSE stream closed' }, { type: 'CONNECTION_LOST', error: 'exited with code 1 before its first handshake', fatal: true });
   }
   if (children.includes('sse-fallback')) {
     list.push(done('sse-fallback', { found: true }), done('sse-fallback', { found: false, error: 'Streamable HTTP was refused and the legacy SSE probe failed too' }));
@@ -70,6 +70,7 @@ function project(snapshot: AnyMachineSnapshot) {
 }
 
 function isFatalEvent(event: AnyEventObject): boolean {
+  if (event.type === 'CONNECTION_LOST') return event.fatal === true;
   return (event.error as { fatal?: unknown } | undefined)?.fatal === true;
 }
 

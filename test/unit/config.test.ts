@@ -66,9 +66,12 @@ describe('server config', () => {
     expect(parseServerConfig('a', { url: 'http://h/mcp', keepalive: false }).keepalive).toBe(false);
   });
 
-  it('refuses transports that are not implemented yet instead of failing later', () => {
-    expect(() => createSupervisor({ servers: { old: { url: 'http://h/sse' } } })).toThrow(/servers\.old: legacy HTTP\+SSE servers .* not supported yet/);
-    expect(() => createSupervisor({ servers: { files: { command: 'node', args: ['x.js'] } } })).toThrow(/servers\.files: stdio servers/);
+  it('accepts legacy HTTP+SSE servers (a /sse URL or type sse)', () => {
+    expect(() => createSupervisor({ servers: { old: { url: 'http://h/sse' }, other: { url: 'http://h/events', type: 'sse' } } })).not.toThrow();
+  });
+
+  it('accepts stdio servers (`command`) without starting them', () => {
+    expect(() => createSupervisor({ servers: { files: { command: 'node', args: ['x.js'] } } })).not.toThrow();
   });
 
   it('refuses an empty servers map', () => {
