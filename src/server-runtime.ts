@@ -8,7 +8,7 @@ import type { ConfiguredTransport, ConnectionEvent, SessionInfo } from '../machi
 import type { ProbeOutput } from '../machines/keepalive.machine.js';
 import type { ServerConfig } from './config.js';
 import { Emitter } from './emitter.js';
-import { ConnectionClosedError, FallbackFailedError, McpError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
+import { ConnectionClosedError, FallbackFailedError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from './protocol/jsonrpc.js';
 import { InitializeResultSchema, isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type Implementation } from './protocol/messages.js';
 import { capabilitiesFor, ServerRequests, type ClientHandlers, type ElicitationOptions } from './server-requests.js';
@@ -17,50 +17,10 @@ import { RequestGate, type GatePhase } from './request-gate.js';
 import { isAbortError } from './transports/http-body.js';
 import { createTransport } from './transports/create-transport.js';
 import type { Timers, Transport, TransportKind } from './transports/transport.js';
+import type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents } from './runtime-events.js';
+import { KeepaliveProbe } from './keepalive-probe.js';
 
-export type ConnectionState = 'connecting' | 'initializing' | 'ready' | 'expired' | 'reinitializing' | 'reconnecting' | 'failed' | 'closing' | 'closed';
-
-export interface TransitionEvent {
-  server: string;
-  from: ConnectionState | null;
-  to: ConnectionState;
-  /** Why, in a few words: 'initialized', 'session expired (HTTP 404)', 'restart', … */
-  cause: string;
-  /** The error behind the transition, when there was one (secret-free). */
-  error?: string | undefined;
-  at: number;
-}
-
-export interface LogMessage {
-  level: string;
-  logger?: string;
-  data: unknown;
-}
-
-export interface RuntimeEvents extends Record<string, unknown> {
-  /** Every notification from the server, whatever stream carried it. */
-  notification: JsonRpcNotification;
-  /** `notifications/progress` (also delivered to the request's own `onprogress`). */
-  progress: Progress;
-  /** `notifications/message`: the server's log output. */
-  log: LogMessage;
-  /** `notifications/{tools,resources,prompts}/list_changed`. */
-  listChanged: { list: 'tools' | 'resources' | 'prompts' };
-  transition: TransitionEvent;
-  /** Something unusable arrived on a stream (malformed event); the connection goes on. */
-  warning: Error;
-}
-
-export interface RequestOptions {
-  timeoutMs?: number | undefined;
-  signal?: AbortSignal | undefined;
-  /** Progress notifications for this request (a progressToken is added to its `_meta`). */
-  onprogress?: ((progress: Progress) => void) | undefined;
-  /** Restart the timeout on each progress notification, up to `maxTotalTimeoutMs`. */
-  resetTimeoutOnProgress?: boolean | undefined;
-  /** The hard limit with `resetTimeoutOnProgress`; default 10 × timeoutMs. */
-  maxTotalTimeoutMs?: number | undefined;
-}
+export type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents, TransitionEvent } from './runtime-events.js';
 
 export interface RuntimeOptions {
   config: ServerConfig;
@@ -85,9 +45,7 @@ export class ServerRuntime {
   /** Resolves at the first outcome of the first attempt: serving, or down, failed, closed. */
   readonly firstOutcome: Promise<void>;
   private settleFirstOutcome!: () => void;
-  /** Last keepalive round trip and misses in a row, for status(). */
-  keepalive: { lastRttMs: number | undefined; missed: number } = { lastRttMs: undefined, missed: 0 };
-  private probeMethod = 'ping';
+  private readonly keepaliveProbe = new KeepaliveProbe();
   /** Set by the supervisor once the connection actor exists. */
   sendToConnection: (event: ConnectionEvent) => void = () => {};
   private readonly clientInfo: Implementation;
@@ -255,26 +213,15 @@ export class ServerRuntime {
     }
   }
 
-  /**
-   * One keepalive probe. Skipped while requests are in flight (they prove liveness). Any answer,
-   * a JSON-RPC error included, proves the server alive; a server without `ping` is probed with
-   * a cheap list request from then on.
-   */
+  /** One keepalive probe; skipped while requests are in flight (they prove liveness themselves). */
   async probe(timeoutMs: number): Promise<ProbeOutput> {
     if (this.pending.size - this.gate.waiting > 0) return { skipped: true };
-    const started = performance.now();
-    try {
-      await this.request(this.probeMethod, undefined, { timeoutMs });
-    } catch (error) {
-      if (!(error instanceof McpError)) {
-        this.keepalive = { ...this.keepalive, missed: this.keepalive.missed + 1 };
-        throw error;
-      }
-      if (error.rpcCode === -32601 && this.probeMethod === 'ping') this.probeMethod = cheapListMethod(this.session?.capabilities);
-    }
-    const rttMs = Math.round(performance.now() - started);
-    this.keepalive = { lastRttMs: rttMs, missed: 0 };
-    return { skipped: false, rttMs };
+    return this.keepaliveProbe.run((method) => this.request(method, undefined, { timeoutMs }), this.session?.capabilities);
+  }
+
+  /** Last keepalive round trip and misses in a row, for status(). */
+  get keepalive(): { lastRttMs: number | undefined; missed: number } {
+    return this.keepaliveProbe.status;
   }
 
   async initialize(): Promise<SessionInfo> {
@@ -428,14 +375,6 @@ export class ServerRuntime {
     if (!this.transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name, retryable: true });
     return this.transport;
   }
-}
-
-/** The cheapest request a server without `ping` is known to answer. */
-function cheapListMethod(capabilities: Record<string, unknown> | undefined): string {
-  if (capabilities?.tools) return 'tools/list';
-  if (capabilities?.prompts) return 'prompts/list';
-  if (capabilities?.resources) return 'resources/list';
-  return 'ping';
 }
 
 function topLevelState(value: unknown): ConnectionState {

@@ -1,0 +1,36 @@
+/**
+ * What one keepalive probe sends and what it proves. Any answer, a JSON-RPC error included,
+ * proves the server alive; a server without `ping` (-32601) is probed with the cheapest list
+ * request it advertised from then on.
+ */
+import type { ProbeOutput } from '../machines/keepalive.machine.js';
+import { McpError } from './protocol/errors.js';
+
+export class KeepaliveProbe {
+  /** Last round trip and misses in a row, for status(). */
+  status: { lastRttMs: number | undefined; missed: number } = { lastRttMs: undefined, missed: 0 };
+  private method = 'ping';
+
+  async run(send: (method: string) => Promise<unknown>, capabilities: Record<string, unknown> | undefined): Promise<ProbeOutput> {
+    const started = performance.now();
+    try {
+      await send(this.method);
+    } catch (error) {
+      if (!(error instanceof McpError)) {
+        this.status = { ...this.status, missed: this.status.missed + 1 };
+        throw error;
+      }
+      if (error.rpcCode === -32601 && this.method === 'ping') this.method = cheapListMethod(capabilities);
+    }
+    const rttMs = Math.round(performance.now() - started);
+    this.status = { lastRttMs: rttMs, missed: 0 };
+    return { skipped: false, rttMs };
+  }
+}
+
+function cheapListMethod(capabilities: Record<string, unknown> | undefined): string {
+  if (capabilities?.tools) return 'tools/list';
+  if (capabilities?.prompts) return 'prompts/list';
+  if (capabilities?.resources) return 'resources/list';
+  return 'ping';
+}
