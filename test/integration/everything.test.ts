@@ -1,11 +1,11 @@
 /**
  * Against @modelcontextprotocol/server-everything (issue #5 item 4): tools (with progress,
  * sampling and elicitation), resources, prompts, logging — over every transport it offers that
- * this build supports.
+ * this build supports: Streamable HTTP, legacy HTTP+SSE (a `/sse` URL) and stdio.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Progress, type ServerConfigInput, type ServerHandle, type LogMessage } from '../../src/index.js';
-import { startEverythingServer, type EverythingServer } from '../fixtures/everything-server.js';
+import { EVERYTHING_ENTRY, startEverythingServer, type EverythingServer } from '../fixtures/everything-server.js';
 
 interface Mode {
   name: string;
@@ -19,6 +19,17 @@ const MODES: Mode[] = [
       const server: EverythingServer = await startEverythingServer('streamableHttp');
       return { config: { url: server.url }, close: () => server.close() };
     },
+  },
+  {
+    name: 'legacy HTTP+SSE',
+    start: async () => {
+      const server: EverythingServer = await startEverythingServer('sse');
+      return { config: { url: server.url }, close: () => server.close() };
+    },
+  },
+  {
+    name: 'stdio',
+    start: async () => ({ config: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] }, close: async () => {} }),
   },
 ];
 
