@@ -2,7 +2,7 @@
  * Small helpers shared by the HTTP transports: bounded reads, media-type essence, network error
  * mapping, header normalisation and redaction of secrets in error text.
  */
-import type { Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import { excerpt, type JsonRpcMessage } from '../protocol/jsonrpc.js';
 import { ProtocolError, TransportError } from '../protocol/errors.js';
 
@@ -102,4 +102,34 @@ export function redactSecrets(text: string | undefined, secrets: readonly (strin
 /** `'tools/call'` or `a response`, for error messages. */
 export function describeMessage(message: JsonRpcMessage): string {
   return 'method' in message ? `'${message.method}'` : 'a response';
+}
+
+/** POSTs one JSON-RPC message, bounded by `timeoutMs`; network failures become TransportErrors. */
+export async function postMessage(
+  pool: Pool,
+  path: string,
+  headers: Record<string, string>,
+  message: JsonRpcMessage,
+  options: { signal?: AbortSignal | undefined; timeoutMs: number },
+  server: string,
+): Promise<Dispatcher.ResponseData> {
+  try {
+    return await pool.request({
+      path,
+      method: 'POST',
+      headers,
+      body: JSON.stringify(message),
+      signal: options.signal,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  } catch (error) {
+    if (isAbortError(error)) throw error;
+    throw networkError(`POST ${describeMessage(message)}`, error, server);
+  }
+}
+
+/** A non-2xx answer to a message, with the (already redacted) detail from its body. */
+export function statusError(statusCode: number, message: JsonRpcMessage, detail: string | undefined, server: string): TransportError {
+  return new TransportError(`HTTP ${statusCode} for ${describeMessage(message)}${detail ? `: ${detail}` : ''}`, statusCode, { server, body: detail });
 }

@@ -7,7 +7,7 @@ import type { Dispatcher, Pool } from 'undici';
 import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../protocol/jsonrpc.js';
 import { ProtocolError, SessionExpiredError, TransportError } from '../protocol/errors.js';
 import { acquirePool, releasePool } from './pool.js';
-import { describeErrorBody, describeMessage, headerValue, isAbortError, lowercaseHeaders, mediaTypeEssence, networkError, readBodyBounded, redactSecrets, secretHeaderValues } from './http-body.js';
+import { describeErrorBody, describeMessage, headerValue, isAbortError, lowercaseHeaders, mediaTypeEssence, networkError, postMessage, readBodyBounded, redactSecrets, secretHeaderValues, statusError } from './http-body.js';
 import { followResponseStream } from './http-resume.js';
 import { readSseStream } from './sse-stream.js';
 import { realTimers, type ListenerOpenResult, type SendOptions, type Timers, type Transport, type TransportSink } from './transport.js';
@@ -106,21 +106,7 @@ export class StreamableHttpTransport implements Transport {
     const generation = this.generation;
     const carriedSession = this.sessionId !== undefined;
     const timeoutMs = options?.timeoutMs ?? this.requestTimeoutMs;
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await this.pool.request({
-        path: this.path,
-        method: 'POST',
-        headers: this.postHeaders,
-        body: JSON.stringify(message),
-        signal: options?.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-    } catch (error) {
-      if (isAbortError(error)) throw error;
-      throw networkError(`POST ${describeMessage(message)}`, error, this.server);
-    }
+    const response = await postMessage(this.pool, this.path, this.postHeaders, message, { signal: options?.signal, timeoutMs }, this.server);
     const { statusCode, headers, body } = response;
     if (statusCode === 202) {
       await body.dump();
@@ -131,7 +117,7 @@ export class StreamableHttpTransport implements Transport {
       if (statusCode === 404 && carriedSession) {
         throw new SessionExpiredError(`session expired: the server answered 404 to ${describeMessage(message)}`, generation, { server: this.server });
       }
-      throw new TransportError(`HTTP ${statusCode} for ${describeMessage(message)}${detail ? `: ${detail}` : ''}`, statusCode, { server: this.server, body: detail });
+      throw statusError(statusCode, message, detail, this.server);
     }
     if (options?.handshake) {
       try {

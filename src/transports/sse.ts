@@ -17,8 +17,10 @@ import {
   lowercaseHeaders,
   mediaTypeEssence,
   networkError,
+  postMessage,
   redactSecrets,
   secretHeaderValues,
+  statusError,
 } from './http-body.js';
 import { readSseStream } from './sse-stream.js';
 import { realTimers, type ListenerOpenResult, type SendOptions, type Timers, type Transport, type TransportSink } from './transport.js';
@@ -138,28 +140,13 @@ export class LegacySseTransport implements Transport {
     const endpoint = this.endpoint;
     if (!this.isOpen || endpoint === undefined) throw this.closedError(`send ${describeMessage(message)}`);
     const timeoutMs = options?.timeoutMs ?? this.requestTimeoutMs;
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await this.pool.request({
-        path: `${endpoint.pathname}${endpoint.search}`,
-        method: 'POST',
-        headers: this.postHeaders,
-        body: JSON.stringify(message),
-        signal: options?.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-    } catch (error) {
-      if (isAbortError(error)) throw error;
-      throw networkError(`POST ${describeMessage(message)}`, error, this.server);
-    }
-    const { statusCode, body } = response;
+    const path = `${endpoint.pathname}${endpoint.search}`;
+    const { statusCode, body } = await postMessage(this.pool, path, this.postHeaders, message, { signal: options?.signal, timeoutMs }, this.server);
     if (statusCode >= 200 && statusCode < 300) {
       await body.dump().catch(() => {});
       return;
     }
-    const detail = this.redact(await describeErrorBody(body));
-    throw new TransportError(`HTTP ${statusCode} for ${describeMessage(message)}${detail ? `: ${detail}` : ''}`, statusCode, { server: this.server, body: detail });
+    throw statusError(statusCode, message, this.redact(await describeErrorBody(body)), this.server);
   }
 
   /** The SSE stream is the transport's own: there is no separate listener. */
