@@ -1,14 +1,16 @@
 /**
- * Writes docs/machines/<name>.mmd from the machine definitions and refreshes the diagram blocks
- * in README.md and docs/architecture.md: `npm run diagrams`.
+ * `npm run diagrams`: writes docs/machines/<name>.mmd through the CLI's `diagram` code path
+ * (the same as `mcp-supervisor diagram --out docs/machines`) and refreshes the diagram blocks
+ * in README.md and docs/architecture.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { embedDiagrams, toMermaid } from '../src/diagram.js';
+import { fileURLToPath } from 'node:url';
+import { writeDiagramFiles } from '../src/cli/diagrams.js';
+import { embedDiagrams } from '../src/diagram.js';
 import { MACHINES } from '../src/machines-catalog.js';
 
-for (const [name, machine] of Object.entries(MACHINES)) {
-  writeFileSync(new URL(`../docs/machines/${name}.mmd`, import.meta.url), toMermaid(machine));
-  console.log(`wrote docs/machines/${name}.mmd`);
+for (const file of writeDiagramFiles(fileURLToPath(new URL('../docs/machines/', import.meta.url)))) {
+  console.log(`wrote ${file}`);
 }
 for (const doc of ['../README.md', '../docs/architecture.md']) {
   const file = new URL(doc, import.meta.url);

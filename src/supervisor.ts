@@ -11,6 +11,7 @@ import { provideConnection } from './actors/connection-actors.js';
 import { parseServers, type ServerConfigInput } from './config.js';
 import { assertTransportSupported } from './transports/create-transport.js';
 import { Emitter } from './emitter.js';
+import { createSanitizer, configuredSecrets, type Sanitizer } from './sanitize.js';
 import { ConfigError, ConnectionClosedError } from './protocol/errors.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Implementation } from './protocol/messages.js';
@@ -28,7 +29,7 @@ export interface SupervisorOptions {
   handlers?: ClientHandlers;
   /** `{ applyDefaults: true }` fills accepted elicitation forms with the schema's defaults (SEP-1034). */
   elicitation?: ElicitationOptions;
-  /** An XState inspection observer (e.g. from @statelyai/inspect); sees every actor. */
+  /** An XState inspection observer (e.g. from @statelyai/inspect); sees every actor, through sanitized copies of the events. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /** Jitter source for restart backoff (tests pass a fixed one). */
   random?: () => number;
@@ -51,6 +52,7 @@ export class Supervisor {
   private readonly handles = new Map<string, ServerHandle>();
   private readonly events = new Emitter<SupervisorEvents>();
   private readonly servers: SupervisedServer[];
+  private readonly sanitizer: Sanitizer | undefined;
   private actor: Actor<typeof supervisorMachine> | undefined;
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -59,6 +61,7 @@ export class Supervisor {
   constructor(private readonly options: SupervisorOptions) {
     const configs = parseServers(options.servers);
     for (const config of configs) assertTransportSupported(config);
+    if (options.inspect) this.sanitizer = createSanitizer(configuredSecrets(configs.map((config) => (config.kind === 'command' ? { ...config.headers, ...config.env } : config.headers))));
     this.servers = configs.map((config) => ({
       name: config.name,
       restart: config.restart ?? DEFAULT_RESTART_POLICY,
@@ -133,8 +136,10 @@ export class Supervisor {
       }
     }
     const user = this.options.inspect;
-    if (typeof user === 'function') user(event);
-    else user?.next?.(event);
+    if (!user || !this.sanitizer) return;
+    const safe = this.sanitizer.event(event);
+    if (typeof user === 'function') user(safe);
+    else user.next?.(safe);
   }
 
   /** Closes every session (DELETE) and stops all actors. Pending requests fail with ConnectionClosedError. */

@@ -1,0 +1,256 @@
+#!/usr/bin/env node
+/**
+ * The `mcp-supervisor` command: watch, status, tools, call, diagram, inspect.
+ * Exit codes: 0 done, 1 a server or a request failed, 2 a usage or configuration error.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../protocol/errors.js';
+import { createSupervisor, type SupervisorOptions } from '../supervisor.js';
+import { VERSION } from '../version.js';
+import type { Fault } from './chaos.js';
+import { runCall, runStatus, runTools, type CommandIo } from './commands.js';
+import { diagramText, MACHINE_NAMES, writeDiagramFiles } from './diagrams.js';
+import { describeConfigError, loadServers, UsageError, type ServerMap } from './load-config.js';
+import { watch } from './watch.js';
+
+const HELP = `mcp-supervisor ${VERSION}: supervised, self-healing MCP client connections
+
+Usage: mcp-supervisor <command> [options]
+
+Commands:
+  watch                          live view of every server (the default command)
+  status                         start, wait until each server is ready or down once, print status JSON
+  tools [server]                 print the server's tools as JSON
+  call [server] <tool> [json]    call a tool with JSON object arguments, print the result as JSON
+  diagram [machine]              Mermaid stateDiagram-v2 of a machine (${MACHINE_NAMES.join(', ')}); all when omitted
+  inspect                        watch, with the Stately inspector showing the live actor tree
+
+Servers (any mix):
+  -c, --config <file>            an mcpServers JSON file (Claude Desktop, Cursor; VS Code's "servers", JSONC); repeatable
+  --url <url>                    one HTTP server (Streamable HTTP; a path ending in /sse means legacy SSE)
+  --command <cmd>                one stdio server; its arguments with --arg (repeatable) or after --
+  --arg <arg>                    an argument of --command
+  --name <name>                  the name of the --url / --command server (default: the host / the command)
+  -H, --header 'Name: value'     a header for the --url server; repeatable
+  --type <auto|http|sse|stdio>   the transport of the --url / --command server
+  --demo                         the bundled demo servers (from a source checkout: npm start)
+  [server] may be left out when only one server is configured.
+
+watch and inspect:
+  --once                         print the table once every server is ready or down, then exit (1 if any is not ready)
+  --duration <ms>                stop after this long (otherwise Ctrl-C)
+  --plain                        one line per transition even on a terminal
+  --chaos                        with --demo: inject a fault every few seconds and watch the machines heal
+  --chaos-every <ms>             time between faults (default 4000)
+  --port <n>                     inspect: the inspector bridge's port (default 8080)
+  --no-open                      inspect: do not open a browser
+
+Other:
+  --timeout <ms>                 tools / call: request timeout (default 30000)
+  --out <dir>                    diagram: write <dir>/<machine>.mmd instead of printing
+  -h, --help                     this help
+  -v, --version                  the version
+
+Exit codes: 0 done, 1 a server or a request failed, 2 a usage or configuration error.
+`;
+
+const OPTIONS = {
+  config: { type: 'string', short: 'c', multiple: true },
+  url: { type: 'string' },
+  command: { type: 'string' },
+  arg: { type: 'string', multiple: true },
+  name: { type: 'string' },
+  header: { type: 'string', short: 'H', multiple: true },
+  type: { type: 'string' },
+  demo: { type: 'boolean' },
+  once: { type: 'boolean' },
+  duration: { type: 'string' },
+  plain: { type: 'boolean' },
+  chaos: { type: 'boolean' },
+  'chaos-every': { type: 'string' },
+  port: { type: 'string' },
+  'no-open': { type: 'boolean' },
+  timeout: { type: 'string' },
+  out: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+const COMMANDS = ['watch', 'status', 'tools', 'call', 'diagram', 'inspect'] as const;
+type Command = (typeof COMMANDS)[number];
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; tokens: true; allowPositionals: true }>>['values'];
+
+interface Parsed {
+  command: Command;
+  words: string[];
+  values: Values;
+  /** Arguments after `--`: the --command server's. */
+  trailing: string[];
+}
+
+function parse(argv: string[]): Parsed {
+  let result;
+  try {
+    result = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const terminator = result.tokens.find((token) => token.kind === 'option-terminator')?.index ?? Infinity;
+  const positionals = result.tokens.filter((token) => token.kind === 'positional');
+  const words = positionals.filter((token) => token.index < terminator).map((token) => token.value);
+  const trailing = positionals.filter((token) => token.index > terminator).map((token) => token.value);
+  const first = words.shift() ?? 'watch';
+  if (!(COMMANDS as readonly string[]).includes(first)) throw new UsageError(`unknown command '${first}': one of ${COMMANDS.join(', ')}`);
+  return { command: first as Command, words, values: result.values, trailing };
+}
+
+function number(values: Values, option: 'duration' | 'chaos-every' | 'port' | 'timeout', fallback?: number): number | undefined {
+  const text = values[option];
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new UsageError(`--${option} must be a whole number, not '${text}'`);
+  return value;
+}
+
+interface Servers {
+  servers: ServerMap;
+  notes: string[];
+  faults: (sup: ReturnType<typeof createSupervisor>) => Fault[];
+  close: () => Promise<void>;
+}
+
+async function collectServers(parsed: Parsed): Promise<Servers> {
+  const { values } = parsed;
+  const servers = loadServers({
+    configs: values.config ?? [],
+    url: values.url,
+    command: values.command,
+    args: [...(values.arg ?? []), ...parsed.trailing],
+    name: values.name,
+    headers: values.header ?? [],
+    type: values.type,
+  });
+  if (!values.demo) {
+    if (Object.keys(servers).length === 0) throw new UsageError('no servers: give --config <file>, --url <url>, --command <cmd> or --demo (see --help)');
+    if (values.chaos) throw new UsageError('--chaos needs --demo: it injects faults into the bundled demo servers');
+    return { servers, notes: [], faults: () => [], close: async () => {} };
+  }
+  const { startDemo } = await import('./demo.js');
+  const demo = await startDemo();
+  for (const name of Object.keys(demo.servers)) {
+    if (Object.hasOwn(servers, name)) {
+      await demo.close();
+      throw new UsageError(`server '${name}' is both a demo server and a configured one: rename yours`);
+    }
+  }
+  const notes = [`demo servers: ${Object.keys(demo.servers).join(', ')}`, ...demo.skipped.map((reason) => `demo server left out: ${reason}`)];
+  return { servers: { ...servers, ...demo.servers }, notes, faults: demo.faults, close: demo.close };
+}
+
+const io: CommandIo = {
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+};
+
+async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number> {
+  const { values } = parsed;
+  if (parsed.words.length > 0) throw new UsageError(`${parsed.command}: unexpected '${parsed.words.join(' ')}'`);
+  const chaosEvery = number(values, 'chaos-every', 4_000)!;
+  const durationMs = number(values, 'duration');
+  const port = number(values, 'port', 8_080)!;
+  const source = await collectServers(parsed);
+  const options: SupervisorOptions = { servers: source.servers };
+  const notes = [...source.notes];
+  let stopInspector = () => {};
+  try {
+    if (inspector) {
+      const { startInspectorBridge } = await import('./inspect.js');
+      const bridge = await startInspectorBridge(port, !values['no-open']);
+      stopInspector = () => bridge.stop();
+      options.inspect = bridge.inspect;
+      notes.unshift(`Stately inspector: open ${bridge.pageUrl} (it embeds https://stately.ai/inspect)`);
+    }
+    const sup = createSupervisor(options);
+    if (values.chaos) notes.push(`chaos: a fault every ${chaosEvery} ms`);
+    return await watch(sup, {
+      once: values.once,
+      durationMs,
+      plain: values.plain,
+      notes,
+      title: `mcp-supervisor ${inspector ? 'inspect' : 'watch'}${values.demo ? ' --demo' : ''}${values.chaos ? ' --chaos' : ''} — Ctrl-C to stop`,
+      chaos: values.chaos ? { faults: source.faults(sup), everyMs: chaosEvery } : undefined,
+    });
+  } finally {
+    stopInspector();
+    await source.close();
+  }
+}
+
+async function run(argv: string[]): Promise<number> {
+  const parsed = parse(argv);
+  const { values } = parsed;
+  if (values.help) return io.out(HELP), 0;
+  if (values.version) return io.out(`${VERSION}\n`), 0;
+  const timeoutMs = number(values, 'timeout', 30_000)!;
+  switch (parsed.command) {
+    case 'diagram': {
+      if (parsed.words.length > 1) throw new UsageError(`diagram [machine]: unexpected '${parsed.words.slice(1).join(' ')}'`);
+      if (values.out !== undefined) {
+        for (const file of writeDiagramFiles(values.out, parsed.words[0])) io.out(`wrote ${file}\n`);
+      } else io.out(diagramText(parsed.words[0]));
+      return 0;
+    }
+    case 'watch':
+      return watchCommand(parsed, false);
+    case 'inspect':
+      return watchCommand(parsed, true);
+    default: {
+      const source = await collectServers(parsed);
+      try {
+        if (parsed.command === 'status') {
+          if (parsed.words.length > 0) throw new UsageError(`status: unexpected '${parsed.words.join(' ')}'`);
+          return await runStatus(source.servers, io);
+        }
+        if (parsed.command === 'tools') return await runTools(source.servers, parsed.words, timeoutMs, io);
+        return await runCall(source.servers, parsed.words, timeoutMs, io);
+      } finally {
+        await source.close();
+      }
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  let code: number;
+  try {
+    code = await run(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`mcp-supervisor: ${error.message}\n`);
+      code = 2;
+    } else if (error instanceof ConfigError) {
+      io.err(`mcp-supervisor: invalid configuration: ${describeConfigError(error)}\n`);
+      code = 2;
+    } else {
+      io.err(`mcp-supervisor: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      code = 1;
+    }
+  }
+  // Everything written reaches the pipe first; then exit: sockets of stopped servers may linger a moment.
+  await Promise.all([flush(process.stdout), flush(process.stderr)]);
+  process.exit(code);
+}
+
+function flush(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) return resolve();
+    stream.write('', () => resolve());
+  });
+}
+
+// A reader that went away (`mcp-supervisor watch | head`) ends the run like Ctrl-C does.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.emit('SIGTERM');
+});
+
+await main();

@@ -1,0 +1,142 @@
+/**
+ * `watch`: a live view of every server. On a terminal, a table redrawn on each transition (at
+ * most a few times a second) and every second for the ages; otherwise one plain line per
+ * transition, no ANSI. Ctrl-C (SIGINT) or SIGTERM stops the supervisor, then resolves 0.
+ */
+import type { Supervisor } from '../supervisor.js';
+import { startChaos, type ChaosRun, type Fault } from './chaos.js';
+import { formatNote, formatTransition, renderScreen, renderTable, rowsOf, screenFrame, truncate, type RenderOptions } from './render.js';
+
+export interface WatchOptions {
+  /** Print the table once, after every server is ready or down once, then stop. */
+  once?: boolean | undefined;
+  /** Stop by itself after this many milliseconds. */
+  durationMs?: number | undefined;
+  /** Plain lines even on a terminal. */
+  plain?: boolean | undefined;
+  /** The first line of the screen. */
+  title?: string | undefined;
+  /** Lines shown before the first transition (skipped demo servers, the inspector's address). */
+  notes?: readonly string[] | undefined;
+  chaos?: { faults: readonly Fault[]; everyMs: number } | undefined;
+  out?: NodeJS.WriteStream | undefined;
+  /** Stop on SIGINT / SIGTERM (default true; the handlers stay until the process exits). */
+  handleSignals?: boolean | undefined;
+}
+
+const MIN_REDRAW_MS = 200;
+const TICK_MS = 1_000;
+const KEPT_LINES = 500;
+const REPEAT_SIGNAL_MS = 1_000;
+
+/** Runs the view until a signal, `durationMs` or (with `once`) the first outcome; resolves with the exit code. */
+export async function watch(sup: Supervisor, options: WatchOptions = {}): Promise<number> {
+  const out = options.out ?? process.stdout;
+  const tty = !options.plain && out.isTTY === true;
+  /** A redrawn screen; `once` prints its table as plain lines, colored on a terminal. */
+  const screen = tty && !options.once;
+  const render: RenderOptions = { color: tty && !process.env.NO_COLOR, width: tty ? out.columns : undefined };
+  const title = options.title ?? 'mcp-supervisor watch — Ctrl-C to stop';
+  const readySince = new Map<string, number>();
+  const lastErrors = new Map<string, string>();
+  const recent: string[] = [];
+  const write = (text: string) => void out.write(text);
+
+  let lastDraw = 0;
+  let drawTimer: NodeJS.Timeout | undefined;
+  const draw = () => {
+    clearTimeout(drawTimer);
+    drawTimer = undefined;
+    lastDraw = Date.now();
+    render.width = out.columns;
+    const table = renderTable(rowsOf(sup.status(), readySince, Date.now(), lastErrors), render);
+    const lines = recent.map((line) => truncate(line, (out.columns ?? 120) - 1));
+    write(screenFrame(renderScreen(title, table, lines, out.rows ?? 24, render)));
+  };
+  /** A redraw soon: now if the last one is old enough, else when it is. */
+  const scheduleDraw = () => {
+    if (!screen || drawTimer) return;
+    drawTimer = setTimeout(draw, Math.max(0, lastDraw + MIN_REDRAW_MS - Date.now()));
+  };
+  const line = (text: string) => {
+    if (!screen) return write(`${text}\n`);
+    recent.push(text);
+    if (recent.length > KEPT_LINES) recent.shift();
+    scheduleDraw();
+  };
+
+  const offTransition = sup.on('transition', (event) => {
+    if (event.to === 'ready') readySince.set(event.server, event.at);
+    else readySince.delete(event.server);
+    if (event.error) lastErrors.set(event.server, event.error);
+    if (!options.once) line(formatTransition(event, { color: false }));
+  });
+
+  let resolveExit!: (code: number) => void;
+  const exited = new Promise<number>((resolve) => (resolveExit = resolve));
+  let stopping = false;
+  let chaos: ChaosRun | undefined;
+  let ticker: NodeJS.Timeout | undefined;
+  let deadline: NodeJS.Timeout | undefined;
+
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    chaos?.stop();
+    clearInterval(ticker);
+    clearTimeout(deadline);
+    try {
+      await sup.stop();
+    } finally {
+      if (screen) {
+        draw();
+        write('\x1b[?25h');
+      }
+      offTransition();
+      // The signal handlers stay: a late duplicate of the first signal must not kill the
+      // process while the caller cleans up (the CLI exits right after).
+      resolveExit(code);
+    }
+  };
+  let firstSignalAt: number | undefined;
+  function onSignal(): void {
+    // A second Ctrl-C while stopping means "now". The same signal often arrives twice at once
+    // (the terminal's process group, and relayed by a wrapper such as tsx or npm): not a second press.
+    if (firstSignalAt !== undefined) {
+      if (Date.now() - firstSignalAt > REPEAT_SIGNAL_MS) process.exit(130);
+      return;
+    }
+    firstSignalAt = Date.now();
+    void shutdown(0);
+  }
+  if (options.handleSignals !== false) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+
+  if (screen) {
+    write('\x1b[?25l\x1b[2J');
+    draw();
+    ticker = setInterval(draw, TICK_MS);
+  }
+  for (const note of options.notes ?? []) line(formatNote(note, Date.now(), { color: false }));
+  if (options.durationMs !== undefined) deadline = setTimeout(() => void shutdown(0), options.durationMs);
+
+  try {
+    await sup.start();
+  } catch (error) {
+    await shutdown(1);
+    throw error;
+  }
+  if (options.once) {
+    if (!stopping) {
+      const status = sup.status();
+      for (const row of renderTable(rowsOf(status, readySince, Date.now(), lastErrors), render)) write(`${row}\n`);
+      void shutdown(Object.values(status).every((s) => s.state === 'ready') ? 0 : 1);
+    }
+  } else if (options.chaos && !stopping) {
+    const { faults, everyMs } = options.chaos;
+    chaos = startChaos(faults, everyMs, (text) => line(formatNote(text, Date.now(), { color: false })));
+  }
+  return exited;
+}
