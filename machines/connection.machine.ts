@@ -107,6 +107,8 @@ export function describeCause(event: AnyEventObject): string {
       return 'initialized';
     case 'xstate.done.actor.close':
       return 'closed';
+    case 'xstate.done.actor.sse-fallback':
+      return (event as unknown as { output?: { found?: boolean } }).output?.found ? 'legacy SSE endpoint found' : 'legacy SSE probe failed';
     case 'SESSION_EXPIRED':
       return 'session expired (HTTP 404)';
     case 'CONNECTION_LOST':
@@ -125,7 +127,9 @@ export function describeCause(event: AnyEventObject): string {
   }
 }
 
-function eventError(event: AnyEventObject): string | undefined {
+/** The error text an event carries (actor errors, GIVE_UP reasons, a failed fallback), if any. */
+export function eventError(event: AnyEventObject): string | undefined {
+  if (event.type === 'xstate.done.actor.sse-fallback') return (event as unknown as { output?: { error?: string } }).output?.error;
   if ('error' in event) return errorText((event as unknown as ActorError).error);
   if (event.type === 'GIVE_UP') return (event as unknown as { reason: string }).reason;
   return undefined;

@@ -31,3 +31,4 @@ export { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, type CallToolResu
 export type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from './protocol/jsonrpc.js';
 export type { TransportKind } from './transports/transport.js';
 export { VERSION } from './version.js';
+export { silentLogger, type Logger } from './logger.js';

@@ -4,7 +4,7 @@
  * connection machine's actors call into it; the facade's requests go straight through it.
  */
 import type { AnyEventObject } from 'xstate';
-import type { ConfiguredTransport, ConnectionEvent, SessionInfo } from '../machines/connection.machine.js';
+import { eventError, type ConfiguredTransport, type ConnectionEvent, type SessionInfo } from '../machines/connection.machine.js';
 import type { ProbeOutput } from '../machines/keepalive.machine.js';
 import type { ServerConfig } from './config.js';
 import { Emitter } from './emitter.js';
@@ -325,8 +325,8 @@ export class ServerRuntime {
         server: this.name,
         from,
         to: state,
-        cause: describe(event),
-        error: 'error' in event ? errorMessage((event as unknown as { error: unknown }).error) : event.type === 'GIVE_UP' ? (event as unknown as { reason: string }).reason : undefined,
+        cause: isFallingBack(value) ? 'Streamable HTTP refused; falling back to legacy SSE' : describe(event),
+        error: eventError(event),
         at: Date.now(),
       });
       if (from === 'reinitializing' && state === 'reconnecting') {
@@ -375,6 +375,10 @@ export class ServerRuntime {
     if (!this.transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name, retryable: true });
     return this.transport;
   }
+}
+
+function isFallingBack(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<string, unknown>).connecting === 'falling back';
 }
 
 function topLevelState(value: unknown): ConnectionState {

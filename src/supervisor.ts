@@ -11,6 +11,7 @@ import { provideConnection } from './actors/connection-actors.js';
 import { parseServers, type ServerConfigInput } from './config.js';
 import { assertTransportSupported } from './transports/create-transport.js';
 import { Emitter } from './emitter.js';
+import { logTransition, silentLogger, type Logger } from './logger.js';
 import { createSanitizer, configuredSecrets, type Sanitizer } from './sanitize.js';
 import { ConfigError, ConnectionClosedError } from './protocol/errors.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
@@ -31,6 +32,8 @@ export interface SupervisorOptions {
   elicitation?: ElicitationOptions;
   /** An XState inspection observer (e.g. from @statelyai/inspect); sees every actor, through sanitized copies of the events. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** A pino-compatible logger for transitions, restarts, fallbacks and stream warnings; silent by default. */
+  logger?: Logger;
   /** Jitter source for restart backoff (tests pass a fixed one). */
   random?: () => number;
   /** Timers for stream reconnect delays (tests pass a simulated clock). */
@@ -82,7 +85,12 @@ export class Supervisor {
         timers: options.timers,
       });
       const server = config.name;
-      runtime.events.on('transition', (event) => this.events.emit('transition', event));
+      const logger = options.logger ?? silentLogger;
+      runtime.events.on('transition', (event) => {
+        logTransition(logger, event, this.restartsOf(server));
+        this.events.emit('transition', event);
+      });
+      runtime.events.on('warning', (error) => logger.warn({ event: 'stream warning', server, error: error.message }, `${server}: ${error.message}`));
       runtime.events.on('notification', (notification) => this.events.emit('notification', { server, notification }));
       runtime.events.on('progress', (progress) => this.events.emit('progress', { ...progress, server }));
       runtime.events.on('log', (log) => this.events.emit('log', { ...log, server }));

@@ -1,0 +1,86 @@
+/** The `logger` option: structured entries for transitions, restarts, fallbacks; no secrets. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { connect, createSupervisor, type Logger, type ServerHandle } from '../../src/index.js';
+import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { startLegacySseFixture } from '../fixtures/legacy-sse-fixture.js';
+import { nextTransition, quickRestart, refusingUrl } from './helpers.js';
+
+interface Entry {
+  level: string;
+  fields: Record<string, unknown>;
+  message?: string | undefined;
+}
+
+function recordingLogger(): Logger & { entries: Entry[] } {
+  const entries: Entry[] = [];
+  const at = (level: string) => (fields: Record<string, unknown>, message?: string) => entries.push({ level, fields, message });
+  return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!().catch(() => {});
+});
+
+describe('logger', () => {
+  it('logs session expiry and the heal, without the session id or the bearer token', async () => {
+    const f: HttpFixture = await startHttpFixture();
+    cleanups.push(() => f.close());
+    const logger = recordingLogger();
+    const handle: ServerHandle = await connect({ url: f.url, headers: { authorization: 'Bearer log-secret' } }, { name: 'fx', logger });
+    cleanups.push(() => handle.close());
+    const oldSession = [...f.sessions][0]!;
+    f.expireAllSessions();
+    await handle.callTool('echo', { text: 'x' });
+    const events = logger.entries.map((e) => `${e.level}:${String(e.fields.event)}`);
+    expect(events).toContain('info:session expired');
+    expect(logger.entries.find((e) => e.fields.event === 'session expired')?.fields).toMatchObject({ server: 'fx', from: 'ready', to: 'expired' });
+    const text = JSON.stringify(logger.entries);
+    expect(text).not.toContain('log-secret');
+    expect(text).not.toContain(oldSession);
+    expect(text).not.toContain([...f.sessions][0]!);
+  });
+
+  it('logs a server going down, each restart, and giving up', async () => {
+    const logger = recordingLogger();
+    const sup = createSupervisor({ servers: { down: { url: await refusingUrl(), restart: quickRestart(1) } }, logger });
+    cleanups.push(() => sup.stop());
+    const failed = nextTransition(sup, (t) => t.to === 'failed');
+    await sup.start();
+    await failed;
+    const events = logger.entries.map((e) => `${e.level}:${String(e.fields.event)}`);
+    expect(events.filter((e) => e === 'warn:connection down')).toHaveLength(2);
+    expect(events).toContain('info:restart');
+    expect(logger.entries.find((e) => e.fields.event === 'restart')?.fields.restarts).toBe(1);
+    expect(events.at(-1)).toBe('error:failed');
+  });
+
+  it('logs the fallback from Streamable HTTP to legacy SSE', async () => {
+    const f = await startLegacySseFixture();
+    cleanups.push(() => f.close());
+    const logger = recordingLogger();
+    const handle = await connect({ url: `${f.origin}/mcp` }, { name: 'old', logger });
+    cleanups.push(() => handle.close());
+    const fallback = logger.entries.find((e) => e.fields.event === 'fallback');
+    expect(fallback?.level).toBe('warn');
+    expect(fallback?.fields).toMatchObject({ server: 'old', from: 'initializing', to: 'connecting', cause: 'Streamable HTTP refused; falling back to legacy SSE' });
+    expect(String(fallback?.fields.error)).toMatch(/HTTP 405/);
+  });
+
+  it('is silent by default', async () => {
+    const f = await startHttpFixture();
+    cleanups.push(() => f.close());
+    const writes: string[] = [];
+    const original = { log: console.log, error: console.error, warn: console.warn, info: console.info };
+    console.log = console.error = console.warn = console.info = (...args: unknown[]) => void writes.push(args.join(' '));
+    try {
+      const handle = await connect({ url: f.url }, { name: 'quiet' });
+      f.expireAllSessions();
+      await handle.callTool('echo', { text: 'x' });
+      await handle.close();
+    } finally {
+      Object.assign(console, original);
+    }
+    expect(writes).toEqual([]);
+  });
+});
