@@ -159,7 +159,7 @@ export class Supervisor {
   private async halt(): Promise<void> {
     const actor = this.actor;
     if (!actor) return;
-    await this.starting?.catch(() => {});
+    // No waiting for start(): a stop during connect ends the attempt (start() then resolves too).
     await new Promise<void>((resolve) => {
       const subscription = actor.subscribe({ complete: () => resolve(), error: () => resolve() });
       if (actor.getSnapshot().status !== 'active') {

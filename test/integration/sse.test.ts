@@ -209,3 +209,30 @@ describe('idle closes (§51, issue #3 item 4)', () => {
     expect(handle.status().state).toBe('ready');
   });
 });
+
+describe('legacy HTTP+SSE: keepalive and interrupted connects', () => {
+  it('the keepalive probes legacy servers too (ping over the endpoint, answered on the stream)', async () => {
+    const f = await legacy();
+    handle = await connect({ url: f.url, keepalive: { intervalMs: 30, timeoutMs: 500, maxMissed: 2 } }, { name: 'old' });
+    await expect.poll(() => posts(f, 'ping').length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+    expect(handle.status().keepalive).toMatchObject({ missed: 0, lastRttMs: expect.any(Number) });
+    expect(handle.status().state).toBe('ready');
+  });
+
+  it('stop() during connect ends the attempt and never triggers a fallback', async () => {
+    const { startHttpFixture } = await import('../fixtures/http-fixture.js');
+    const slow = await startHttpFixture();
+    slow.faults.delayMs = 2_000; // initialize is in flight when stop() comes
+    const { createSupervisor } = await import('../../src/index.js');
+    const sup = createSupervisor({ servers: { slow: { url: slow.url } } });
+    const initializing = nextTransition(sup, (t) => t.to === 'initializing');
+    void sup.start();
+    await initializing;
+    await sup.stop();
+    expect(sup.status().slow?.state).toBe('closed');
+    // Nothing but (at most) the interrupted initialize reached the server: no GET probe for a legacy endpoint.
+    expect(slow.requests.filter((r) => r.method !== 'POST' || r.rpcMethod !== 'initialize')).toEqual([]);
+    expect(sup.status().slow?.transport).toBeUndefined();
+    await slow.close();
+  });
+});
