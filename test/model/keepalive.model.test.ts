@@ -7,12 +7,7 @@ import { modelSuite } from './suite.js';
 
 const spec = keepaliveSpec(keepaliveMachine);
 
-modelSuite('keepalive', spec, {
-  unreachable: {
-    "#keepalive.starting --(always)[0]--> #keepalive.off if 'is disabled'":
-      'the model runs with keepalive enabled; the disabled branch is covered by the scenario below',
-  },
-});
+modelSuite('keepalive', spec, { variants: [{ label: 'keepalive: false', spec: { ...spec, input: { ...INPUT, settings: false } } }] });
 
 describe('keepalive: scenarios', () => {
   it('does nothing at all when disabled', async () => {

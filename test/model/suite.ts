@@ -12,31 +12,36 @@ export interface ModelSuiteOptions {
    * they exist and are indeed never taken, so the list cannot go stale silently.
    */
   unreachable?: Record<string, string>;
+  /** The same machine from other inputs (e.g. a feature switched off); their paths count toward the gate. */
+  variants?: Array<{ label: string; spec: ModelSpec }>;
 }
 
 export function modelSuite(name: string, spec: ModelSpec, options: ModelSuiteOptions = {}): Coverage {
   const coverage = new Coverage(spec.machine);
-  const paths = transitionPaths(spec);
+  const runs = [{ label: '', spec }, ...(options.variants ?? [])].flatMap((variant) =>
+    transitionPaths(variant.spec).map((path) => ({ path, spec: variant.spec, name: variant.label ? `[${variant.label}] ${path.name}` : path.name })),
+  );
+  const paths = runs.map((r) => r.path);
   const unreachable = options.unreachable ?? {};
   const attempted = new Set<ModelPath>();
-  const run = (path: ModelPath) => {
-    attempted.add(path);
-    return replay(spec, path, coverage);
+  const run = (entry: (typeof runs)[number]) => {
+    attempted.add(entry.path);
+    return replay(entry.spec, entry.path, coverage);
   };
 
   describe(`${name}: model paths`, () => {
     it('the model has paths', () => {
       expect(paths.length).toBeGreaterThan(0);
     });
-    for (const path of paths) {
-      it(path.name, () => run(path));
+    for (const entry of runs) {
+      it(entry.name, () => run(entry));
     }
   });
 
   describe(`${name}: transition coverage`, () => {
     it('every transition of the machine was taken by some path', async () => {
       // Paths filtered out of this run (-t, shuffling) are replayed here, so the gate stands alone.
-      for (const path of paths) if (!attempted.has(path)) await run(path);
+      for (const entry of runs) if (!attempted.has(entry.path)) await run(entry);
       const all = allTransitionKeys(spec.machine);
       for (const key of Object.keys(unreachable)) {
         expect(all, `known-unreachable transition no longer exists: ${key}`).toContain(key);
