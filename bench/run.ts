@@ -1,0 +1,240 @@
+/**
+ * `npm run bench`: raw floor vs the official SDK client vs mcp-supervisor, per transport.
+ * Options: --quick (tiny counts), --json <file>, --only json,sse,legacy,stdio
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { openClient, type BenchClient, type ClientName, type Kind, type Target } from './clients.js';
+
+export interface BenchCounts {
+  seqCalls: number;
+  concCalls: number;
+  concurrency: number;
+  rounds: number;
+  idleConnections: number;
+  retainedCalls: number;
+  expiryCalls: number;
+}
+export const FULL: BenchCounts = { seqCalls: 2000, concCalls: 10000, concurrency: 64, rounds: 3, idleConnections: 300, retainedCalls: 20000, expiryCalls: 4000 };
+export const QUICK: BenchCounts = { seqCalls: 50, concCalls: 200, concurrency: 8, rounds: 1, idleConnections: 3, retainedCalls: 200, expiryCalls: 200 };
+
+export interface ClientResult {
+  seqOps: number;
+  concOps: number;
+  p50Ms: number;
+  p99Ms: number;
+  idleHeapBytes?: number | undefined;
+  retainedBytesPerCall?: number | undefined;
+  expiry?: { lost: number; recoverMs: number | undefined } | undefined;
+}
+export interface BenchReport {
+  machine: { node: string; cpu: string; cores: number; platform: string };
+  counts: BenchCounts;
+  transports: Partial<Record<Kind, Partial<Record<ClientName, ClientResult>>>>;
+}
+
+const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
+const STDIO = fileURLToPath(new URL('../test/fixtures/stdio-server.mjs', import.meta.url));
+
+async function startServer(mode: string): Promise<{ url: string; origin: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--mode', mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString()) as { port: number }).port));
+    child.once('exit', () => reject(new Error('bench server exited')));
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  return { url: mode === 'legacy' ? `${origin}/sse` : `${origin}/mcp`, origin, child };
+}
+
+/** `global.gc` from --expose-gc, or (in the test runner) the same function obtained through v8 flags. */
+function findGc(): () => void {
+  const exposed = (globalThis as { gc?: () => void }).gc;
+  if (exposed) return exposed;
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+const gc = (): void => {
+  const collect = findGc();
+  for (let i = 0; i < 4; i++) collect();
+};
+const heap = async (): Promise<number> => {
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function sequential(client: BenchClient, n: number, latencies?: number[]): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < n; i++) {
+    const t = latencies ? performance.now() : 0;
+    await client.call();
+    if (latencies) latencies.push(performance.now() - t);
+  }
+  return n / ((performance.now() - start) / 1000);
+}
+
+async function concurrent(client: BenchClient, n: number, width: number, onError?: () => void): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  const worker = async () => {
+    while (next < n) {
+      next++;
+      try {
+        await client.call();
+      } catch (error) {
+        if (!onError) throw error;
+        onError();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: width }, worker));
+  return n / ((performance.now() - start) / 1000);
+}
+
+async function idleHeap(name: ClientName, target: Target, n: number): Promise<number> {
+  const before = await heap();
+  const clients: BenchClient[] = [];
+  // At most 100 connections per origin: each holds its GET stream on one of the pool's 128 sockets.
+  const at = (i: number): Target => ({ ...target, url: target.url.replace('127.0.0.1', `127.0.0.${1 + Math.floor(i / 100)}`) });
+  for (let i = 0; i < n; i += 10) clients.push(...(await Promise.all(Array.from({ length: Math.min(10, n - i) }, (_, j) => openClient(name, at(i + j))))));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const after = await heap();
+  for (let i = 0; i < clients.length; i += 20) await Promise.all(clients.slice(i, i + 20).map((c) => c.close()));
+  return (after - before) / n;
+}
+
+async function retained(client: BenchClient, n: number): Promise<number> {
+  await concurrent(client, Math.min(2000, n), 16);
+  const before = await heap();
+  await concurrent(client, n, 16);
+  const after = await heap();
+  return Math.max(0, after - before) / n;
+}
+
+/** 64-wide load; the server forgets every session a quarter of the way in. */
+async function expiry(client: BenchClient, origin: string, n: number, width: number): Promise<{ lost: number; recoverMs: number | undefined }> {
+  let lost = 0;
+  let done = 0;
+  let expiredAt: number | undefined;
+  let recoveredAt: number | undefined;
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      next++;
+      const issued = performance.now();
+      try {
+        await client.call();
+        done++;
+        if (expiredAt !== undefined && recoveredAt === undefined && issued > expiredAt) recoveredAt = performance.now();
+      } catch {
+        lost++;
+      }
+      if (done === Math.floor(n / 4) && expiredAt === undefined) {
+        expiredAt = performance.now();
+        await fetch(`${origin}/__expire`, { method: 'POST' });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: width }, worker));
+  return { lost, recoverMs: recoveredAt !== undefined && expiredAt !== undefined ? recoveredAt - expiredAt : undefined };
+}
+
+export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; log?: (line: string) => void } = {}): Promise<BenchReport> {
+  const counts = options.counts ?? FULL;
+  const log = options.log ?? (() => {});
+  const os = await import('node:os');
+  const report: BenchReport = {
+    machine: { node: process.version, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, platform: `${os.platform()} ${os.release()}` },
+    counts,
+    transports: {},
+  };
+  for (const kind of options.only ?? (['json', 'sse', 'legacy', 'stdio'] as Kind[])) {
+    const server = kind === 'stdio' ? undefined : await startServer(kind);
+    const target: Target = { kind, url: server ? server.url : STDIO };
+    const names: ClientName[] = kind === 'legacy' ? ['sdk', 'ours'] : ['raw', 'sdk', 'ours'];
+    const seq: Record<string, number[]> = {};
+    const conc: Record<string, number[]> = {};
+    const lat: Record<string, number[]> = {};
+    try {
+      const clients = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await openClient(n, target)] as const)));
+      for (const n of names) await concurrent(clients[n]!, Math.min(500, counts.concCalls), 8); // warm-up
+      for (let round = 0; round < counts.rounds; round++) {
+        for (const n of names) {
+          (lat[n] ??= []).length = 0;
+          // Each segment starts on a collected heap: no client pays for another's garbage.
+          gc();
+          (seq[n] ??= []).push(await sequential(clients[n]!, counts.seqCalls, lat[n]));
+          gc();
+          (conc[n] ??= []).push(await concurrent(clients[n]!, counts.concCalls, counts.concurrency));
+        }
+      }
+      const results: Partial<Record<ClientName, ClientResult>> = {};
+      for (const n of names) {
+        const sorted = [...lat[n]!].sort((a, b) => a - b);
+        results[n] = { seqOps: median(seq[n]!), concOps: median(conc[n]!), p50Ms: sorted[Math.floor(sorted.length * 0.5)]!, p99Ms: sorted[Math.floor(sorted.length * 0.99)]! };
+      }
+      for (const n of names) if (n !== 'raw') results[n]!.retainedBytesPerCall = await retained(clients[n]!, counts.retainedCalls);
+      for (const n of names) await clients[n]!.close();
+      if (kind !== 'stdio') {
+        for (const n of names) if (n !== 'raw') results[n]!.idleHeapBytes = await idleHeap(n, target, counts.idleConnections);
+      }
+      if (server && kind !== 'legacy') {
+        for (const n of ['sdk', 'ours'] as const) {
+          const client = await openClient(n, target);
+          results[n]!.expiry = await expiry(client, server.origin, counts.expiryCalls, counts.concurrency);
+          await client.close().catch(() => {});
+        }
+      }
+      report.transports[kind] = results;
+      log(formatTable({ ...report, transports: { [kind]: results } }));
+    } finally {
+      server?.child.kill();
+    }
+  }
+  return report;
+}
+
+const fmt = (n: number | undefined, digits = 0) => (n === undefined ? 'n/a' : n.toFixed(digits));
+export function formatTable(report: BenchReport): string {
+  const lines = [
+    '| transport | client | seq calls/s | 64-conc calls/s | p50 ms | p99 ms | ours/raw seq | ours/raw conc | ours/SDK seq | ours/SDK conc | idle heap/conn | retained B/call | expiry lost | recover ms |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const [kind, results] of Object.entries(report.transports)) {
+    const ours = results.ours!;
+    for (const [name, r] of Object.entries(results)) {
+      const ratios =
+        name === 'ours'
+          ? [results.raw ? fmt(ours.seqOps / results.raw.seqOps, 2) : 'n/a', results.raw ? fmt(ours.concOps / results.raw.concOps, 2) : 'n/a', fmt(ours.seqOps / results.sdk!.seqOps, 2), fmt(ours.concOps / results.sdk!.concOps, 2)]
+          : ['', '', '', ''];
+      const idle = r.idleHeapBytes === undefined ? 'n/a' : `${fmt(r.idleHeapBytes / 1024, 1)} KB`;
+      lines.push(`| ${kind} | ${name} | ${fmt(r.seqOps)} | ${fmt(r.concOps)} | ${fmt(r.p50Ms, 3)} | ${fmt(r.p99Ms, 3)} | ${ratios.join(' | ')} | ${idle} | ${fmt(r.retainedBytesPerCall, 1)} | ${r.expiry ? r.expiry.lost : 'n/a'} | ${r.expiry ? fmt(r.expiry.recoverMs, 1) : 'n/a'} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  // The SDK's StreamableHTTPClientTransport adds an abort listener per fetch to one shared signal;
+  // Node warns once per call past 1,500. Report it once instead of flooding the table.
+  process.removeAllListeners('warning');
+  let sdkListenerWarnings = 0;
+  process.on('warning', (warning) => {
+    if (warning.name === 'MaxListenersExceededWarning') {
+      if (sdkListenerWarnings++ === 0) process.stderr.write(`note: ${warning.message}\n`);
+    } else process.stderr.write(`${warning.name}: ${warning.message}\n`);
+  });
+  const argv = process.argv.slice(2);
+  const arg = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+  const only = arg('--only')?.split(',') as Kind[] | undefined;
+  const report = await runBench({ counts: argv.includes('--quick') ? QUICK : FULL, only, log: (line) => process.stderr.write(`${line}\n`) });
+  const { machine } = report;
+  process.stdout.write(`node ${machine.node}, ${machine.cpu} x${machine.cores}, ${machine.platform}\n\n${formatTable(report)}\n`);
+  const out = arg('--json');
+  if (out) writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  process.exit(0);
+}

@@ -1,0 +1,104 @@
+/**
+ * The bench's minimal MCP servers (node:http, no SDK), run in a child process so the clients
+ * under test own the bench process's CPU and heap. Prints `{"port":N}` when listening.
+ *
+ *   --mode json|sse   Streamable HTTP: POST answers as application/json or as a one-event SSE stream
+ *   --mode legacy     legacy HTTP+SSE (2024-11-05): GET /sse stream + POST /messages?sessionId=
+ *   POST /__expire    forgets every session (the next request on one gets 404)
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+
+const argv = process.argv.slice(2);
+const mode = argv[argv.indexOf('--mode') + 1] ?? 'json';
+const RESULT = { content: [{ type: 'text', text: 'ok' }] };
+const sessions = new Set<string>();
+const legacyStreams = new Map<string, ServerResponse>();
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (text += chunk));
+    req.on('end', () => resolve(text));
+    req.on('error', reject);
+  });
+}
+
+function answer(message: { id?: number | string; method?: string; params?: { protocolVersion?: string } }): object {
+  if (message.method === 'initialize') {
+    return {
+      jsonrpc: '2.0',
+      id: message.id,
+      result: { protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'bench', version: '1.0.0' } },
+    };
+  }
+  if (message.method === 'tools/call') return { jsonrpc: '2.0', id: message.id, result: RESULT };
+  if (message.method === 'tools/list') return { jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } };
+  if (message.method === 'ping') return { jsonrpc: '2.0', id: message.id, result: {} };
+  return { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } };
+}
+
+async function streamable(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const sid = req.headers['mcp-session-id'] as string | undefined;
+  if (req.method === 'GET') {
+    if (!sid || !sessions.has(sid)) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write(': open\n\n');
+    return;
+  }
+  if (req.method === 'DELETE') {
+    if (sid) sessions.delete(sid);
+    return void res.writeHead(200).end();
+  }
+  const message = JSON.parse(await readBody(req));
+  const headers: Record<string, string> = {};
+  if (message.method === 'initialize') {
+    const id = randomUUID();
+    sessions.add(id);
+    headers['mcp-session-id'] = id;
+  } else if (!sid || !sessions.has(sid)) {
+    return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
+  }
+  if (message.id === undefined) return void res.writeHead(202).end();
+  const body = JSON.stringify(answer(message));
+  if (mode === 'sse') {
+    headers['content-type'] = 'text/event-stream';
+    res.writeHead(200, headers).end(`event: message\ndata: ${body}\n\n`);
+  } else {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(body));
+    res.writeHead(200, headers).end(body);
+  }
+}
+
+async function legacy(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://x');
+  if (req.method === 'GET') {
+    const id = randomUUID();
+    legacyStreams.set(id, res);
+    res.on('close', () => legacyStreams.delete(id));
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write(`event: endpoint\ndata: /messages?sessionId=${id}\n\n`);
+    return;
+  }
+  const stream = legacyStreams.get(url.searchParams.get('sessionId') ?? '');
+  if (req.method !== 'POST' || !stream) return void res.writeHead(404).end();
+  const message = JSON.parse(await readBody(req));
+  res.writeHead(202).end();
+  if (message.id !== undefined) stream.write(`event: message\ndata: ${JSON.stringify(answer(message))}\n\n`);
+}
+
+const server = createServer((req, res) => {
+  if (req.url === '/__expire') {
+    sessions.clear();
+    return void res.writeHead(200).end();
+  }
+  (mode === 'legacy' ? legacy(req, res) : streamable(req, res)).catch(() => res.writeHead(500).end());
+});
+server.keepAliveTimeout = 60_000;
+// 0.0.0.0: the idle-connection test reaches it as 127.0.0.1..127.0.0.4 (one origin, one client pool, per 100 connections).
+server.listen(0, '0.0.0.0', () => {
+  const address = server.address();
+  process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0 })}\n`);
+});

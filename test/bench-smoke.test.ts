@@ -1,0 +1,23 @@
+// The bench must not rot: a run with tiny counts, its report's shape, and no call lost across an expiry.
+import { describe, expect, it } from 'vitest';
+import { formatTable, QUICK, runBench } from '../bench/run.js';
+
+describe('bench smoke', () => {
+  it(
+    'runs every transport with tiny counts and loses no call across a session expiry',
+    async () => {
+      const report = await runBench({ counts: QUICK });
+      expect(Object.keys(report.transports).sort()).toEqual(['json', 'legacy', 'sse', 'stdio']);
+      for (const results of Object.values(report.transports)) {
+        expect(results.ours!.seqOps).toBeGreaterThan(0);
+        expect(results.ours!.concOps).toBeGreaterThan(0);
+        expect(results.sdk!.seqOps).toBeGreaterThan(0);
+      }
+      expect(report.transports.json!.ours!.expiry!.lost).toBe(0);
+      expect(report.transports.sse!.ours!.expiry!.lost).toBe(0);
+      expect(report.transports.json!.raw!.seqOps).toBeGreaterThan(0);
+      expect(formatTable(report)).toContain('| json | ours |');
+    },
+    120_000,
+  );
+});
