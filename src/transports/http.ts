@@ -6,7 +6,7 @@
 import type { Dispatcher, Pool } from 'undici';
 import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../protocol/jsonrpc.js';
 import { ProtocolError, SessionExpiredError, TransportError } from '../protocol/errors.js';
-import { acquirePool, releasePool } from './pool.js';
+import { acquirePool, releasePool, streamPool } from './pool.js';
 import { describeErrorBody, describeMessage, headerValue, isAbortError, lowercaseHeaders, mediaTypeEssence, networkError, postMessage, readBodyBounded, redactSecrets, secretHeaderValues, statusError } from './http-body.js';
 import { followResponseStream } from './http-resume.js';
 import { readSseStream } from './sse-stream.js';
@@ -37,6 +37,8 @@ export class StreamableHttpTransport implements Transport {
   readonly timers: Timers;
   readonly maxMessageBytes: number;
   readonly pool: Pool;
+  /** Long-lived streams: a pool of their own, so they never starve the messages. */
+  private readonly streams: Pool;
   readonly path: string;
   readonly sink: TransportSink;
   private readonly origin: string;
@@ -63,6 +65,7 @@ export class StreamableHttpTransport implements Transport {
     this.sink = options.sink;
     this.timers = options.timers ?? realTimers;
     this.pool = acquirePool(this.origin);
+    this.streams = streamPool(this.origin);
     this.rebuildHeaders();
   }
 
@@ -189,7 +192,7 @@ export class StreamableHttpTransport implements Transport {
   ): Promise<{ kind: 'open'; body: Dispatcher.ResponseData['body'] } | { kind: 'unavailable'; status: number }> {
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.pool.request({
+      response = await this.streams.request({
         path: this.path,
         method: 'GET',
         headers: this.sessionHeaders('text/event-stream', lastEventId),

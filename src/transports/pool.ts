@@ -1,11 +1,14 @@
 /**
- * One keep-alive undici Pool per origin, shared by every transport that talks to it and
- * closed when the last one lets go.
+ * One keep-alive undici Pool per origin for messages, shared by every transport that talks to
+ * it and closed when the last one lets go. Long-lived SSE streams (GET listeners, resumes, legacy
+ * streams) get a second, unbounded pool of their own: each holds a socket for as long as it is
+ * open, so in the bounded pool the 129th ready connection could not even send its initialize.
  */
 import { Pool } from 'undici';
 
 interface Entry {
   pool: Pool;
+  streams: Pool | undefined;
   users: number;
 }
 
@@ -23,6 +26,7 @@ export function acquirePool(origin: string): Pool {
         // every request sets its own timeouts.
         bodyTimeout: 0,
       }),
+      streams: undefined,
       users: 0,
     };
     pools.set(origin, entry);
@@ -31,11 +35,19 @@ export function acquirePool(origin: string): Pool {
   return entry.pool;
 }
 
+/** The stream pool of an origin acquired with `acquirePool`: one socket per open stream, no cap. */
+export function streamPool(origin: string): Pool {
+  const entry = pools.get(origin);
+  if (!entry) throw new Error(`no pool acquired for ${origin}`);
+  entry.streams ??= new Pool(origin, { connections: null, pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0 });
+  return entry.streams;
+}
+
 export async function releasePool(origin: string): Promise<void> {
   const entry = pools.get(origin);
   if (!entry) return;
   entry.users--;
   if (entry.users > 0) return;
   pools.delete(origin);
-  await entry.pool.destroy().catch(() => {});
+  await Promise.all([entry.pool.destroy().catch(() => {}), entry.streams?.destroy().catch(() => {})]);
 }

@@ -8,7 +8,7 @@
 import type { Dispatcher, Pool } from 'undici';
 import { parseMessages, type JsonRpcMessage } from '../protocol/jsonrpc.js';
 import { ConnectionClosedError, EndpointTimeoutError, McpSupervisorError, ProtocolError, TransportError } from '../protocol/errors.js';
-import { acquirePool, releasePool } from './pool.js';
+import { acquirePool, releasePool, streamPool } from './pool.js';
 import {
   describeErrorBody,
   describeMessage,
@@ -52,6 +52,8 @@ export class LegacySseTransport implements Transport {
   readonly endpointTimeoutMs: number;
   private readonly url: URL;
   readonly pool: Pool;
+  /** Long-lived streams: a pool of their own, so they never starve the messages. */
+  private readonly streams: Pool;
   private readonly sink: TransportSink;
   private readonly timers: Timers;
   private readonly userHeaders: Record<string, string>;
@@ -81,6 +83,7 @@ export class LegacySseTransport implements Transport {
     this.maxMessageBytes = options.maxMessageBytes;
     this.endpointTimeoutMs = options.endpointTimeoutMs ?? Math.min(options.requestTimeoutMs, 10_000);
     this.pool = acquirePool(this.url.origin);
+    this.streams = streamPool(this.url.origin);
   }
 
   get isOpen(): boolean {
@@ -170,7 +173,7 @@ export class LegacySseTransport implements Transport {
   private async requestStream(): Promise<Body> {
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.pool.request({
+      response = await this.streams.request({
         path: `${this.url.pathname}${this.url.search}`,
         method: 'GET',
         headers: { ...this.userHeaders, accept: 'text/event-stream' },
