@@ -2,7 +2,7 @@
  * Picks and builds the transport a server config asks for. The one place that knows which
  * transports exist.
  */
-import type { CommandServerConfig, ServerConfig } from '../config.js';
+import type { CommandServerConfig, ServerConfig, UrlServerConfig } from '../config.js';
 import { ConfigError } from '../protocol/errors.js';
 import { StreamableHttpTransport } from './http.js';
 import { LegacySseTransport } from './sse.js';
@@ -33,7 +33,12 @@ export function createTransport(config: ServerConfig, context: TransportContext,
   if (kind === 'stdio') {
     throw new ConfigError(`invalid configuration: servers.${config.name}.type: 'stdio' needs \`command\`, not \`url\``, [{ path: `servers.${config.name}.type`, message: "'stdio' needs `command`" }]);
   }
-  return new StreamableHttpTransport({
+  return new StreamableHttpTransport(urlTransportOptions(config, context));
+}
+
+/** What both HTTP transports take from a URL server's config. */
+function urlTransportOptions(config: UrlServerConfig, context: TransportContext) {
+  return {
     url: config.url,
     server: config.name,
     headers: config.headers,
@@ -41,21 +46,13 @@ export function createTransport(config: ServerConfig, context: TransportContext,
     maxMessageBytes: config.maxMessageBytes,
     sink: context.sink,
     timers: context.timers,
-  });
+  };
 }
 
 /** The legacy HTTP+SSE (2024-11-05) transport for a URL server: `type: 'sse'`, or `auto` after a fallback. */
 export function createLegacySseTransport(config: ServerConfig, context: TransportContext): LegacySseTransport {
   if (config.kind === 'command') throw new ConfigError(`invalid configuration: servers.${config.name}: legacy SSE needs \`url\``, [{ path: `servers.${config.name}.url`, message: 'required for sse' }]);
-  return new LegacySseTransport({
-    url: config.url,
-    server: config.name,
-    headers: config.headers,
-    requestTimeoutMs: config.requestTimeoutMs,
-    maxMessageBytes: config.maxMessageBytes,
-    sink: context.sink,
-    timers: context.timers,
-  });
+  return new LegacySseTransport(urlTransportOptions(config, context));
 }
 
 /** A stdio server: one child process per connection attempt. */
