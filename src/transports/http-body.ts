@@ -133,3 +133,42 @@ export async function postMessage(
 export function statusError(statusCode: number, message: JsonRpcMessage, detail: string | undefined, server: string): TransportError {
   return new TransportError(`HTTP ${statusCode} for ${describeMessage(message)}${detail ? `: ${detail}` : ''}`, statusCode, { server, body: detail });
 }
+
+export type EventStreamResult = { kind: 'open'; body: Body } | { kind: 'unavailable'; status: number };
+
+/**
+ * GETs a `text/event-stream` and checks its answer: statuses in `unavailable` mean "no stream
+ * here", other non-2xx statuses and other content types are typed errors naming `what`.
+ */
+export async function openEventStream(
+  pool: Pool,
+  request: { path: string; headers: Record<string, string>; signal?: AbortSignal | undefined; headersTimeout: number; bodyTimeout: number },
+  what: string,
+  redact: (text: string | undefined) => string | undefined,
+  server: string,
+  unavailable: ReadonlySet<number> = NO_STATUSES,
+): Promise<EventStreamResult> {
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await pool.request({ ...request, method: 'GET' });
+  } catch (error) {
+    if (isAbortError(error)) throw error;
+    throw networkError(`GET ${what}`, error, server);
+  }
+  const { statusCode, headers, body } = response;
+  if (unavailable.has(statusCode)) {
+    await body.dump().catch(() => {});
+    return { kind: 'unavailable', status: statusCode };
+  }
+  if (statusCode < 200 || statusCode >= 300) {
+    const detail = redact(await describeErrorBody(body));
+    throw new TransportError(`HTTP ${statusCode} for ${what}${detail ? `: ${detail}` : ''}`, statusCode, { server, body: detail });
+  }
+  if (mediaTypeEssence(headers['content-type']) !== 'text/event-stream') {
+    await body.dump().catch(() => {});
+    throw new ProtocolError(`${what} answered ${JSON.stringify(headerValue(headers['content-type']) ?? '')}, not text/event-stream`, { server });
+  }
+  return { kind: 'open', body };
+}
+
+const NO_STATUSES: ReadonlySet<number> = new Set();

@@ -3,11 +3,11 @@
  * the negotiated protocol version, and the headers derived from them. Every message is a POST;
  * responses arrive as JSON or as an SSE stream; the GET listener is opened on request.
  */
-import type { Dispatcher, Pool } from 'undici';
+import type { Pool } from 'undici';
 import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../protocol/jsonrpc.js';
-import { ProtocolError, SessionExpiredError, TransportError } from '../protocol/errors.js';
+import { ProtocolError, SessionExpiredError } from '../protocol/errors.js';
 import { acquirePool, releasePool, streamPool } from './pool.js';
-import { describeErrorBody, describeMessage, headerValue, isAbortError, lowercaseHeaders, mediaTypeEssence, networkError, postMessage, readBodyBounded, redactSecrets, secretHeaderValues, statusError } from './http-body.js';
+import { describeErrorBody, describeMessage, headerValue, lowercaseHeaders, mediaTypeEssence, postMessage, readBodyBounded, redactSecrets, secretHeaderValues, statusError, openEventStream, type EventStreamResult } from './http-body.js';
 import { followResponseStream } from './http-resume.js';
 import { readSseStream } from './sse-stream.js';
 import { realTimers, type ListenerOpenResult, type SendOptions, type Timers, type Transport, type TransportSink } from './transport.js';
@@ -189,35 +189,15 @@ export class StreamableHttpTransport implements Transport {
     signal: AbortSignal | undefined,
     headersTimeout: number,
     bodyTimeout = 0,
-  ): Promise<{ kind: 'open'; body: Dispatcher.ResponseData['body'] } | { kind: 'unavailable'; status: number }> {
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await this.streams.request({
-        path: this.path,
-        method: 'GET',
-        headers: this.sessionHeaders('text/event-stream', lastEventId),
-        signal,
-        headersTimeout,
-        bodyTimeout,
-      });
-    } catch (error) {
-      if (isAbortError(error)) throw error;
-      throw networkError('GET stream', error, this.server);
-    }
-    const { statusCode, headers, body } = response;
-    if (NO_LISTENER_STATUSES.has(statusCode)) {
-      await body.dump().catch(() => {});
-      return { kind: 'unavailable', status: statusCode };
-    }
-    if (statusCode < 200 || statusCode >= 300) {
-      const detail = this.redact(await describeErrorBody(body));
-      throw new TransportError(`HTTP ${statusCode} for the GET stream${detail ? `: ${detail}` : ''}`, statusCode, { server: this.server, body: detail });
-    }
-    if (mediaTypeEssence(headers['content-type']) !== 'text/event-stream') {
-      await body.dump().catch(() => {});
-      throw new ProtocolError(`the GET stream answered ${JSON.stringify(headerValue(headers['content-type']) ?? '')}, not text/event-stream`, { server: this.server });
-    }
-    return { kind: 'open', body };
+  ): Promise<EventStreamResult> {
+    return openEventStream(
+      this.streams,
+      { path: this.path, headers: this.sessionHeaders('text/event-stream', lastEventId), signal, headersTimeout, bodyTimeout },
+      'the GET stream',
+      (text) => this.redact(text),
+      this.server,
+      NO_LISTENER_STATUSES,
+    );
   }
 
   /** A bad event on a stream is reported, not fatal: the stream and the connection go on. */

@@ -12,11 +12,9 @@ import { acquirePool, releasePool, streamPool } from './pool.js';
 import {
   describeErrorBody,
   describeMessage,
-  headerValue,
   isAbortError,
   lowercaseHeaders,
-  mediaTypeEssence,
-  networkError,
+  openEventStream,
   postMessage,
   redactSecrets,
   secretHeaderValues,
@@ -171,31 +169,22 @@ export class LegacySseTransport implements Transport {
   }
 
   private async requestStream(): Promise<Body> {
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await this.streams.request({
+    const opened = await openEventStream(
+      this.streams,
+      {
         path: `${this.url.pathname}${this.url.search}`,
-        method: 'GET',
         headers: { ...this.userHeaders, accept: 'text/event-stream' },
         signal: this.controller.signal,
         // The endpoint timer is the bound; this only backs it up (e.g. under a test's manual timers).
         headersTimeout: this.endpointTimeoutMs + 1_000,
         bodyTimeout: 0,
-      });
-    } catch (error) {
-      if (isAbortError(error)) throw error;
-      throw networkError('GET the SSE stream', error, this.server);
-    }
-    const { statusCode, headers, body } = response;
-    if (statusCode < 200 || statusCode >= 300) {
-      const detail = this.redact(await describeErrorBody(body));
-      throw new TransportError(`HTTP ${statusCode} for the SSE stream${detail ? `: ${detail}` : ''}`, statusCode, { server: this.server, body: detail });
-    }
-    if (mediaTypeEssence(headers['content-type']) !== 'text/event-stream') {
-      await body.dump().catch(() => {});
-      throw new ProtocolError(`the SSE URL answered ${JSON.stringify(headerValue(headers['content-type']) ?? '')}, not text/event-stream`, { server: this.server });
-    }
-    return body;
+      },
+      'the SSE stream',
+      (text) => this.redact(text),
+      this.server,
+    );
+    if (opened.kind !== 'open') throw new Error('unreachable: no status means "unavailable" here');
+    return opened.body;
   }
 
   /** Reads the stream until it ends; an end after open is a lost connection. */
