@@ -97,7 +97,11 @@ function isFatal(error: unknown): boolean {
 }
 
 /** A short, secret-free reason for a transition, from the event that caused it. */
-export function describeCause(event: AnyEventObject): string {
+export function describeCause(event: AnyEventObject, value?: unknown): string {
+  // The same handshake failure either falls back or goes down: the state entered tells which.
+  if (typeof value === 'object' && value !== null && (value as Record<string, unknown>).connecting === 'falling back') {
+    return 'Streamable HTTP refused; falling back to legacy SSE';
+  }
   switch (event.type) {
     case 'xstate.init':
       return 'start';

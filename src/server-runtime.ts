@@ -4,7 +4,7 @@
  * connection machine's actors call into it; the facade's requests go straight through it.
  */
 import type { AnyEventObject } from 'xstate';
-import { eventError, type ConfiguredTransport, type ConnectionEvent, type SessionInfo } from '../machines/connection.machine.js';
+import { describeCause, eventError, type ConfiguredTransport, type ConnectionEvent, type SessionInfo } from '../machines/connection.machine.js';
 import type { ProbeOutput } from '../machines/keepalive.machine.js';
 import type { ServerConfig } from './config.js';
 import { Emitter } from './emitter.js';
@@ -313,7 +313,7 @@ export class ServerRuntime {
 
   // ---- lifecycle, observed from the connection actor's snapshots
 
-  onSnapshot(value: unknown, context: { session?: SessionInfo | undefined; lastError?: string | undefined }, event: AnyEventObject, describe: (event: AnyEventObject) => string): void {
+  onSnapshot(value: unknown, context: { session?: SessionInfo | undefined; lastError?: string | undefined }, event: AnyEventObject): void {
     const state = topLevelState(value);
     const serving = typeof value === 'object' && value !== null && (value as Record<string, unknown>).ready === 'serving';
     this.session = context.session;
@@ -325,7 +325,7 @@ export class ServerRuntime {
         server: this.name,
         from,
         to: state,
-        cause: isFallingBack(value) ? 'Streamable HTTP refused; falling back to legacy SSE' : describe(event),
+        cause: describeCause(event, value),
         error: eventError(event),
         at: Date.now(),
       });
@@ -375,10 +375,6 @@ export class ServerRuntime {
     if (!this.transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name, retryable: true });
     return this.transport;
   }
-}
-
-function isFallingBack(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && (value as Record<string, unknown>).connecting === 'falling back';
 }
 
 function topLevelState(value: unknown): ConnectionState {

@@ -4,7 +4,7 @@
  * XState; the optional `inspect` observer sees the whole actor tree.
  */
 import { createActor, type Actor, type InspectionEvent, type Observer } from 'xstate';
-import { describeCause, type ConnectionContext } from '../machines/connection.machine.js';
+import type { ConnectionContext } from '../machines/connection.machine.js';
 import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
 import { supervisorMachine, type SupervisedServer } from '../machines/supervisor.machine.js';
 import { provideConnection } from './actors/connection-actors.js';
@@ -140,7 +140,7 @@ export class Supervisor {
       if (runtime && event.actorRef !== this.actor) {
         const snapshot = event.snapshot as unknown as { status: string; error?: unknown; value: unknown; context: ConnectionContext };
         if (snapshot.status === 'error') runtime.onCrash(snapshot.error);
-        else runtime.onSnapshot(snapshot.value, snapshot.context, event.event, describeCause);
+        else runtime.onSnapshot(snapshot.value, snapshot.context, event.event);
       }
     }
     const user = this.options.inspect;
