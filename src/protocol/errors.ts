@@ -4,6 +4,8 @@
  * or authorization headers.
  */
 
+import type { AuthChallenge } from '../auth/types.js';
+
 export type ErrorCode =
   | 'MCP_ERROR'
   | 'TRANSPORT_ERROR'
@@ -16,7 +18,9 @@ export type ErrorCode =
   | 'UNSUPPORTED_PROTOCOL_VERSION'
   | 'QUEUE_FULL'
   | 'FALLBACK_FAILED'
-  | 'CONFIG_ERROR';
+  | 'CONFIG_ERROR'
+  | 'AUTHORIZATION_REQUIRED'
+  | 'AUTHORIZATION_FAILED';
 
 export interface ErrorDetails {
   server?: string | undefined;
@@ -178,6 +182,49 @@ export class FallbackFailedError extends McpSupervisorError {
     details?: ErrorDetails,
   ) {
     super(`Streamable HTTP was refused (${describeError(httpError)}) and the legacy SSE probe failed too (${describeError(sseError)})`, details);
+  }
+}
+
+/**
+ * The server refused the request for want of (sufficient) credentials: HTTP 401, or 403 with
+ * `insufficient_scope`. With an `auth` provider the connection authorizes and resends; without one
+ * it is fatal (restarting with the same headers cannot help).
+ */
+export class AuthorizationRequiredError extends McpSupervisorError {
+  readonly code = 'AUTHORIZATION_REQUIRED' as const;
+  readonly retryable: boolean;
+  override readonly fatal: boolean;
+  constructor(
+    message: string,
+    readonly challenge: AuthChallenge,
+    /** The auth provider generation whose credentials were refused (-1 without a provider). */
+    readonly credentialGeneration: number,
+    details?: ErrorDetails & { fatal?: boolean },
+  ) {
+    super(message, details);
+    this.fatal = details?.fatal ?? false;
+    this.retryable = !this.fatal;
+  }
+  get status(): 401 | 403 {
+    return this.challenge.status;
+  }
+}
+
+/**
+ * An OAuth flow failed: discovery, registration, the token endpoint, the user's consent, or the
+ * step-up limit. `oauthError` is the authorization server's `error` code when it sent one.
+ * Never carries tokens, codes or client secrets.
+ */
+export class AuthorizationError extends McpSupervisorError {
+  readonly code = 'AUTHORIZATION_FAILED' as const;
+  readonly retryable: boolean;
+  override readonly fatal: boolean;
+  readonly oauthError: string | undefined;
+  constructor(message: string, details?: ErrorDetails & { oauthError?: string | undefined; fatal?: boolean; retryable?: boolean }) {
+    super(message, details);
+    this.oauthError = details?.oauthError;
+    this.fatal = details?.fatal ?? true;
+    this.retryable = details?.retryable ?? !this.fatal;
   }
 }
 

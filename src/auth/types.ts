@@ -1,0 +1,76 @@
+/**
+ * The contract between the transports and whatever supplies credentials. The transports only
+ * ask for the current `Authorization` value and report 401/403 challenges; the connection
+ * machine's `authorizing` state calls `authorize` once per challenge (the single flight).
+ * The built-in OAuth 2.1 client (`createOAuthProvider`) is one implementation; users may bring
+ * their own.
+ */
+
+/** What a 401, or a 403 with `insufficient_scope`, told the client. */
+export interface AuthChallenge {
+  status: 401 | 403;
+  /** The `WWW-Authenticate` header exactly as the server sent it (parsed by the provider). */
+  wwwAuthenticate: string | undefined;
+  /** The MCP endpoint that refused the request: the protected resource. */
+  resourceUrl: URL;
+}
+
+export interface AuthProvider {
+  /**
+   * The full `Authorization` header value for the next request (`Bearer …`), or undefined before
+   * the first authorization. Called when the transport rebuilds its headers, not per request.
+   */
+  authorization(): string | undefined;
+  /**
+   * Increases whenever `authorization()` changes. Transports compare it on each send (one integer
+   * compare) and tag every challenge with the generation that was refused, so a 401 that answers
+   * an older token just resends instead of authorizing again.
+   */
+  readonly generation: number;
+  /**
+   * Obtains new credentials after `challenge` (refresh, step-up, a new grant). Resolves once
+   * `authorization()` returns them; rejects with an `AuthorizationError` (`fatal` when trying
+   * again cannot help). Never called concurrently for one server.
+   */
+  authorize(challenge: AuthChallenge, signal: AbortSignal): Promise<void>;
+  /** A request succeeded with the current credentials (resets step-up attempt counts). */
+  confirmed?(): void;
+  /** Forget credentials (e.g. on `server.logout()`); optional. */
+  clear?(): Promise<void>;
+}
+
+/** A token endpoint's answer, with `expires_in` turned into an absolute time. */
+export interface OAuthTokens {
+  access_token: string;
+  token_type: string;
+  refresh_token?: string | undefined;
+  /** Epoch milliseconds; undefined when the server gave no `expires_in`. */
+  expires_at?: number | undefined;
+  scope?: string | undefined;
+}
+
+/** A client identity at one authorization server: pre-registered, a CIMD URL, or from DCR. */
+export interface OAuthClientInformation {
+  client_id: string;
+  client_secret?: string | undefined;
+  /** Epoch seconds, 0 = never (RFC 7591). */
+  client_secret_expires_at?: number | undefined;
+  token_endpoint_auth_method?: TokenEndpointAuthMethod | undefined;
+}
+
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
+
+/** What a token store keeps per protected resource. */
+export interface StoredAuthorization {
+  /** The authorization server the tokens and client belong to (its issuer URL). */
+  issuer?: string | undefined;
+  tokens?: OAuthTokens | undefined;
+  client?: OAuthClientInformation | undefined;
+}
+
+/** Pluggable persistence; keyed by the canonical resource URL. In memory by default. */
+export interface TokenStore {
+  load(key: string): Promise<StoredAuthorization | undefined>;
+  save(key: string, value: StoredAuthorization): Promise<void>;
+  clear(key: string): Promise<void>;
+}
