@@ -2,6 +2,7 @@
  * One MCP server's connection lifecycle:
  *
  *   connecting -> initializing -> ready -> expired -> reinitializing -> ready
+ *        \------------\-------------\---------------------\-> authorizing -> ready | connecting
  *                                   \-> reconnecting -> (supervisor: RESTART) -> connecting
  *                                                   \-> (supervisor: GIVE_UP) -> failed
  *   any -> closing -> closed
@@ -9,6 +10,10 @@
  * The machine owns the lifecycle only. Requests never pass through it: while `ready.serving`
  * the facade calls the transport directly; in every other state it holds them. The restart
  * policy lives with the supervisor, which answers CONNECTION_DOWN with RESTART or GIVE_UP.
+ *
+ * `authorizing`: the server answered 401 (or 403 `insufficient_scope`) and an auth provider is
+ * configured. One authorization runs for however many requests were refused; afterwards a live
+ * session goes back to `ready` (the refused requests are resent), otherwise the handshake reruns.
  *
  * Children: `sse-fallback` (in `connecting`, for `type: 'auto'` servers that refuse the
  * Streamable HTTP initialize with 400/404/405), `listener` and `keepalive` (in `ready`).
@@ -63,6 +68,8 @@ export type ConnectionEvent =
   | { type: 'SESSION_EXPIRED'; generation: number }
   /** The transport died (network failure, child exit, keepalive misses); `fatal` when a restart cannot help. */
   | { type: 'CONNECTION_LOST'; error: string; fatal?: boolean }
+  /** A request was refused for want of credentials (401, or 403 `insufficient_scope`) and an auth provider can fix it. */
+  | { type: 'AUTHORIZATION_REQUIRED'; error: string }
   | { type: 'LISTENER_SETTLED' }
   | { type: 'LISTENER_LOST'; error: string }
   | { type: 'RESTART' }
@@ -96,12 +103,18 @@ function isFatal(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { fatal?: unknown }).fatal === true;
 }
 
+/** A refusal an auth provider can fix: a 401/403 challenge that is not marked fatal (no provider configured). */
+function needsAuthorization(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'AUTHORIZATION_REQUIRED' && !isFatal(error);
+}
+
 /** A short, secret-free reason for a transition, from the event that caused it. */
 export function describeCause(event: AnyEventObject, value?: unknown): string {
   // The same handshake failure either falls back or goes down: the state entered tells which.
   if (typeof value === 'object' && value !== null && (value as Record<string, unknown>).connecting === 'falling back') {
     return 'Streamable HTTP refused; falling back to legacy SSE';
   }
+  if (value === 'authorizing' && event.type.startsWith('xstate.error.actor.')) return 'authorization required';
   switch (event.type) {
     case 'xstate.init':
       return 'start';
@@ -109,6 +122,10 @@ export function describeCause(event: AnyEventObject, value?: unknown): string {
       return 'transport ready';
     case 'xstate.done.actor.handshake':
       return 'initialized';
+    case 'xstate.done.actor.authorize':
+      return 'authorized';
+    case 'AUTHORIZATION_REQUIRED':
+      return 'authorization required';
     case 'xstate.done.actor.close':
       return 'closed';
     case 'xstate.done.actor.sse-fallback':
@@ -150,6 +167,7 @@ export const connectionMachine = setup({
     'sse-fallback': {} as ActorLogic<any, any, { server: string; reason: string }, ActorSystem<any>>,
     'initialize session': {} as PromiseActorLogic<SessionInfo, ServerRef>,
     'close session': {} as PromiseActorLogic<void, ServerRef>,
+    authorize: {} as PromiseActorLogic<void, ServerRef>,
     listener: {} as ActorLogic<any, any, ServerRef, ActorSystem<any>>,
     keepalive: {} as ActorLogic<any, any, { server: string; settings: KeepaliveSettings | false }, ActorSystem<any>>,
   },
@@ -186,6 +204,8 @@ export const connectionMachine = setup({
       const status = (event as unknown as { error?: { status?: unknown } }).error?.status;
       return context.configuredTransport === 'auto' && context.latchedTransport === undefined && FALLBACK_STATUSES.includes(status as number);
     },
+    'needs authorization': ({ event }) => needsAuthorization((event as unknown as Partial<ActorError>).error),
+    'has session': ({ context }) => context.session !== undefined,
     'found legacy endpoint': ({ event }) => (event as unknown as { output: SseFallbackOutput }).output.found,
     'is current session': ({ context, event }) =>
       event.type === 'SESSION_EXPIRED' && context.session !== undefined && event.generation === context.session.sessionGeneration,
@@ -222,7 +242,11 @@ export const connectionMachine = setup({
             src: 'connect transport',
             input: ({ context }) => ({ server: context.server, transport: context.latchedTransport ?? context.configuredTransport }),
             onDone: { target: '#connection.initializing', actions: 'remember transport' },
-            onError: { target: '#connection.reconnecting', actions: 'remember error' },
+            onError: [
+              // A legacy SSE stream can be refused with 401 when it opens.
+              { guard: 'needs authorization', target: '#connection.authorizing', actions: 'remember error' },
+              { target: '#connection.reconnecting', actions: 'remember error' },
+            ],
           },
         },
         // Streamable HTTP was refused: try the legacy HTTP+SSE transport once, and latch it if it answers.
@@ -246,6 +270,7 @@ export const connectionMachine = setup({
         input: ({ context }) => ({ server: context.server }),
         onDone: { target: 'ready', actions: 'remember session' },
         onError: [
+          { guard: 'needs authorization', target: 'authorizing', actions: 'remember error' },
           { guard: 'should fall back to legacy SSE', target: 'connecting.falling back', actions: 'remember error' },
           { target: 'reconnecting', actions: 'remember error' },
         ],
@@ -271,6 +296,7 @@ export const connectionMachine = setup({
       after: { 'session proven delay': { actions: 'report session proven' } },
       on: {
         SESSION_EXPIRED: { guard: 'is current session', target: 'expired' },
+        AUTHORIZATION_REQUIRED: { target: 'authorizing', actions: 'remember error' },
         CONNECTION_LOST: { target: 'reconnecting', actions: 'remember error' },
         LISTENER_LOST: { target: 'reconnecting', actions: 'remember error' },
       },
@@ -286,6 +312,23 @@ export const connectionMachine = setup({
         src: 'initialize session',
         input: ({ context }) => ({ server: context.server }),
         onDone: { target: 'ready', actions: 'remember session' },
+        onError: [
+          { guard: 'needs authorization', target: 'authorizing', actions: 'remember error' },
+          { target: 'reconnecting', actions: 'remember error' },
+        ],
+      },
+      on: { CONNECTION_LOST: { target: 'reconnecting', actions: 'remember error' } },
+    },
+    authorizing: {
+      // One authorization for every refused request; requests are held meanwhile.
+      invoke: {
+        id: 'authorize',
+        src: 'authorize',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: [
+          { guard: 'has session', target: 'ready' },
+          { target: 'connecting' },
+        ],
         onError: { target: 'reconnecting', actions: 'remember error' },
       },
       on: { CONNECTION_LOST: { target: 'reconnecting', actions: 'remember error' } },

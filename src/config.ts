@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from './protocol/errors.js';
+import type { AuthConfig } from './auth/resolve-auth.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -59,9 +60,16 @@ const common = {
   restart: RestartSchema.default(RestartSchema.parse({})),
 };
 
+/** An AuthProvider, or OAuth client options (checked in detail when the provider is built). */
+const AuthSchema = z.custom<AuthConfig>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+  error: 'must be OAuth client options (an object) or an AuthProvider',
+});
+
 const UrlServerSchema = z.looseObject({
   url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
   type: TransportTypeSchema.optional(),
+  /** OAuth 2.1 authorization for this server (HTTP and legacy SSE only). */
+  auth: AuthSchema.optional(),
   ...common,
 });
 
@@ -121,6 +129,7 @@ export interface UrlServerConfig extends CommonResolved {
   kind: 'url';
   url: URL;
   type: 'auto' | 'http' | 'sse';
+  auth: AuthConfig | undefined;
 }
 export interface CommandServerConfig extends CommonResolved {
   kind: 'command';
@@ -173,7 +182,10 @@ export function parseServerConfig(name: string, input: unknown): ServerConfig {
     const url = new URL(value.url as string);
     if (value.type === 'stdio') throw new ConfigError(`invalid configuration: servers.${name}.type: 'stdio' needs \`command\`, not \`url\``, [{ path: `servers.${name}.type`, message: "'stdio' needs `command`" }]);
     const type = value.type ?? (looksLikeLegacySse(url) ? 'sse' : 'auto');
-    return { kind: 'url', url, type, ...shared };
+    return { kind: 'url', url, type, auth: value.auth as AuthConfig | undefined, ...shared };
+  }
+  if ('auth' in value && value.auth !== undefined) {
+    throw new ConfigError(`invalid configuration: servers.${name}.auth: authorization applies to HTTP servers (\`url\`); a stdio server gets its credentials from \`env\``, [{ path: `servers.${name}.auth`, message: 'only for `url` servers' }]);
   }
   if (value.type && value.type !== 'stdio') throw new ConfigError(`invalid configuration: servers.${name}.type: '${value.type}' needs \`url\`, not \`command\``, [{ path: `servers.${name}.type`, message: `'${value.type}' needs \`url\`` }]);
   return { kind: 'command', command: value.command, args: value.args, env: value.env, cwd: value.cwd, type: 'stdio', shutdown: value.shutdown, stderr: value.stderr, ...shared };

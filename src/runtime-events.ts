@@ -5,7 +5,7 @@
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Progress } from './protocol/pending.js';
 
-export type ConnectionState = 'connecting' | 'initializing' | 'ready' | 'expired' | 'reinitializing' | 'reconnecting' | 'failed' | 'closing' | 'closed';
+export type ConnectionState = 'connecting' | 'initializing' | 'ready' | 'expired' | 'reinitializing' | 'authorizing' | 'reconnecting' | 'failed' | 'closing' | 'closed';
 
 export interface TransitionEvent {
   server: string;

@@ -8,7 +8,7 @@ import { describeCause, eventError, type ConfiguredTransport, type ConnectionEve
 import type { ProbeOutput } from '../machines/keepalive.machine.js';
 import type { ServerConfig } from './config.js';
 import { Emitter } from './emitter.js';
-import { ConnectionClosedError, FallbackFailedError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
+import { AuthorizationError, AuthorizationRequiredError, ConnectionClosedError, FallbackFailedError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from './protocol/jsonrpc.js';
 import { InitializeResultSchema, isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type Implementation } from './protocol/messages.js';
 import { capabilitiesFor, ServerRequests, type ClientHandlers, type ElicitationOptions } from './server-requests.js';
@@ -19,6 +19,8 @@ import { createTransport } from './transports/create-transport.js';
 import type { Timers, Transport, TransportKind } from './transports/transport.js';
 import type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents } from './runtime-events.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
+import { resolveAuth } from './auth/resolve-auth.js';
+import type { AuthChallenge, AuthProvider } from './auth/types.js';
 
 export type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents, TransitionEvent } from './runtime-events.js';
 
@@ -46,6 +48,12 @@ export class ServerRuntime {
   readonly firstOutcome: Promise<void>;
   private settleFirstOutcome!: () => void;
   private readonly keepaliveProbe = new KeepaliveProbe();
+  /** One per server for its whole life: tokens outlive transports, reconnects and restarts. */
+  readonly auth: AuthProvider | undefined;
+  /** The refusal the next authorization answers. */
+  private challenge: AuthChallenge | undefined;
+  /** New credentials are in use: the first successful response confirms them to the provider. */
+  private confirmAfterAuth = false;
   /** Set by the supervisor once the connection actor exists. */
   sendToConnection: (event: ConnectionEvent) => void = () => {};
   private readonly clientInfo: Implementation;
@@ -72,6 +80,7 @@ export class ServerRuntime {
       this.transport?.send(response).catch((error: unknown) => this.events.emit('warning', error as Error));
     });
     this.timers = options.timers;
+    this.auth = options.config.kind === 'url' ? resolveAuth(options.config.auth, { resourceUrl: options.config.url, server: this.name }) : undefined;
     this.gate = new RequestGate(options.config.maxQueuedRequests);
     this.firstOutcome = new Promise((resolve) => {
       this.settleFirstOutcome = resolve;
@@ -123,6 +132,10 @@ export class ServerRuntime {
 
   private onSendFailure(request: PendingRequest, error: unknown): void {
     if (!this.pending.isPending(request)) return;
+    if (error instanceof AuthorizationRequiredError && !error.fatal && request.method !== 'initialize') {
+      this.onRefused(request, error);
+      return;
+    }
     if (error instanceof SessionExpiredError) {
       const current = this.session?.sessionGeneration;
       if (error.sessionGeneration === current) {
@@ -143,6 +156,23 @@ export class ServerRuntime {
     this.pending.fail(request, error instanceof Error ? error : new Error(String(error)));
   }
 
+  /** 401/403 on a request: park it and authorize once, unless newer credentials already exist. */
+  private onRefused(request: PendingRequest, error: AuthorizationRequiredError): void {
+    if (this.auth !== undefined && error.credentialGeneration !== this.auth.generation) {
+      // Another refusal already brought new credentials: just send it again.
+      if (this.gate.phase === 'open') {
+        this.pending.renumber(request);
+        this.dispatch(request, false);
+      } else {
+        this.gate.park(request);
+      }
+      return;
+    }
+    this.challenge = error.challenge;
+    this.gate.park(request);
+    this.sendToConnection({ type: 'AUTHORIZATION_REQUIRED', error: error.message });
+  }
+
   private sendCancellation(request: PendingRequest, reason: string): void {
     if (this.gate.phase !== 'open' || !this.transport) return;
     this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason } }).catch(() => {});
@@ -152,6 +182,10 @@ export class ServerRuntime {
 
   private route(message: JsonRpcMessage): void {
     if (!('method' in message)) {
+      if (this.confirmAfterAuth && 'result' in message) {
+        this.confirmAfterAuth = false;
+        this.auth?.confirmed?.();
+      }
       this.pending.settleResponse(message);
       return;
     }
@@ -203,7 +237,7 @@ export class ServerRuntime {
     this.transport = undefined;
     await previous?.close().catch(() => {});
     try {
-      const transport = createTransport(this.config, { sink: this.sink, timers: this.timers }, 'sse');
+      const transport = createTransport(this.config, { sink: this.sink, auth: this.auth, timers: this.timers }, 'sse');
       await transport.open();
       this.transport = transport;
     } catch (error) {
@@ -228,10 +262,22 @@ export class ServerRuntime {
     return this.recordFailure(this.handshake());
   }
 
+  /** The `authorizing` state's effect: one authorization answering the last refusal. */
+  async authorize(signal: AbortSignal): Promise<void> {
+    const challenge = this.challenge;
+    this.challenge = undefined;
+    if (this.auth === undefined || challenge === undefined) {
+      throw new AuthorizationError('authorization was required but there is no challenge to answer', { server: this.name, fatal: false });
+    }
+    await this.recordFailure(this.auth.authorize(challenge, signal));
+    this.confirmAfterAuth = true;
+  }
+
   private async recordFailure<T>(attempt: Promise<T>): Promise<T> {
     try {
       return await attempt;
     } catch (error) {
+      if (error instanceof AuthorizationRequiredError) this.challenge = error.challenge;
       this.lastFailure = error instanceof Error ? error : new Error(String(error));
       throw error;
     }
@@ -257,7 +303,7 @@ export class ServerRuntime {
     const previous = this.transport;
     this.transport = undefined;
     await previous?.close().catch(() => {});
-    const transport = createTransport(this.config, { sink: this.sink, timers: this.timers, hasConnectedBefore: () => this.connectedBefore }, kind);
+    const transport = createTransport(this.config, { sink: this.sink, auth: this.auth, timers: this.timers, hasConnectedBefore: () => this.connectedBefore }, kind);
     await transport.open();
     if (this.state === 'closing' || this.state === 'closed') {
       await transport.close().catch(() => {});
@@ -296,8 +342,17 @@ export class ServerRuntime {
     };
   }
 
-  openListener(lastEventId: string | undefined, signal: AbortSignal) {
-    return this.requireTransport().openListener(lastEventId, signal);
+  async openListener(lastEventId: string | undefined, signal: AbortSignal) {
+    try {
+      return await this.requireTransport().openListener(lastEventId, signal);
+    } catch (error) {
+      // A refused GET stream needs the same authorization as a refused request.
+      if (error instanceof AuthorizationRequiredError && !error.fatal && error.credentialGeneration === this.auth?.generation) {
+        this.challenge = error.challenge;
+        this.sendToConnection({ type: 'AUTHORIZATION_REQUIRED', error: error.message });
+      }
+      throw error;
+    }
   }
 
   async closeSession(): Promise<void> {
@@ -331,6 +386,11 @@ export class ServerRuntime {
       });
       if (from === 'reinitializing' && state === 'reconnecting') {
         const error = new SessionExpiredError(`the session expired and re-initializing failed: ${this.lastError ?? 'unknown error'}`, -1, { server: this.name });
+        for (const request of this.gate.drainParked()) this.pending.fail(request, error);
+      }
+      if (from === 'authorizing' && state === 'reconnecting') {
+        // The refused requests were never processed, but without credentials they cannot be sent.
+        const error = this.lastFailure ?? new AuthorizationError(this.lastError ?? 'authorization failed', { server: this.name });
         for (const request of this.gate.drainParked()) this.pending.fail(request, error);
       }
     }

@@ -21,6 +21,7 @@ export function provideConnection(lookup: (server: string) => ServerRuntime) {
         actors: { probe: fromPromise(({ input }: { input: ProbeInput }) => lookup(input.server).probe(input.timeoutMs)) },
       }),
       'initialize session': fromPromise(({ input }: { input: ServerRef }) => lookup(input.server).initialize()),
+      authorize: fromPromise(({ input, signal }: { input: ServerRef; signal: AbortSignal }) => lookup(input.server).authorize(signal)),
       'close session': fromPromise(({ input }: { input: ServerRef }) => lookup(input.server).closeSession()),
       listener: listenerMachine.provide({ actors: { 'follow stream': followStream(lookup) } }),
     },

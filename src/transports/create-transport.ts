@@ -9,9 +9,12 @@ import { LegacySseTransport } from './sse.js';
 import { StdioTransport } from './stdio.js';
 import type { Timers, Transport, TransportSink } from './transport.js';
 import type { ConfiguredTransport } from '../../machines/connection.machine.js';
+import type { AuthProvider } from '../auth/types.js';
 
 export interface TransportContext {
   sink: TransportSink;
+  /** The server's auth provider (URL servers with `auth`); one per server, shared by its transports. */
+  auth?: AuthProvider | undefined;
   timers?: Timers | undefined;
   /** Whether the server has completed a handshake before; until then a stdio start failure is fatal. */
   hasConnectedBefore?: (() => boolean) | undefined;
@@ -45,6 +48,7 @@ function urlTransportOptions(config: UrlServerConfig, context: TransportContext)
     requestTimeoutMs: config.requestTimeoutMs,
     maxMessageBytes: config.maxMessageBytes,
     sink: context.sink,
+    auth: context.auth,
     timers: context.timers,
   };
 }

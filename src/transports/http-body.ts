@@ -147,6 +147,8 @@ export async function openEventStream(
   redact: (text: string | undefined) => string | undefined,
   server: string,
   unavailable: ReadonlySet<number> = NO_STATUSES,
+  /** A typed refusal for this status (401/403 challenges), thrown instead of the generic error. */
+  refusal?: (statusCode: number, headers: Dispatcher.ResponseData['headers']) => Error | undefined,
 ): Promise<EventStreamResult> {
   let response: Dispatcher.ResponseData;
   try {
@@ -161,6 +163,11 @@ export async function openEventStream(
     return { kind: 'unavailable', status: statusCode };
   }
   if (statusCode < 200 || statusCode >= 300) {
+    const refused = refusal?.(statusCode, headers);
+    if (refused) {
+      await body.dump().catch(() => {});
+      throw refused;
+    }
     const detail = redact(await describeErrorBody(body));
     throw new TransportError(`HTTP ${statusCode} for ${what}${detail ? `: ${detail}` : ''}`, statusCode, { server, body: detail });
   }

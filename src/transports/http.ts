@@ -9,6 +9,8 @@ import { ProtocolError, SessionExpiredError } from '../protocol/errors.js';
 import { acquirePool, releasePool, streamPool } from './pool.js';
 import { describeErrorBody, describeMessage, headerValue, lowercaseHeaders, mediaTypeEssence, postMessage, readBodyBounded, redactSecrets, secretHeaderValues, statusError, openEventStream, type EventStreamResult } from './http-body.js';
 import { followResponseStream } from './http-resume.js';
+import { HttpCredentials } from './http-auth.js';
+import type { AuthProvider } from '../auth/types.js';
 import { readSseStream } from './sse-stream.js';
 import { realTimers, type ListenerOpenResult, type SendOptions, type Timers, type Transport, type TransportSink } from './transport.js';
 
@@ -19,6 +21,8 @@ export interface HttpTransportOptions {
   requestTimeoutMs: number;
   maxMessageBytes: number;
   sink: TransportSink;
+  /** Supplies `Authorization` and is told about 401/403 challenges; none: the configured headers only. */
+  auth?: AuthProvider | undefined;
   /** Bound on waiting for the GET listener's response headers. */
   listenerOpenTimeoutMs?: number;
   /** Bound on the DELETE sent at close. */
@@ -50,6 +54,7 @@ export class StreamableHttpTransport implements Transport {
   private protocolVersion: string | undefined;
   private generation = 0;
   private closed = false;
+  private readonly credentials: HttpCredentials;
   /** Rebuilt only when the session changes, then shared by every POST (no per-request allocation). */
   private postHeaders!: Record<string, string>;
 
@@ -64,6 +69,7 @@ export class StreamableHttpTransport implements Transport {
     this.terminateTimeoutMs = options.terminateTimeoutMs ?? 2_000;
     this.sink = options.sink;
     this.timers = options.timers ?? realTimers;
+    this.credentials = new HttpCredentials(options.auth, options.url, options.server);
     this.pool = acquirePool(this.origin);
     this.streams = streamPool(this.origin);
     this.rebuildHeaders();
@@ -102,13 +108,15 @@ export class StreamableHttpTransport implements Transport {
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
     if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
-    return headers;
+    return this.credentials.apply(headers);
   }
 
   async send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
     const generation = this.generation;
     const carriedSession = this.sessionId !== undefined;
     const timeoutMs = options?.timeoutMs ?? this.requestTimeoutMs;
+    if (this.credentials.stale) this.rebuildHeaders();
+    const credentials = this.credentials.generation;
     const response = await postMessage(this.pool, this.path, this.postHeaders, message, { signal: options?.signal, timeoutMs }, this.server);
     const { statusCode, headers, body } = response;
     if (statusCode === 202) {
@@ -116,6 +124,11 @@ export class StreamableHttpTransport implements Transport {
       return;
     }
     if (statusCode < 200 || statusCode >= 300) {
+      const refusal = this.credentials.refusal(statusCode, headers, describeMessage(message), credentials);
+      if (refusal) {
+        await body.dump().catch(() => {});
+        throw refusal;
+      }
       const detail = this.redact(await describeErrorBody(body));
       if (statusCode === 404 && carriedSession) {
         throw new SessionExpiredError(`session expired: the server answered 404 to ${describeMessage(message)}`, generation, { server: this.server });
@@ -197,6 +210,7 @@ export class StreamableHttpTransport implements Transport {
       (text) => this.redact(text),
       this.server,
       NO_LISTENER_STATUSES,
+      (statusCode, headers) => this.credentials.refusal(statusCode, headers, 'the GET stream', this.credentials.generation),
     );
   }
 
@@ -240,7 +254,7 @@ export class StreamableHttpTransport implements Transport {
 
   /** Servers sometimes echo the session id or a token in error text; none of it may reach an error. */
   private redact(text: string | undefined): string | undefined {
-    return redactSecrets(text, [this.sessionId, ...secretHeaderValues(this.userHeaders)]);
+    return redactSecrets(text, [this.sessionId, this.credentials.secret(), ...secretHeaderValues(this.userHeaders)]);
   }
 
   private captureSession(header: string | string[] | undefined): void {
@@ -257,6 +271,6 @@ export class StreamableHttpTransport implements Transport {
     const headers: Record<string, string> = { ...this.userHeaders, accept: ACCEPT_BOTH, 'content-type': 'application/json' };
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
     if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
-    this.postHeaders = headers;
+    this.postHeaders = this.credentials.apply(headers);
   }
 }

@@ -21,6 +21,8 @@ import {
   statusError,
 } from './http-body.js';
 import { readSseStream } from './sse-stream.js';
+import { HttpCredentials } from './http-auth.js';
+import type { AuthProvider } from '../auth/types.js';
 import { realTimers, type ListenerOpenResult, type SendOptions, type Timers, type Transport, type TransportSink } from './transport.js';
 
 type Body = Dispatcher.ResponseData['body'];
@@ -33,6 +35,8 @@ export interface LegacySseTransportOptions {
   requestTimeoutMs: number;
   maxMessageBytes: number;
   sink: TransportSink;
+  /** Supplies `Authorization` and is told about 401/403 challenges. */
+  auth?: AuthProvider | undefined;
   /** Bound on the GET plus the wait for the `endpoint` event; default min(requestTimeoutMs, 10 s). */
   endpointTimeoutMs?: number;
   timers?: Timers;
@@ -55,7 +59,8 @@ export class LegacySseTransport implements Transport {
   private readonly sink: TransportSink;
   private readonly timers: Timers;
   private readonly userHeaders: Record<string, string>;
-  private readonly postHeaders: Record<string, string>;
+  private postHeaders: Record<string, string>;
+  private readonly credentials: HttpCredentials;
   private readonly requestTimeoutMs: number;
   private readonly maxMessageBytes: number;
   /** Aborts the GET while its headers are awaited (close or endpoint timeout). */
@@ -76,7 +81,8 @@ export class LegacySseTransport implements Transport {
     this.sink = options.sink;
     this.timers = options.timers ?? realTimers;
     this.userHeaders = lowercaseHeaders(options.headers);
-    this.postHeaders = { ...this.userHeaders, 'content-type': 'application/json' };
+    this.credentials = new HttpCredentials(options.auth, options.url, options.server);
+    this.postHeaders = this.credentials.apply({ ...this.userHeaders, 'content-type': 'application/json' });
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.maxMessageBytes = options.maxMessageBytes;
     this.endpointTimeoutMs = options.endpointTimeoutMs ?? Math.min(options.requestTimeoutMs, 10_000);
@@ -142,10 +148,17 @@ export class LegacySseTransport implements Transport {
     if (!this.isOpen || endpoint === undefined) throw this.closedError(`send ${describeMessage(message)}`);
     const timeoutMs = options?.timeoutMs ?? this.requestTimeoutMs;
     const path = `${endpoint.pathname}${endpoint.search}`;
-    const { statusCode, body } = await postMessage(this.pool, path, this.postHeaders, message, { signal: options?.signal, timeoutMs }, this.server);
+    if (this.credentials.stale) this.postHeaders = this.credentials.apply({ ...this.userHeaders, 'content-type': 'application/json' });
+    const credentials = this.credentials.generation;
+    const { statusCode, headers, body } = await postMessage(this.pool, path, this.postHeaders, message, { signal: options?.signal, timeoutMs }, this.server);
     if (statusCode >= 200 && statusCode < 300) {
       await body.dump().catch(() => {});
       return;
+    }
+    const refusal = this.credentials.refusal(statusCode, headers, describeMessage(message), credentials);
+    if (refusal) {
+      await body.dump().catch(() => {});
+      throw refusal;
     }
     throw statusError(statusCode, message, this.redact(await describeErrorBody(body)), this.server);
   }
@@ -173,7 +186,7 @@ export class LegacySseTransport implements Transport {
       this.streams,
       {
         path: `${this.url.pathname}${this.url.search}`,
-        headers: { ...this.userHeaders, accept: 'text/event-stream' },
+        headers: this.credentials.apply({ ...this.userHeaders, accept: 'text/event-stream' }),
         signal: this.controller.signal,
         // The endpoint timer is the bound; this only backs it up (e.g. under a test's manual timers).
         headersTimeout: this.endpointTimeoutMs + 1_000,
@@ -182,6 +195,8 @@ export class LegacySseTransport implements Transport {
       'the SSE stream',
       (text) => this.redact(text),
       this.server,
+      undefined,
+      (statusCode, headers) => this.credentials.refusal(statusCode, headers, 'the SSE stream', this.credentials.generation),
     );
     if (opened.kind !== 'open') throw new Error('unreachable: no status means "unavailable" here');
     return opened.body;
@@ -268,6 +283,6 @@ export class LegacySseTransport implements Transport {
   /** Credentials and the endpoint's query (it carries the session id) never reach an error. */
   private redact(text: string | undefined): string | undefined {
     const query = this.endpoint ? [...this.endpoint.searchParams.values()] : [];
-    return redactSecrets(text, [...query, ...secretHeaderValues(this.userHeaders)]);
+    return redactSecrets(text, [...query, this.credentials.secret(), ...secretHeaderValues(this.userHeaders)]);
   }
 }

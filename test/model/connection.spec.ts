@@ -1,6 +1,6 @@
 /** The connection machine's model: events the real system can produce in each state, side effects. */
 import { expect } from 'vitest';
-import { UnsupportedProtocolVersionError } from '../../src/protocol/errors.js';
+import { AuthorizationError, AuthorizationRequiredError, UnsupportedProtocolVersionError } from '../../src/protocol/errors.js';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import { connectionMachine, type ConnectionInput, type SessionInfo } from '../../machines/connection.machine.js';
 import { reportsOf, type Harness } from './harness.js';
@@ -30,6 +30,12 @@ export function refused(status: number): Error {
   return Object.assign(new Error(`HTTP ${status} for 'initialize'`), { status });
 }
 
+/** What the transports throw on 401: fixable with an auth provider, fatal without one. */
+export function unauthorized(fatal = false): Error {
+  const hint = fatal ? '; configure `auth`' : '';
+  return new AuthorizationRequiredError(`HTTP 401 for 'initialize': authorization required${hint}`, { status: 401, wwwAuthenticate: 'Bearer', resourceUrl: new URL('http://127.0.0.1/mcp') }, 0, { fatal });
+}
+
 const done = (id: string, output?: unknown): AnyEventObject => ({ type: `xstate.done.actor.${id}`, output });
 const failure = (id: string, error: unknown): AnyEventObject => ({ type: `xstate.error.actor.${id}`, error });
 
@@ -38,24 +44,35 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const children = Object.keys(snapshot.children);
   const list: AnyEventObject[] = [{ type: 'CLOSE' }];
   const latched = snapshot.context.latchedTransport as string | undefined;
-  if (children.includes('transport')) list.push(done('transport', { transport: latched ?? 'http' }), failure('transport', new Error('connect ECONNREFUSED')));
+  if (children.includes('transport')) {
+    list.push(done('transport', { transport: latched ?? 'http' }), failure('transport', new Error('connect ECONNREFUSED')));
+    // A legacy SSE stream refused with 401 as it opens.
+    list.push(failure('transport', unauthorized()));
+  }
   if (children.includes('handshake')) {
     // A re-handshake yields a new session generation.
     list.push(done('handshake', session(snapshot.matches('reinitializing') ? 2 : 1)));
     list.push(failure('handshake', new Error('initialize timed out')), failure('handshake', unsupportedVersion()));
     // 405 sends an unlatched `auto` server to the fallback; 401 never does.
     list.push(failure('handshake', refused(405)), failure('handshake', refused(401)));
+    // 401 with an auth provider authorizes; without one it is fatal.
+    list.push(failure('handshake', unauthorized()), failure('handshake', unauthorized(true)));
     // The transport itself can die during the handshake.
     list.push({ type: 'CONNECTION_LOST', error: 'the SSE stream closed' }, { type: 'CONNECTION_LOST', error: 'exited with code 1 before its first handshake', fatal: true });
   }
   if (children.includes('sse-fallback')) {
     list.push(done('sse-fallback', { found: true }), done('sse-fallback', { found: false, error: 'Streamable HTTP was refused and the legacy SSE probe failed too' }));
   }
+  if (children.includes('authorize')) {
+    list.push(done('authorize'), failure('authorize', new AuthorizationError('the token endpoint answered invalid_grant')), failure('authorize', new AuthorizationError('the AS is down', { fatal: false })));
+    list.push({ type: 'CONNECTION_LOST', error: 'the SSE stream closed' });
+  }
   if (children.includes('close')) list.push(done('close'), failure('close', new Error('DELETE failed')));
   if (snapshot.matches('ready')) {
     const generation = (snapshot.context.session as SessionInfo).sessionGeneration;
     list.push({ type: 'SESSION_EXPIRED', generation }, { type: 'SESSION_EXPIRED', generation: generation - 1 });
     list.push({ type: 'CONNECTION_LOST', error: 'socket hang up' }, { type: 'LISTENER_LOST', error: 'listening stream lost' });
+    list.push({ type: 'AUTHORIZATION_REQUIRED', error: "HTTP 401 for 'tools/call': authorization required" });
     // listenerOpenTimeoutMs < provenAfterMs: the proven timer can only fire once serving.
     if (snapshot.matches({ ready: 'opening listener' })) list.push({ type: 'LISTENER_SETTLED' }, { type: OPEN_TIMEOUT });
     else list.push({ type: PROVEN });
@@ -75,6 +92,7 @@ function isFatalEvent(event: AnyEventObject): boolean {
 }
 
 function errorOf(event: AnyEventObject): string {
+  if (typeof event.error === 'string') return event.error;
   if (event.type === 'xstate.done.actor.sse-fallback') return (event.output as { error: string }).error;
   return event.error instanceof Error ? event.error.message : String(event.error);
 }
@@ -113,6 +131,17 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
     else expect(after.value, 'a 404 for an older session changes nothing').toEqual(before.value);
   }
   if (after.matches('reinitializing') && before.matches('ready')) expect(after.context.session).toBeUndefined();
+  const refusal = event.type.startsWith('xstate.error.actor.') && (event.error as { code?: string }).code === 'AUTHORIZATION_REQUIRED';
+  if (refusal || event.type === 'AUTHORIZATION_REQUIRED') {
+    const fixable = event.type === 'AUTHORIZATION_REQUIRED' || !(event.error as { fatal: boolean }).fatal;
+    expect(after.matches('authorizing'), 'a 401 authorizes only when a provider can fix it').toBe(fixable);
+    if (event.type === 'AUTHORIZATION_REQUIRED') expect(after.context.session, 'authorizing keeps a live session').toEqual(before.context.session);
+  }
+  if (event.type === 'xstate.done.actor.authorize') {
+    expect(after.value, 'after authorizing: back to ready with a live session, else a new handshake').toEqual(
+      before.context.session ? { ready: 'opening listener' } : { connecting: 'opening transport' },
+    );
+  }
 }
 
 export const connectionSpec = (machine: AnyStateMachine = connectionMachine): ModelSpec => ({
@@ -123,6 +152,7 @@ export const connectionSpec = (machine: AnyStateMachine = connectionMachine): Mo
       'connect transport': h.controls.promise(),
       'initialize session': h.controls.promise(),
       'close session': h.controls.promise(),
+      authorize: h.controls.promise(),
       'sse-fallback': h.controls.promise(),
       listener: h.controls.callback(),
       keepalive: h.controls.callback(),

@@ -1,0 +1,64 @@
+/**
+ * Credentials for the HTTP transports: the `Authorization` value from the auth provider, put into
+ * headers only when the provider's generation moves, and 401/403 answers turned into typed
+ * refusals that name the generation they refused.
+ */
+import type { AuthProvider } from '../auth/types.js';
+import { AuthorizationRequiredError } from '../protocol/errors.js';
+import { headerValue } from './http-body.js';
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** `error="insufficient_scope"` in a challenge: a 403 that a step-up authorization can fix. */
+const INSUFFICIENT_SCOPE = /error\s*=\s*"?insufficient_scope"?/i;
+
+export class HttpCredentials {
+  /** The provider generation last put into headers (-1: none yet). */
+  generation = -1;
+
+  constructor(
+    private readonly auth: AuthProvider | undefined,
+    private readonly resourceUrl: URL,
+    private readonly server: string,
+  ) {}
+
+  /** The provider has credentials newer than the headers: rebuild them before sending. */
+  get stale(): boolean {
+    return this.auth !== undefined && this.auth.generation !== this.generation;
+  }
+
+  /** Adds the current `Authorization` (when there is one) to `headers` and remembers its generation. */
+  apply(headers: Record<string, string>): Record<string, string> {
+    if (this.auth === undefined) return headers;
+    this.generation = this.auth.generation;
+    const value = this.auth.authorization();
+    if (value !== undefined) headers.authorization = value;
+    return headers;
+  }
+
+  /** The current credential, for redaction from error text. */
+  secret(): string | undefined {
+    return this.auth?.authorization();
+  }
+
+  /**
+   * A 401, or a 403 whose challenge says `insufficient_scope`, as a typed refusal; undefined for
+   * every other status. Without a provider the refusal is fatal: the same headers will not do.
+   */
+  refusal(statusCode: number, headers: Headers, what: string, generation: number): AuthorizationRequiredError | undefined {
+    if (statusCode !== 401 && statusCode !== 403) return undefined;
+    const wwwAuthenticate = headerValue(headers['www-authenticate']);
+    if (statusCode === 403 && !(wwwAuthenticate !== undefined && INSUFFICIENT_SCOPE.test(wwwAuthenticate))) return undefined;
+    const challenge = { status: statusCode, wwwAuthenticate, resourceUrl: this.resourceUrl } as const;
+    const refused = statusCode === 401 ? 'authorization required' : 'insufficient scope';
+    if (this.auth === undefined) {
+      return new AuthorizationRequiredError(
+        `HTTP ${statusCode} for ${what}: ${refused}; configure \`auth\` for this server (OAuth) or an Authorization header`,
+        challenge,
+        -1,
+        { server: this.server, fatal: true },
+      );
+    }
+    return new AuthorizationRequiredError(`HTTP ${statusCode} for ${what}: ${refused}`, challenge, generation, { server: this.server });
+  }
+}
