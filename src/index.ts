@@ -23,6 +23,8 @@ export {
   UnsupportedProtocolVersionError,
   QueueFullError,
   FallbackFailedError,
+  AuthorizationRequiredError,
+  AuthorizationError,
   ConfigError,
   isMcpSupervisorError,
   type ErrorCode,

@@ -58,7 +58,7 @@ export class McpError extends McpSupervisorError {
 
 /** The HTTP exchange failed: a non-2xx status, or a network failure (status undefined). */
 export class TransportError extends McpSupervisorError {
-  readonly code = 'TRANSPORT_ERROR' as const;
+  readonly code: 'TRANSPORT_ERROR' | 'AUTHORIZATION_REQUIRED' = 'TRANSPORT_ERROR';
   readonly retryable: boolean;
   constructor(
     message: string,
@@ -187,12 +187,12 @@ export class FallbackFailedError extends McpSupervisorError {
 
 /**
  * The server refused the request for want of (sufficient) credentials: HTTP 401, or 403 with
- * `insufficient_scope`. With an `auth` provider the connection authorizes and resends; without one
+ * `insufficient_scope`. A TransportError with that status, so existing `status === 401` checks hold. With an `auth` provider the connection authorizes and resends; without one
  * it is fatal (restarting with the same headers cannot help).
  */
-export class AuthorizationRequiredError extends McpSupervisorError {
-  readonly code = 'AUTHORIZATION_REQUIRED' as const;
-  readonly retryable: boolean;
+export class AuthorizationRequiredError extends TransportError {
+  override readonly code = 'AUTHORIZATION_REQUIRED' as const;
+  override readonly retryable: boolean;
   override readonly fatal: boolean;
   constructor(
     message: string,
@@ -201,13 +201,11 @@ export class AuthorizationRequiredError extends McpSupervisorError {
     readonly credentialGeneration: number,
     details?: ErrorDetails & { fatal?: boolean },
   ) {
-    super(message, details);
+    super(message, challenge.status, details);
     this.fatal = details?.fatal ?? false;
     this.retryable = !this.fatal;
   }
-  get status(): 401 | 403 {
-    return this.challenge.status;
-  }
+  declare readonly status: 401 | 403;
 }
 
 /**

@@ -13,7 +13,7 @@ type Headers = Record<string, string | string[] | undefined>;
 const INSUFFICIENT_SCOPE = /error\s*=\s*"?insufficient_scope"?/i;
 
 export class HttpCredentials {
-  /** The provider generation last put into headers (-1: none yet). */
+  /** The provider generation in the cached POST headers (-1: none yet). */
   generation = -1;
 
   constructor(
@@ -22,18 +22,27 @@ export class HttpCredentials {
     private readonly server: string,
   ) {}
 
-  /** The provider has credentials newer than the headers: rebuild them before sending. */
+  /** The provider's generation now: what headers built at this moment carry. */
+  get current(): number {
+    return this.auth?.generation ?? -1;
+  }
+
+  /** The provider has credentials newer than the cached POST headers: rebuild them before sending. */
   get stale(): boolean {
     return this.auth !== undefined && this.auth.generation !== this.generation;
   }
 
-  /** Adds the current `Authorization` (when there is one) to `headers` and remembers its generation. */
+  /** Adds the current `Authorization` (when there is one) to headers built for one request. */
   apply(headers: Record<string, string>): Record<string, string> {
-    if (this.auth === undefined) return headers;
-    this.generation = this.auth.generation;
-    const value = this.auth.authorization();
+    const value = this.auth?.authorization();
     if (value !== undefined) headers.authorization = value;
     return headers;
+  }
+
+  /** Like `apply`, for the cached POST headers: remembers which generation they carry. */
+  track(headers: Record<string, string>): Record<string, string> {
+    this.generation = this.current;
+    return this.apply(headers);
   }
 
   /** The current credential, for redaction from error text. */

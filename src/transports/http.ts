@@ -203,6 +203,7 @@ export class StreamableHttpTransport implements Transport {
     headersTimeout: number,
     bodyTimeout = 0,
   ): Promise<EventStreamResult> {
+    const generation = this.credentials.current;
     return openEventStream(
       this.streams,
       { path: this.path, headers: this.sessionHeaders('text/event-stream', lastEventId), signal, headersTimeout, bodyTimeout },
@@ -210,7 +211,7 @@ export class StreamableHttpTransport implements Transport {
       (text) => this.redact(text),
       this.server,
       NO_LISTENER_STATUSES,
-      (statusCode, headers) => this.credentials.refusal(statusCode, headers, 'the GET stream', this.credentials.generation),
+      (statusCode, headers) => this.credentials.refusal(statusCode, headers, 'the GET stream', generation),
     );
   }
 
@@ -271,6 +272,6 @@ export class StreamableHttpTransport implements Transport {
     const headers: Record<string, string> = { ...this.userHeaders, accept: ACCEPT_BOTH, 'content-type': 'application/json' };
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
     if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
-    this.postHeaders = this.credentials.apply(headers);
+    this.postHeaders = this.credentials.track(headers);
   }
 }

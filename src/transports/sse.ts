@@ -82,7 +82,7 @@ export class LegacySseTransport implements Transport {
     this.timers = options.timers ?? realTimers;
     this.userHeaders = lowercaseHeaders(options.headers);
     this.credentials = new HttpCredentials(options.auth, options.url, options.server);
-    this.postHeaders = this.credentials.apply({ ...this.userHeaders, 'content-type': 'application/json' });
+    this.postHeaders = this.credentials.track({ ...this.userHeaders, 'content-type': 'application/json' });
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.maxMessageBytes = options.maxMessageBytes;
     this.endpointTimeoutMs = options.endpointTimeoutMs ?? Math.min(options.requestTimeoutMs, 10_000);
@@ -148,7 +148,7 @@ export class LegacySseTransport implements Transport {
     if (!this.isOpen || endpoint === undefined) throw this.closedError(`send ${describeMessage(message)}`);
     const timeoutMs = options?.timeoutMs ?? this.requestTimeoutMs;
     const path = `${endpoint.pathname}${endpoint.search}`;
-    if (this.credentials.stale) this.postHeaders = this.credentials.apply({ ...this.userHeaders, 'content-type': 'application/json' });
+    if (this.credentials.stale) this.postHeaders = this.credentials.track({ ...this.userHeaders, 'content-type': 'application/json' });
     const credentials = this.credentials.generation;
     const { statusCode, headers, body } = await postMessage(this.pool, path, this.postHeaders, message, { signal: options?.signal, timeoutMs }, this.server);
     if (statusCode >= 200 && statusCode < 300) {
@@ -182,6 +182,7 @@ export class LegacySseTransport implements Transport {
   }
 
   private async requestStream(): Promise<Body> {
+    const generation = this.credentials.current;
     const opened = await openEventStream(
       this.streams,
       {
@@ -196,7 +197,7 @@ export class LegacySseTransport implements Transport {
       (text) => this.redact(text),
       this.server,
       undefined,
-      (statusCode, headers) => this.credentials.refusal(statusCode, headers, 'the SSE stream', this.credentials.generation),
+      (statusCode, headers) => this.credentials.refusal(statusCode, headers, 'the SSE stream', generation),
     );
     if (opened.kind !== 'open') throw new Error('unreachable: no status means "unavailable" here');
     return opened.body;
