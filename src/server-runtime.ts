@@ -8,7 +8,7 @@ import { describeCause, eventError, type ConfiguredTransport, type ConnectionEve
 import type { ProbeOutput } from '../machines/keepalive.machine.js';
 import type { ServerConfig } from './config.js';
 import { Emitter } from './emitter.js';
-import { AuthorizationError, AuthorizationRequiredError, ConnectionClosedError, FallbackFailedError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
+import { AuthorizationError, ConnectionClosedError, type AuthorizationRequiredError, FallbackFailedError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from './protocol/jsonrpc.js';
 import { InitializeResultSchema, isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type Implementation } from './protocol/messages.js';
 import { capabilitiesFor, ServerRequests, type ClientHandlers, type ElicitationOptions } from './server-requests.js';
@@ -19,8 +19,7 @@ import { createTransport } from './transports/create-transport.js';
 import type { Timers, Transport, TransportKind } from './transports/transport.js';
 import type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents } from './runtime-events.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
-import { resolveAuth } from './auth/resolve-auth.js';
-import type { AuthChallenge, AuthProvider } from './auth/types.js';
+import { Authorization } from './authorization.js';
 
 export type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents, TransitionEvent } from './runtime-events.js';
 
@@ -48,12 +47,7 @@ export class ServerRuntime {
   readonly firstOutcome: Promise<void>;
   private settleFirstOutcome!: () => void;
   private readonly keepaliveProbe = new KeepaliveProbe();
-  /** One per server for its whole life: tokens outlive transports, reconnects and restarts. */
-  readonly auth: AuthProvider | undefined;
-  /** The refusal the next authorization answers. */
-  private challenge: AuthChallenge | undefined;
-  /** New credentials are in use: the first successful response confirms them to the provider. */
-  private confirmAfterAuth = false;
+  private readonly authorization: Authorization;
   /** Set by the supervisor once the connection actor exists. */
   sendToConnection: (event: ConnectionEvent) => void = () => {};
   private readonly clientInfo: Implementation;
@@ -80,7 +74,7 @@ export class ServerRuntime {
       this.transport?.send(response).catch((error: unknown) => this.events.emit('warning', error as Error));
     });
     this.timers = options.timers;
-    this.auth = options.config.kind === 'url' ? resolveAuth(options.config.auth, { resourceUrl: options.config.url, server: this.name }) : undefined;
+    this.authorization = new Authorization(options.config, this.name);
     this.gate = new RequestGate(options.config.maxQueuedRequests);
     this.firstOutcome = new Promise((resolve) => {
       this.settleFirstOutcome = resolve;
@@ -132,7 +126,7 @@ export class ServerRuntime {
 
   private onSendFailure(request: PendingRequest, error: unknown): void {
     if (!this.pending.isPending(request)) return;
-    if (error instanceof AuthorizationRequiredError && !error.fatal && request.method !== 'initialize') {
+    if (this.authorization.isFixable(error) && request.method !== 'initialize') {
       this.onRefused(request, error);
       return;
     }
@@ -158,7 +152,7 @@ export class ServerRuntime {
 
   /** 401/403 on a request: park it and authorize once, unless newer credentials already exist. */
   private onRefused(request: PendingRequest, error: AuthorizationRequiredError): void {
-    if (this.auth !== undefined && error.credentialGeneration !== this.auth.generation) {
+    if (this.authorization.isOutdated(error)) {
       // Another refusal already brought new credentials: just send it again.
       if (this.gate.phase === 'open') {
         this.pending.renumber(request);
@@ -168,7 +162,7 @@ export class ServerRuntime {
       }
       return;
     }
-    this.challenge = error.challenge;
+    this.authorization.remember(error);
     this.gate.park(request);
     this.sendToConnection({ type: 'AUTHORIZATION_REQUIRED', error: error.message });
   }
@@ -182,10 +176,7 @@ export class ServerRuntime {
 
   private route(message: JsonRpcMessage): void {
     if (!('method' in message)) {
-      if (this.confirmAfterAuth && 'result' in message) {
-        this.confirmAfterAuth = false;
-        this.auth?.confirmed?.();
-      }
+      if ('result' in message) this.authorization.succeeded();
       this.pending.settleResponse(message);
       return;
     }
@@ -237,7 +228,7 @@ export class ServerRuntime {
     this.transport = undefined;
     await previous?.close().catch(() => {});
     try {
-      const transport = createTransport(this.config, { sink: this.sink, auth: this.auth, timers: this.timers }, 'sse');
+      const transport = createTransport(this.config, { sink: this.sink, auth: this.authorization.provider, timers: this.timers }, 'sse');
       await transport.open();
       this.transport = transport;
     } catch (error) {
@@ -262,22 +253,16 @@ export class ServerRuntime {
     return this.recordFailure(this.handshake());
   }
 
-  /** The `authorizing` state's effect: one authorization answering the last refusal. */
-  async authorize(signal: AbortSignal): Promise<void> {
-    const challenge = this.challenge;
-    this.challenge = undefined;
-    if (this.auth === undefined || challenge === undefined) {
-      throw new AuthorizationError('authorization was required but there is no challenge to answer', { server: this.name, fatal: false });
-    }
-    await this.recordFailure(this.auth.authorize(challenge, signal));
-    this.confirmAfterAuth = true;
+  /** The `authorizing` state's effect. */
+  authorize(signal: AbortSignal): Promise<void> {
+    return this.recordFailure(this.authorization.authorize(signal));
   }
 
   private async recordFailure<T>(attempt: Promise<T>): Promise<T> {
     try {
       return await attempt;
     } catch (error) {
-      if (error instanceof AuthorizationRequiredError) this.challenge = error.challenge;
+      this.authorization.remember(error);
       this.lastFailure = error instanceof Error ? error : new Error(String(error));
       throw error;
     }
@@ -303,7 +288,7 @@ export class ServerRuntime {
     const previous = this.transport;
     this.transport = undefined;
     await previous?.close().catch(() => {});
-    const transport = createTransport(this.config, { sink: this.sink, auth: this.auth, timers: this.timers, hasConnectedBefore: () => this.connectedBefore }, kind);
+    const transport = createTransport(this.config, { sink: this.sink, auth: this.authorization.provider, timers: this.timers, hasConnectedBefore: () => this.connectedBefore }, kind);
     await transport.open();
     if (this.state === 'closing' || this.state === 'closed') {
       await transport.close().catch(() => {});
@@ -347,8 +332,8 @@ export class ServerRuntime {
       return await this.requireTransport().openListener(lastEventId, signal);
     } catch (error) {
       // A refused GET stream needs the same authorization as a refused request.
-      if (error instanceof AuthorizationRequiredError && !error.fatal && error.credentialGeneration === this.auth?.generation) {
-        this.challenge = error.challenge;
+      if (this.authorization.isFixable(error) && !this.authorization.isOutdated(error)) {
+        this.authorization.remember(error);
         this.sendToConnection({ type: 'AUTHORIZATION_REQUIRED', error: error.message });
       }
       throw error;
