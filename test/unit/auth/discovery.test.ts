@@ -83,7 +83,7 @@ describe('discovery against a live server (conformance metadata variants)', () =
     // without metadata RFC 8414's default method applies: client_secret_basic with the registered secret
     fixture = await startOAuthServer({ prm: 'none', asMetadata: 'none', authMethods: ['client_secret_basic'] });
     expect((await callMcp(fixture, provider(fixture))).status).toBe(200);
-    const paths = fixture.requests.map((r) => `${r.method} ${r.path}`).filter((p) => !p.includes('/mcp'));
+    const paths = fixture.requests.map((r) => `${r.method} ${r.path}`).filter((p) => p !== 'POST /mcp');
     expect(paths).toEqual([
       'GET /.well-known/oauth-protected-resource/mcp',
       'GET /.well-known/oauth-protected-resource',
