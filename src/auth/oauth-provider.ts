@@ -119,7 +119,6 @@ class OAuthClientProvider implements OAuthProvider {
         oauthError: parseBearerChallenge(challenge.wwwAuthenticate).error,
       });
     }
-    this.#attempts++;
     const bearer = parseBearerChallenge(challenge.wwwAuthenticate);
     const ctx = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
     const discovery = await this.#discover(bearer, ctx);
@@ -130,11 +129,16 @@ class OAuthClientProvider implements OAuthProvider {
     }
     this.#issuer = discovery.issuer;
     const stepUp = challenge.status === 403 || bearer.error === 'insufficient_scope';
-    if (!stepUp && (await this.#tryRefresh(bearer, discovery, ctx))) return;
+    if (!stepUp && (await this.#tryRefresh(bearer, discovery, ctx))) {
+      this.#attempts++;
+      return;
+    }
     const scope = stepUp ? unionScopes(this.#requestedScope, this.#tokens?.scope, bearer.scope) : unionScopes(this.#requestedScope, this.#initialScope(bearer, discovery));
     const credentials = await this.#credentials(discovery, ctx);
     const tokens = await this.#runGrant(discovery, credentials, scope, ctx);
     await this.#accept(tokens, scope);
+    // Only attempts that produced credentials count: a network blip must not use up the budget.
+    this.#attempts++;
   }
 
   #initialScope(bearer: BearerChallenge, discovery: Discovery): string | undefined {

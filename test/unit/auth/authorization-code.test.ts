@@ -49,7 +49,7 @@ describe('authorization code grant', () => {
       const f = await start({ authMethods: [method] });
       expect((await callMcp(f, provider(f))).status).toBe(200);
       const token = f.tokenRequests()[0]!;
-      expect(!!token.headers.authorization?.startsWith('Basic ')).toBe(method === 'client_secret_basic');
+      expect(String(token.headers.authorization ?? '').startsWith('Basic ')).toBe(method === 'client_secret_basic');
       expect(token.form!['client_secret'] !== undefined).toBe(method === 'client_secret_post');
       expect(token.form!['resource']).toBe(f.mcpUrl);
     });

@@ -1,8 +1,10 @@
+import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthorizationError } from '../../../src/protocol/errors.js';
 import { authorizationServerMetadataUrls, protectedResourceMetadataUrls } from '../../../src/auth/discovery.js';
 import { canonicalResource, resourceCovers } from '../../../src/auth/resource.js';
 import { startOAuthServer, type OAuthFixture } from '../../fixtures/oauth-server.js';
+import { listenOnLoopback } from '../../fixtures/listen.js';
 import { callMcp, provider } from './helpers.js';
 
 let fixture: OAuthFixture | undefined;
@@ -135,5 +137,27 @@ describe('discovery against a live server (conformance metadata variants)', () =
     expect(error).toBeInstanceOf(AuthorizationError);
     expect((error as AuthorizationError).fatal).toBe(false);
     expect((error as Error).message).toContain(`protected resource metadata: GET ${origin}/.well-known/oauth-protected-resource/mcp failed`);
+  });
+
+  it('never follows a redirect: a 302 to another origin is a miss, and that origin sees nothing', async () => {
+    const elsewhere: string[] = [];
+    const other = await listenOnLoopback(createServer((req, res) => (elsewhere.push(req.url ?? ''), res.end('{}'))));
+    const redirecting = await listenOnLoopback(
+      createServer((req, res) => {
+        res.writeHead(req.url?.startsWith('/.well-known/') ? 302 : 401, { location: `${other.origin}/steal` });
+        res.end();
+      }),
+    );
+    try {
+      const auth = provider({ mcpUrl: `${redirecting.origin}/mcp` } as OAuthFixture);
+      const error = await auth.authorize({ status: 401, wwwAuthenticate: undefined, resourceUrl: new URL(`${redirecting.origin}/mcp`) }, AbortSignal.timeout(5000)).catch((e: unknown) => e);
+      // every metadata URL answered 302, so this is a 2025-03-26 server with default endpoints;
+      // the flow then stops at the (unreachable) registration, never at the other origin
+      expect(error).toBeInstanceOf(AuthorizationError);
+      expect(elsewhere).toEqual([]);
+    } finally {
+      await other.close();
+      await redirecting.close();
+    }
   });
 });
