@@ -1,0 +1,21 @@
+/** The client credentials grant (OAuth 2.1 §4.2; MCP extension SEP-1046): machine-to-machine, no user. */
+import type { ClientCredentials } from './client-auth.js';
+import type { HttpContext } from './http.js';
+import { parseTokenResponse, postTokenRequest } from './token-endpoint.js';
+import type { OAuthTokens } from './types.js';
+
+export async function clientCredentialsGrant(
+  input: { tokenEndpoint: URL; credentials: ClientCredentials; resource: string; scope: string | undefined },
+  ctx: HttpContext,
+): Promise<OAuthTokens> {
+  const body = await postTokenRequest(
+    {
+      what: 'client_credentials grant',
+      endpoint: input.tokenEndpoint,
+      params: { grant_type: 'client_credentials', scope: input.scope, resource: input.resource },
+      credentials: input.credentials,
+    },
+    ctx,
+  );
+  return parseTokenResponse(body, 'client_credentials grant', ctx.server);
+}

@@ -1,0 +1,249 @@
+/**
+ * The built-in OAuth 2.1 client as an AuthProvider. `authorization()` only reads the cached
+ * token; all the work happens in `authorize()` on a 401/403: refresh when that can help, else
+ * discovery, client identity and a full grant; step-up on `insufficient_scope`; a limit on
+ * attempts that do not lead to a successful request.
+ */
+import { AuthorizationError, ConfigError } from '../protocol/errors.js';
+import { isAbortError } from '../transports/http-body.js';
+import { authorizationCodeGrant } from './authorization-code.js';
+import { chooseAuthMethod, type ClientCredentials, type SigningKey } from './client-auth.js';
+import { clientCredentialsGrant } from './client-credentials.js';
+import { crossAppAccessGrant } from './cross-app-access.js';
+import { discover, type Discovery } from './discovery.js';
+import type { HttpContext } from './http.js';
+import { defaultAlgorithm, loadPrivateKey } from './jwt.js';
+import { parseOAuthOptions, type OAuthClientOptions, type OAuthGrant } from './options.js';
+import { refreshGrant } from './refresh.js';
+import { resolveClient } from './registration.js';
+import { canonicalResource } from './resource.js';
+import { scopesCover, selectScope, unionScopes } from './scopes.js';
+import { memoryTokenStore } from './token-store.js';
+import type { AuthChallenge, AuthProvider, OAuthClientInformation, OAuthTokens, TokenStore } from './types.js';
+import { parseBearerChallenge, type BearerChallenge } from './www-authenticate.js';
+
+export interface OAuthProviderContext {
+  /** The MCP server URL: the protected resource. */
+  resourceUrl: URL;
+  /** The server's name, for error messages. */
+  server: string;
+}
+
+export interface OAuthProvider extends AuthProvider {
+  /** Resolves once the store has been read; a stored token is then returned by `authorization()`. */
+  ready(): Promise<void>;
+  confirmed(): void;
+  clear(): Promise<void>;
+  /** The canonical resource URI sent as `resource` and used as the store key. */
+  readonly resource: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_ATTEMPTS = 3;
+
+export function createOAuthProvider(options: OAuthClientOptions, context: OAuthProviderContext): OAuthProvider {
+  return new OAuthClientProvider(options, context);
+}
+
+class OAuthClientProvider implements OAuthProvider {
+  readonly resource: string;
+  #generation = 0;
+  #tokens: OAuthTokens | undefined;
+  #client: OAuthClientInformation | undefined;
+  #issuer: string | undefined;
+  #requestedScope: string | undefined;
+  #attempts = 0;
+  #discovery: { key: string; value: Discovery } | undefined;
+  readonly #options: OAuthClientOptions;
+  readonly #grant: OAuthGrant;
+  readonly #resourceUrl: URL;
+  readonly #server: string;
+  readonly #store: TokenStore;
+  readonly #signingKey: SigningKey | undefined;
+  readonly #loaded: Promise<void>;
+
+  constructor(options: OAuthClientOptions, context: OAuthProviderContext) {
+    this.#options = parseOAuthOptions(options, 'auth');
+    this.#grant = this.#options.grant ?? 'authorization_code';
+    if (this.#grant === 'authorization_code' && !this.#options.onRedirect) {
+      throw new ConfigError('auth.onRedirect: required for the authorization_code grant (it completes the browser step)', [
+        { path: 'auth.onRedirect', message: 'required for the authorization_code grant' },
+      ]);
+    }
+    this.#resourceUrl = new URL(context.resourceUrl.href);
+    this.#server = context.server;
+    this.resource = canonicalResource(this.#resourceUrl);
+    this.#store = this.#options.store ?? memoryTokenStore();
+    if (this.#options.privateKeyPem) {
+      const key = loadPrivateKey(this.#options.privateKeyPem);
+      this.#signingKey = { key, algorithm: this.#options.signingAlgorithm ?? defaultAlgorithm(key)!, keyId: this.#options.keyId };
+    }
+    this.#loaded = this.#load();
+  }
+
+  get generation(): number {
+    return this.#generation;
+  }
+
+  authorization(): string | undefined {
+    return this.#tokens ? `Bearer ${this.#tokens.access_token}` : undefined;
+  }
+
+  ready(): Promise<void> {
+    return this.#loaded;
+  }
+
+  confirmed(): void {
+    if (this.#tokens) this.#attempts = 0;
+  }
+
+  async clear(): Promise<void> {
+    await this.#loaded;
+    this.#tokens = undefined;
+    this.#client = undefined;
+    this.#issuer = undefined;
+    this.#requestedScope = undefined;
+    this.#discovery = undefined;
+    this.#attempts = 0;
+    this.#generation++;
+    await this.#store.clear(this.resource);
+  }
+
+  async authorize(challenge: AuthChallenge, signal: AbortSignal): Promise<void> {
+    await this.#loaded;
+    signal.throwIfAborted();
+    const maxAttempts = this.#options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    if (this.#attempts >= maxAttempts) {
+      throw new AuthorizationError(`gave up after ${this.#attempts} authorization attempts that did not lead to a successful request (HTTP ${challenge.status} again)`, {
+        server: this.#server,
+        oauthError: parseBearerChallenge(challenge.wwwAuthenticate).error,
+      });
+    }
+    const bearer = parseBearerChallenge(challenge.wwwAuthenticate);
+    const ctx = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
+    const discovery = await this.#discover(bearer, ctx);
+    if (this.#issuer !== undefined && this.#issuer !== discovery.issuer) {
+      // Tokens and registrations belong to one authorization server.
+      this.#client = undefined;
+      this.#tokens = this.#tokens ? { ...this.#tokens, refresh_token: undefined } : undefined;
+    }
+    this.#issuer = discovery.issuer;
+    const stepUp = challenge.status === 403 || bearer.error === 'insufficient_scope';
+    if (!stepUp && (await this.#tryRefresh(bearer, discovery, ctx))) {
+      this.#attempts++;
+      return;
+    }
+    const scope = stepUp ? unionScopes(this.#requestedScope, this.#tokens?.scope, bearer.scope) : unionScopes(this.#requestedScope, this.#initialScope(bearer, discovery));
+    const credentials = await this.#credentials(discovery, ctx);
+    const tokens = await this.#runGrant(discovery, credentials, scope, ctx);
+    await this.#accept(tokens, scope);
+    // Only attempts that produced credentials count: a network blip must not use up the budget.
+    this.#attempts++;
+  }
+
+  #initialScope(bearer: BearerChallenge, discovery: Discovery): string | undefined {
+    return selectScope({
+      challengeScope: bearer.scope,
+      configuredScope: this.#options.scope,
+      resourceScopes: discovery.resourceMetadata?.document.scopes_supported,
+      serverScopes: discovery.metadata?.scopes_supported,
+      offlineAccess: this.#grant === 'authorization_code' && this.#options.offlineAccess !== false,
+    });
+  }
+
+  /** True when a refresh produced a new token; false when a full grant is needed instead. */
+  async #tryRefresh(bearer: BearerChallenge, discovery: Discovery, ctx: HttpContext): Promise<boolean> {
+    const refreshToken = this.#tokens?.refresh_token;
+    // A refresh cannot widen the scope: if the challenge asks for more, authorize again.
+    if (!refreshToken || !scopesCover(this.#tokens?.scope ?? this.#requestedScope, bearer.scope)) return false;
+    try {
+      const credentials = await this.#credentials(discovery, ctx);
+      const tokens = await refreshGrant({ tokenEndpoint: discovery.tokenEndpoint, credentials, refreshToken, resource: this.resource }, ctx);
+      await this.#accept(tokens, this.#tokens?.scope ?? this.#requestedScope);
+      return true;
+    } catch (error) {
+      if (isAbortError(error) || ctx.signal?.aborted || !(error instanceof AuthorizationError) || error.oauthError === undefined) throw error;
+      // The server refused the refresh token (expired, revoked, rotated away): start over.
+      this.#tokens = this.#tokens ? { ...this.#tokens, refresh_token: undefined } : undefined;
+      if (error.oauthError === 'invalid_client' && !this.#options.clientId) this.#client = undefined;
+      return false;
+    }
+  }
+
+  async #credentials(discovery: Discovery, ctx: HttpContext): Promise<ClientCredentials> {
+    const resolved = await resolveClient(this.#options, discovery, this.#client, ctx);
+    if (resolved.source === 'registered' || resolved.source === 'metadata-document') {
+      this.#client = resolved.client;
+      await this.#save();
+    }
+    const method = chooseAuthMethod(resolved.client, discovery.metadata?.token_endpoint_auth_methods_supported, this.#options.tokenEndpointAuthMethod, !!this.#signingKey);
+    return { client: resolved.client, method, signingKey: this.#signingKey, audience: discovery.issuer };
+  }
+
+  async #runGrant(discovery: Discovery, credentials: ClientCredentials, scope: string | undefined, ctx: HttpContext & { signal: AbortSignal }): Promise<OAuthTokens> {
+    const o = this.#options;
+    switch (this.#grant) {
+      case 'authorization_code':
+        return authorizationCodeGrant({ discovery, credentials, redirectUri: o.redirectUri!, onRedirect: o.onRedirect!, resource: this.resource, scope }, ctx);
+      case 'client_credentials':
+        return clientCredentialsGrant({ tokenEndpoint: discovery.tokenEndpoint, credentials, resource: this.resource, scope }, ctx);
+      case 'cross_app_access': {
+        const idToken = typeof o.idpIdToken === 'function' ? await o.idpIdToken() : o.idpIdToken!;
+        return crossAppAccessGrant(
+          {
+            idpTokenEndpoint: new URL(o.idpTokenEndpoint!),
+            idpClientId: o.idpClientId!,
+            idpClientSecret: o.idpClientSecret,
+            idToken,
+            issuer: discovery.issuer,
+            tokenEndpoint: discovery.tokenEndpoint,
+            credentials,
+            resource: this.resource,
+            scope,
+          },
+          ctx,
+        );
+      }
+    }
+  }
+
+  async #discover(bearer: BearerChallenge, ctx: HttpContext): Promise<Discovery> {
+    const key = bearer.resourceMetadata ?? '';
+    if (this.#discovery?.key === key) return this.#discovery.value;
+    const value = await discover(this.#resourceUrl, bearer.resourceMetadata, ctx);
+    this.#discovery = { key, value };
+    return value;
+  }
+
+  async #accept(tokens: OAuthTokens, requestedScope: string | undefined): Promise<void> {
+    // RFC 6749 §5.1: without a `scope` in the answer, the requested scope was granted.
+    this.#tokens = { ...tokens, scope: tokens.scope ?? requestedScope };
+    this.#requestedScope = requestedScope ?? this.#requestedScope;
+    this.#generation++;
+    await this.#save();
+  }
+
+  async #load(): Promise<void> {
+    try {
+      const stored = await this.#store.load(this.resource);
+      if (!stored) return;
+      this.#issuer = stored.issuer;
+      this.#client = stored.client;
+      if (stored.tokens?.access_token) {
+        this.#tokens = stored.tokens;
+        this.#requestedScope = stored.tokens.scope;
+        this.#generation++;
+      }
+    } catch {
+      // An unreadable store is not fatal: authorizing again yields fresh credentials.
+    }
+  }
+
+  async #save(): Promise<void> {
+    try {
+      await this.#store.save(this.resource, { issuer: this.#issuer, tokens: this.#tokens, client: this.#client });
+    } catch {
+      // Persistence is best effort: the credentials work in memory for this run.
+    }
+  }
+}

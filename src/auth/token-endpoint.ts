@@ -1,0 +1,72 @@
+/**
+ * Token requests (form-encoded POSTs) and their answers: a token response becomes OAuthTokens,
+ * an OAuth error response an AuthorizationError carrying the server's `error` code. Secrets sent
+ * in the request are redacted from anything the server echoes back.
+ */
+import { AuthorizationError } from '../protocol/errors.js';
+import { redactSecrets } from '../transports/http-body.js';
+import { excerpt } from '../protocol/jsonrpc.js';
+import { applyClientAuth, type ClientCredentials } from './client-auth.js';
+import { describeUrl, httpCall, parseJsonObject, type HttpCall, type HttpContext } from './http.js';
+import type { OAuthTokens } from './types.js';
+
+/** Errors after which the same request cannot succeed; others (invalid_grant) may with a new grant. */
+const FATAL_OAUTH_ERRORS = new Set(['invalid_client', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'invalid_target']);
+
+export interface TokenRequest {
+  /** For messages: 'authorization_code grant', 'refresh', 'token exchange at the IdP'… */
+  what: string;
+  endpoint: URL;
+  params: Record<string, string | undefined>;
+  /** Client authentication; undefined when the caller already put it in `params`/`headers`. */
+  credentials?: ClientCredentials | undefined;
+  headers?: Record<string, string> | undefined;
+}
+
+/** POSTs a token request and returns the JSON body of a 2xx answer; OAuth errors throw. */
+export async function postTokenRequest(request: TokenRequest, ctx: HttpContext): Promise<Record<string, unknown>> {
+  const form = new URLSearchParams();
+  for (const [name, value] of Object.entries(request.params)) if (value !== undefined) form.set(name, value);
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', ...request.headers };
+  if (request.credentials) applyClientAuth(request.credentials, form, headers, ctx.server);
+  const call: HttpCall = { what: request.what, method: 'POST', url: request.endpoint, headers, body: form.toString() };
+  const answer = await httpCall(call, ctx);
+  const secrets = [...form.values(), headers['authorization'], request.credentials?.client.client_secret];
+  if (answer.status >= 200 && answer.status < 300) return parseJsonObject(answer, call, ctx);
+  let body: Record<string, unknown> | undefined;
+  try {
+    body = parseJsonObject(answer, call, ctx);
+  } catch {
+    body = undefined;
+  }
+  const error = typeof body?.['error'] === 'string' ? body['error'] : undefined;
+  const description = typeof body?.['error_description'] === 'string' ? redactSecrets(excerpt(body['error_description'], 200), secrets) : undefined;
+  const where = `POST ${describeUrl(request.endpoint)}`;
+  if (!error) {
+    const transient = answer.status >= 500 || answer.status === 429;
+    throw new AuthorizationError(`${request.what}: ${where} answered HTTP ${answer.status}`, { server: ctx.server, fatal: !transient, retryable: transient });
+  }
+  throw new AuthorizationError(`${request.what}: the authorization server refused (${redactSecrets(error, secrets)}${description ? `: ${description}` : ''})`, {
+    server: ctx.server,
+    oauthError: error,
+    fatal: FATAL_OAUTH_ERRORS.has(error),
+    retryable: false,
+  });
+}
+
+/** A token response (RFC 6749 §5.1) as OAuthTokens; only Bearer tokens are usable here. */
+export function parseTokenResponse(body: Record<string, unknown>, what: string, server: string, previousRefreshToken?: string): OAuthTokens {
+  const accessToken = body['access_token'];
+  if (typeof accessToken !== 'string' || accessToken === '') throw new AuthorizationError(`${what}: the token response has no access_token`, { server });
+  const tokenType = typeof body['token_type'] === 'string' ? body['token_type'] : 'Bearer';
+  if (tokenType.toLowerCase() !== 'bearer') throw new AuthorizationError(`${what}: token_type ${JSON.stringify(tokenType)} is not supported (only Bearer)`, { server });
+  const expiresIn = typeof body['expires_in'] === 'number' ? body['expires_in'] : typeof body['expires_in'] === 'string' ? Number(body['expires_in']) : undefined;
+  const refreshToken = typeof body['refresh_token'] === 'string' && body['refresh_token'] !== '' ? body['refresh_token'] : previousRefreshToken;
+  return {
+    access_token: accessToken,
+    token_type: 'Bearer',
+    refresh_token: refreshToken,
+    expires_at: expiresIn !== undefined && Number.isFinite(expiresIn) ? Date.now() + expiresIn * 1000 : undefined,
+    scope: typeof body['scope'] === 'string' ? body['scope'] : undefined,
+  };
+}
