@@ -13,6 +13,7 @@ export class Authorization {
   private challenge: AuthChallenge | undefined;
   /** New credentials are in use and no request has succeeded with them yet. */
   private unconfirmed = false;
+  private loaded: Promise<void> | undefined;
 
   constructor(
     config: ServerConfig,
@@ -29,6 +30,12 @@ export class Authorization {
   /** The refusal answered credentials that were replaced since: send again, do not authorize. */
   isOutdated(error: AuthorizationRequiredError): boolean {
     return this.provider !== undefined && error.credentialGeneration !== this.provider.generation;
+  }
+
+  /** Loads stored credentials once, before the first connection attempt. */
+  ready(): Promise<void> {
+    this.loaded ??= this.provider?.ready?.() ?? Promise.resolve();
+    return this.loaded;
   }
 
   /** Keeps the challenge of a refusal for the next authorization. */

@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 import { ConfigError } from './protocol/errors.js';
-import type { AuthConfig } from './auth/resolve-auth.js';
+import { isAuthProvider, type AuthConfig } from './auth/resolve-auth.js';
+import { parseOAuthOptions } from './auth/options.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -182,6 +183,8 @@ export function parseServerConfig(name: string, input: unknown): ServerConfig {
     const url = new URL(value.url as string);
     if (value.type === 'stdio') throw new ConfigError(`invalid configuration: servers.${name}.type: 'stdio' needs \`command\`, not \`url\``, [{ path: `servers.${name}.type`, message: "'stdio' needs `command`" }]);
     const type = value.type ?? (looksLikeLegacySse(url) ? 'sse' : 'auto');
+    // OAuth options are checked here, so a config file's mistakes name their field at load time.
+    if (value.auth !== undefined && !isAuthProvider(value.auth)) parseOAuthOptions(value.auth, `servers.${name}.auth`);
     return { kind: 'url', url, type, auth: value.auth as AuthConfig | undefined, ...shared };
   }
   if ('auth' in value && value.auth !== undefined) {

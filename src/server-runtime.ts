@@ -219,6 +219,7 @@ export class ServerRuntime {
   // ---- effects invoked by the connection machine
 
   async connectTransport(kind: ConfiguredTransport): Promise<{ transport: TransportKind }> {
+    await this.recordFailure(this.authorization.ready());
     return this.recordFailure(this.openTransport(kind));
   }
 

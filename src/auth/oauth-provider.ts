@@ -27,6 +27,8 @@ export interface OAuthProviderContext {
   resourceUrl: URL;
   /** The server's name, for error messages. */
   server: string;
+  /** Where the options sit in the configuration, for ConfigError paths; default `auth`. */
+  configPath?: string | undefined;
 }
 
 export interface OAuthProvider extends AuthProvider {
@@ -63,11 +65,12 @@ class OAuthClientProvider implements OAuthProvider {
   readonly #loaded: Promise<void>;
 
   constructor(options: OAuthClientOptions, context: OAuthProviderContext) {
-    this.#options = parseOAuthOptions(options, 'auth');
+    const path = context.configPath ?? 'auth';
+    this.#options = parseOAuthOptions(options, path);
     this.#grant = this.#options.grant ?? 'authorization_code';
     if (this.#grant === 'authorization_code' && !this.#options.onRedirect) {
-      throw new ConfigError('auth.onRedirect: required for the authorization_code grant (it completes the browser step)', [
-        { path: 'auth.onRedirect', message: 'required for the authorization_code grant' },
+      throw new ConfigError(`${path}.onRedirect: required for the authorization_code grant (it completes the browser step)`, [
+        { path: `${path}.onRedirect`, message: 'required for the authorization_code grant' },
       ]);
     }
     this.#resourceUrl = new URL(context.resourceUrl.href);

@@ -33,6 +33,8 @@ export interface AuthProvider {
    * again cannot help). Never called concurrently for one server.
    */
   authorize(challenge: AuthChallenge, signal: AbortSignal): Promise<void>;
+  /** Loads stored credentials; awaited once before the first connection attempt. */
+  ready?(): Promise<void>;
   /** A request succeeded with the current credentials (resets step-up attempt counts). */
   confirmed?(): void;
   /** Forget credentials (e.g. on `server.logout()`); optional. */

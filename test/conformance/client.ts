@@ -4,6 +4,7 @@
  * set, and passes when every check succeeds and this process exits 0.
  */
 import { connect, type ServerHandle } from '../../src/index.js';
+import { authOptionsFor } from './auth-options.js';
 
 const url = process.argv.at(-1);
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
@@ -27,11 +28,24 @@ const scenarios: Record<string, (server: ServerHandle) => Promise<void>> = {
   },
 };
 
+/** Every `auth/*` scenario: list the tools, then call the one that may need more scope. */
+async function authorizedCalls(server: ServerHandle): Promise<void> {
+  const { tools } = await server.listTools();
+  log(`tools: ${tools.map((t) => t.name).join(', ')}`);
+  const result = await server.callTool('test-tool', {});
+  log(`test-tool -> ${JSON.stringify(result.content)}`);
+}
+
 async function main(): Promise<void> {
   if (!url || !/^https?:\/\//.test(url)) throw new Error(`usage: conformance client <server url> (got ${JSON.stringify(url)})`);
   log(`scenario ${scenario || '(none)'} against ${url}`);
   const server = await connect(
-    { url, requestTimeoutMs: 20_000, keepalive: false },
+    {
+      url,
+      requestTimeoutMs: 20_000,
+      keepalive: false,
+      ...(scenario.startsWith('auth/') ? { auth: authOptionsFor(scenario, process.env.MCP_CONFORMANCE_CONTEXT) } : {}),
+    },
     {
       name: 'conformance',
       clientInfo: { name: 'mcp-supervisor-conformance', version: '1.0.0' },
@@ -42,7 +56,7 @@ async function main(): Promise<void> {
   );
   server.on('transition', (e) => log(`${e.from} -> ${e.to} (${e.cause}${e.error ? `: ${e.error}` : ''})`));
   try {
-    const run = scenarios[scenario] ?? (async (s: ServerHandle) => void (await s.listTools().catch(() => undefined)));
+    const run = scenarios[scenario] ?? (scenario.startsWith('auth/') ? authorizedCalls : undefined) ?? (async (s: ServerHandle) => void (await s.listTools().catch(() => undefined)));
     await run(server);
   } finally {
     await server.close();
