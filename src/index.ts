@@ -33,4 +33,11 @@ export { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, type CallToolResu
 export type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from './protocol/jsonrpc.js';
 export type { TransportKind } from './transports/transport.js';
 export { VERSION } from './version.js';
+// Authorization: the built-in OAuth 2.1 client, token stores, a loopback redirect for CLIs.
+// The OAuth building blocks (discovery, PKCE, JWT, …) are in `mcp-supervisor/auth`.
+export { createOAuthProvider, parseOAuthOptions, type OAuthProvider, type OAuthClientOptions, type OAuthGrant, type RedirectHandler } from './auth/index.js';
+export { memoryTokenStore, fileTokenStore } from './auth/token-store.js';
+export { createLoopbackRedirect, defaultOpenBrowser, type LoopbackRedirect, type LoopbackRedirectOptions } from './auth/loopback-redirect.js';
+export { isAuthProvider, type AuthConfig } from './auth/resolve-auth.js';
+export type { AuthProvider, AuthChallenge, TokenStore, StoredAuthorization, OAuthTokens, OAuthClientInformation, TokenEndpointAuthMethod } from './auth/types.js';
 export { silentLogger, type Logger } from './logger.js';

@@ -1,0 +1,96 @@
+/**
+ * The built-in OAuth 2.1 client through `connect()` / `createSupervisor()` against a real
+ * authorization server and protected MCP resource (test/fixtures/oauth-server.ts).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { InspectionEvent } from 'xstate';
+import { AuthorizationError, connect, createSupervisor, memoryTokenStore, type ServerHandle, type Supervisor } from '../../src/index.js';
+import { startOAuthServer, type OAuthFixture } from '../fixtures/oauth-server.js';
+import { followRedirect, REDIRECT_URI } from '../unit/auth/helpers.js';
+import { recordTransitions } from './helpers.js';
+
+let fixture: OAuthFixture | undefined;
+let handle: ServerHandle | undefined;
+let supervisor: Supervisor | undefined;
+
+afterEach(async () => {
+  await handle?.close().catch(() => {});
+  await supervisor?.stop().catch(() => {});
+  await fixture?.close();
+  handle = supervisor = fixture = undefined;
+});
+
+const browser = { redirectUri: REDIRECT_URI, onRedirect: followRedirect };
+
+describe('OAuth through the supervisor', () => {
+  it('authorizes on the first 401 (discovery, DCR, PKCE, token), then serves calls with the token', async () => {
+    fixture = await startOAuthServer();
+    supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: browser, keepalive: false } } });
+    const transitions = recordTransitions(supervisor);
+    await supervisor.start();
+    const result = await supervisor.server('docs').callTool('echo', { text: 'authorized' });
+
+    expect(result.content[0]?.text).toBe('authorized');
+    expect(transitions.map((t) => t.to)).toEqual(['connecting', 'initializing', 'authorizing', 'connecting', 'initializing', 'ready']);
+    expect(fixture.authorizeRequests()).toHaveLength(1);
+    expect(fixture.tokenRequests().map((r) => r.form?.grant_type)).toEqual(['authorization_code']);
+    const mcp = fixture.requests.filter((r) => r.path === '/mcp' && r.method === 'POST');
+    expect(mcp[0]?.headers.authorization).toBeUndefined();
+    expect(mcp.slice(1).every((r) => typeof r.headers.authorization === 'string' && r.headers.authorization.startsWith('Bearer '))).toBe(true);
+  });
+
+  it('expired access tokens: concurrent 401s cause exactly one refresh, no new authorization, every call resolves', async () => {
+    fixture = await startOAuthServer({ refreshTokens: true });
+    handle = await connect({ url: fixture.mcpUrl, auth: browser, keepalive: false }, { name: 'docs' });
+    const transitions = recordTransitions(handle);
+    fixture.expireAccessTokens();
+
+    const texts = Array.from({ length: 8 }, (_, i) => `after-expiry-${i}`);
+    const results = await Promise.all(texts.map((text) => handle!.callTool('echo', { text })));
+
+    expect(results.map((r) => r.content[0]?.text)).toEqual(texts);
+    expect(fixture.tokenRequests().map((r) => r.form?.grant_type)).toEqual(['authorization_code', 'refresh_token']);
+    expect(fixture.authorizeRequests()).toHaveLength(1);
+    expect(transitions.map((t) => `${t.from}->${t.to}`)).toEqual(['ready->authorizing', 'authorizing->ready']);
+  });
+
+  it('a step-up on 403 insufficient_scope asks for the union of scopes, then the call succeeds', async () => {
+    fixture = await startOAuthServer({ challengeScope: 'mcp:basic', callScopes: ['mcp:basic', 'mcp:write'] });
+    handle = await connect({ url: fixture.mcpUrl, auth: browser, keepalive: false }, { name: 'docs' });
+    const result = await handle.callTool('echo', { text: 'write' });
+    expect(result.content[0]?.text).toBe('write');
+    const scopes = fixture.authorizeRequests().map((r) => r.query.scope?.split(' ').sort().join(' '));
+    expect(scopes).toEqual(['mcp:basic', 'mcp:basic mcp:write']);
+  });
+
+  it('a server whose step-up never succeeds ends after 3 authorizations: the call rejects, the server is failed', async () => {
+    fixture = await startOAuthServer({ alwaysInsufficient: true, challengeScope: 'mcp:admin' });
+    supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: browser, keepalive: false } } });
+    await supervisor.start();
+    expect(supervisor.server('docs').status().state).toBe('failed');
+    expect(supervisor.lastFailureOf('docs')).toBeInstanceOf(AuthorizationError);
+    expect(fixture.authorizeRequests()).toHaveLength(3);
+  });
+
+  it('a stored token is used before any 401; tokens never reach status, transitions or inspection events', async () => {
+    fixture = await startOAuthServer();
+    const store = memoryTokenStore();
+    const first = await connect({ url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false }, { name: 'docs' });
+    await first.close();
+    const issued = (await store.load(new URL(fixture.mcpUrl).href))?.tokens?.access_token;
+    expect(issued).toEqual(expect.any(String));
+
+    const inspected: InspectionEvent[] = [];
+    const requestsBefore = fixture.requests.length;
+    supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false } }, inspect: (event) => void inspected.push(event) });
+    const transitions = recordTransitions(supervisor);
+    await supervisor.start();
+    await supervisor.server('docs').callTool('echo', { text: 'stored' });
+
+    const later = fixture.requests.slice(requestsBefore).filter((r) => r.path === '/mcp');
+    expect(later[0]?.headers.authorization).toBe(`Bearer ${issued}`);
+    expect(fixture.authorizeRequests()).toHaveLength(1); // only the first run's
+    const visible = JSON.stringify([supervisor.status(), transitions, inspected.map((e) => ({ ...e, actorRef: undefined, sourceRef: undefined }))]);
+    expect(visible).not.toContain(issued);
+  });
+});
