@@ -68,10 +68,14 @@ class OAuthClientProvider implements OAuthProvider {
     const path = context.configPath ?? 'auth';
     this.#options = parseOAuthOptions(options, path);
     this.#grant = this.#options.grant ?? 'authorization_code';
-    if (this.#grant === 'authorization_code' && !this.#options.onRedirect) {
-      throw new ConfigError(`${path}.onRedirect: required for the authorization_code grant (it completes the browser step)`, [
-        { path: `${path}.onRedirect`, message: 'required for the authorization_code grant' },
-      ]);
+    // Checked here, not in parseOAuthOptions: a config file cannot hold a function, and the CLI
+    // supplies both from its loopback listener after the file was validated.
+    for (const field of ['redirectUri', 'onRedirect'] as const) {
+      if (this.#grant === 'authorization_code' && !this.#options[field]) {
+        throw new ConfigError(`${path}.${field}: required for the authorization_code grant (it completes the browser step)`, [
+          { path: `${path}.${field}`, message: 'required for the authorization_code grant' },
+        ]);
+      }
     }
     this.#resourceUrl = new URL(context.resourceUrl.href);
     this.#server = context.server;

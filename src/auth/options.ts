@@ -101,7 +101,6 @@ const schema = z
   .superRefine((o, ctx) => {
     const need = (field: string, message: string) => ctx.addIssue({ code: 'custom', path: [field], message });
     const grant = o.grant ?? 'authorization_code';
-    if (grant === 'authorization_code' && !o.redirectUri) need('redirectUri', 'required for the authorization_code grant');
     if (grant !== 'authorization_code' && !o.clientId) need('clientId', `required for the ${grant} grant (it needs a pre-registered client)`);
     if (grant === 'client_credentials' && !o.clientSecret && !o.privateKeyPem) need('clientSecret', 'the client_credentials grant needs clientSecret or privateKeyPem');
     if (grant === 'cross_app_access') {

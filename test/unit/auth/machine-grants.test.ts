@@ -123,11 +123,22 @@ describe('options', () => {
   it('parseOAuthOptions reports issues with the caller’s path', async () => {
     const { parseOAuthOptions } = await import('../../../src/auth/index.js');
     try {
-      parseOAuthOptions({ grant: 'authorization_code' }, 'servers.docs.auth');
+      parseOAuthOptions({ grant: 'client_credentials' }, 'servers.docs.auth');
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
-      expect((error as ConfigError).issues).toEqual([{ path: 'servers.docs.auth.redirectUri', message: 'required for the authorization_code grant' }]);
+      expect((error as ConfigError).issues).toEqual([
+        { path: 'servers.docs.auth.clientId', message: 'required for the client_credentials grant (it needs a pre-registered client)' },
+        { path: 'servers.docs.auth.clientSecret', message: 'the client_credentials grant needs clientSecret or privateKeyPem' },
+      ]);
     }
+  });
+
+  it('the authorization_code grant needs redirectUri and onRedirect when the provider is built (a config file may leave them to the CLI)', async () => {
+    const { parseOAuthOptions, createOAuthProvider } = await import('../../../src/auth/index.js');
+    expect(parseOAuthOptions({}, 'servers.docs.auth')).toEqual({});
+    const build = (options: object) => () => createOAuthProvider(options, { resourceUrl: new URL('http://127.0.0.1/mcp'), server: 'docs', configPath: 'servers.docs.auth' });
+    expect(build({})).toThrow('servers.docs.auth.redirectUri: required for the authorization_code grant');
+    expect(build({ redirectUri: 'http://127.0.0.1:1/cb' })).toThrow('servers.docs.auth.onRedirect: required for the authorization_code grant');
   });
 });
