@@ -219,7 +219,6 @@ export class ServerRuntime {
   // ---- effects invoked by the connection machine
 
   async connectTransport(kind: ConfiguredTransport): Promise<{ transport: TransportKind }> {
-    await this.recordFailure(this.authorization.ready());
     return this.recordFailure(this.openTransport(kind));
   }
 
@@ -289,6 +288,7 @@ export class ServerRuntime {
     const previous = this.transport;
     this.transport = undefined;
     await previous?.close().catch(() => {});
+    await this.authorization.ready(); // stored credentials go out with the first request
     const transport = createTransport(this.config, { sink: this.sink, auth: this.authorization.provider, timers: this.timers, hasConnectedBefore: () => this.connectedBefore }, kind);
     await transport.open();
     if (this.state === 'closing' || this.state === 'closed') {
