@@ -138,12 +138,7 @@ export class ServerRuntime {
         return;
       }
       // A late 404 from an older session: this session is fine, send the request again.
-      if (this.gate.phase === 'open') {
-        this.pending.renumber(request);
-        this.dispatch(request, false);
-      } else {
-        this.gate.park(request);
-      }
+      this.resendOrPark(request);
       return;
     }
     if (isAbortError(error)) return; // the abort listener settles it
@@ -154,17 +149,22 @@ export class ServerRuntime {
   private onRefused(request: PendingRequest, error: AuthorizationRequiredError): void {
     if (this.authorization.isOutdated(error)) {
       // Another refusal already brought new credentials: just send it again.
-      if (this.gate.phase === 'open') {
-        this.pending.renumber(request);
-        this.dispatch(request, false);
-      } else {
-        this.gate.park(request);
-      }
+      this.resendOrPark(request);
       return;
     }
     this.authorization.remember(error);
     this.gate.park(request);
     this.sendToConnection({ type: 'AUTHORIZATION_REQUIRED', error: error.message });
+  }
+
+  /** Sends a request again (with a new id) while serving; otherwise it waits for the next release. */
+  private resendOrPark(request: PendingRequest): void {
+    if (this.gate.phase === 'open') {
+      this.pending.renumber(request);
+      this.dispatch(request, false);
+    } else {
+      this.gate.park(request);
+    }
   }
 
   private sendCancellation(request: PendingRequest, reason: string): void {

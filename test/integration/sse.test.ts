@@ -8,6 +8,7 @@ import { connect, ConnectionClosedError, EndpointTimeoutError, ProtocolError, Tr
 import { startLegacySseFixture, type LegacyFixtureSettings, type LegacySseFixture } from '../fixtures/legacy-sse-fixture.js';
 import { startSdkSseServer, type SdkSseServer } from '../fixtures/sdk-sse-server.js';
 import { nextTransition, quickRestart, recordTransitions } from './helpers.js';
+import { rejection as failure } from '../transports/helpers.js';
 
 let fixture: LegacySseFixture | undefined;
 let sdk: SdkSseServer | undefined;
@@ -30,14 +31,6 @@ async function legacy(settings?: LegacyFixtureSettings): Promise<LegacySseFixtur
 const gets = (f: LegacySseFixture) => f.requests.filter((r) => r.method === 'GET');
 const posts = (f: LegacySseFixture, rpcMethod?: string) => f.requests.filter((r) => r.method === 'POST' && (rpcMethod === undefined || r.rpcMethod === rpcMethod));
 
-async function failure(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('legacy HTTP+SSE through connect()', () => {
   it('a URL ending in /sse is legacy SSE: GET, endpoint, initialize over POST, tools work', async () => {

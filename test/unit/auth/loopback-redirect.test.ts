@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLoopbackRedirect, defaultOpenBrowser, type LoopbackRedirect, type LoopbackRedirectOptions } from '../../../src/auth/loopback-redirect.js';
 import { AuthorizationError, ConfigError } from '../../../src/protocol/errors.js';
+import { rejection } from '../../transports/helpers.js';
 
 interface Answer {
   status: number;
@@ -44,14 +45,6 @@ function authorizationUrl(redirectUri: string, state = 'state-1'): URL {
   return url;
 }
 
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('createLoopbackRedirect', () => {
   it('listens on a random 127.0.0.1 port with a /callback redirect URI', async () => {

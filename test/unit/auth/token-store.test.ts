@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fileTokenStore, memoryTokenStore } from '../../../src/auth/token-store.js';
 import type { StoredAuthorization } from '../../../src/auth/types.js';
 import { AuthorizationError, ConfigError } from '../../../src/protocol/errors.js';
+import { rejection } from '../../transports/helpers.js';
 
 const posix = process.platform !== 'win32';
 
@@ -29,14 +30,6 @@ function authorization(n: number): StoredAuthorization {
   };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('fileTokenStore', () => {
   it('loads undefined when the file does not exist, and does not create it', async () => {
