@@ -5,6 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import type { RedirectHandler } from '../auth/options.js';
+import { isAuthProvider, type AuthConfig } from '../auth/resolve-auth.js';
 import { fromMcpServersJson, type ServerConfigInput } from '../config.js';
 import { ConfigError } from '../protocol/errors.js';
 import { createSupervisor } from '../supervisor.js';
@@ -25,6 +27,8 @@ export interface ServerSources {
   name?: string | undefined;
   headers: readonly string[];
   type?: string | undefined;
+  /** `--oauth`: the `--url` server uses the built-in OAuth client. */
+  oauth?: boolean | undefined;
 }
 
 /** Reads one `mcpServers` / `servers` JSON (or JSONC) file. */
@@ -79,11 +83,22 @@ export function loadServers(sources: ServerSources): ServerMap {
 /** What createSupervisor would refuse (a transport this build lacks, say), with the file named. */
 function assertRunnable(name: string, config: ServerConfigInput, from: string): void {
   try {
-    createSupervisor({ servers: { [name]: config } });
+    createSupervisor({ servers: { [name]: withBrowserStep(config) } });
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(`${from}: ${describeConfigError(error)}`);
     throw error;
   }
+}
+
+/**
+ * The authorization_code grant needs `redirectUri` and `onRedirect`, which the CLI supplies later
+ * (prepareAuth, once the servers are known); stand-ins let the rest of the options be checked now.
+ */
+function withBrowserStep(config: ServerConfigInput): ServerConfigInput {
+  const auth = ('auth' in config ? config.auth : undefined) as AuthConfig | undefined;
+  if (auth === undefined || isAuthProvider(auth) || (auth.grant ?? 'authorization_code') !== 'authorization_code') return config;
+  const onRedirect: RedirectHandler = () => Promise.reject(new Error('not called: a stand-in for the check'));
+  return { ...config, auth: { ...auth, redirectUri: auth.redirectUri ?? 'http://127.0.0.1/callback', onRedirect: auth.onRedirect ?? onRedirect } };
 }
 
 function singleServer(sources: ServerSources): { name: string; config: ServerConfigInput; from: string } | undefined {
@@ -93,15 +108,18 @@ function singleServer(sources: ServerSources): { name: string; config: ServerCon
     if (sources.args.length > 0) throw new UsageError('--arg (or arguments after --) needs --command');
     if (sources.headers.length > 0) throw new UsageError('--header needs --url');
     if (sources.name !== undefined) throw new UsageError('--name needs --url or --command');
+    if (sources.oauth) throw new UsageError('--oauth needs --url (in a config file, give the server "auth": {…})');
     return undefined;
   }
   const type = sources.type === undefined ? {} : { type: sources.type };
   if (url !== undefined) {
     if (sources.args.length > 0) throw new UsageError('--arg (or arguments after --) needs --command, not --url');
     const headers = Object.fromEntries(sources.headers.map(parseHeader));
-    return { name: sources.name ?? defaultUrlName(url), config: { url, headers, ...type } as ServerConfigInput, from: '--url' };
+    const auth = sources.oauth ? { auth: {} } : {};
+    return { name: sources.name ?? defaultUrlName(url), config: { url, headers, ...type, ...auth } as ServerConfigInput, from: '--url' };
   }
   if (sources.headers.length > 0) throw new UsageError('--header needs --url, not --command');
+  if (sources.oauth) throw new UsageError('--oauth needs --url, not --command: a stdio server gets its credentials from its environment');
   const name = sources.name ?? (basename(command!).replace(/\.(c|m)?js$/, '') || 'server');
   return { name, config: { command: command!, args: [...sources.args], ...type } as ServerConfigInput, from: '--command' };
 }

@@ -9,6 +9,7 @@ import { createSupervisor, type SupervisorOptions } from '../supervisor.js';
 import { VERSION } from '../version.js';
 import type { Fault } from './chaos.js';
 import { runCall, runStatus, runTools, type CommandIo } from './commands.js';
+import { prepareAuth } from './auth.js';
 import { diagramText, MACHINE_NAMES, writeDiagramFiles } from './diagrams.js';
 import { describeConfigError, loadServers, UsageError, type ServerMap } from './load-config.js';
 import { watch } from './watch.js';
@@ -33,6 +34,7 @@ Servers (any mix):
   --name <name>                  the name of the --url / --command server (default: the host / the command)
   -H, --header 'Name: value'     a header for the --url server; repeatable
   --type <auto|http|sse|stdio>   the transport of the --url / --command server
+  --oauth                        the --url server uses the built-in OAuth 2.1 client (a config file: "auth": {…})
   --demo                         the bundled demo servers (from a source checkout: npm start)
   [server] may be left out when only one server is configured.
 
@@ -43,7 +45,10 @@ watch and inspect:
   --chaos                        with --demo: inject a fault every few seconds and watch the machines heal
   --chaos-every <ms>             time between faults (default 4000)
   --port <n>                     inspect: the inspector bridge's port (default 8080)
-  --no-open                      inspect: do not open a browser
+
+Authorization (OAuth servers):
+  --token-file <file>            where logins are kept (0600; default $MCP_SUPERVISOR_TOKEN_FILE or ~/.mcp-supervisor/tokens.json)
+  --no-open                      only print authorization URLs (and inspect's page); by default a browser opens on a terminal
 
 Other:
   --timeout <ms>                 tools / call: request timeout (default 30000)
@@ -62,6 +67,8 @@ const OPTIONS = {
   name: { type: 'string' },
   header: { type: 'string', short: 'H', multiple: true },
   type: { type: 'string' },
+  oauth: { type: 'boolean' },
+  'token-file': { type: 'string' },
   demo: { type: 'boolean' },
   once: { type: 'boolean' },
   duration: { type: 'string' },
@@ -121,7 +128,7 @@ interface Servers {
 
 async function collectServers(parsed: Parsed): Promise<Servers> {
   const { values } = parsed;
-  const servers = loadServers({
+  const loaded = loadServers({
     configs: values.config ?? [],
     url: values.url,
     command: values.command,
@@ -129,22 +136,37 @@ async function collectServers(parsed: Parsed): Promise<Servers> {
     name: values.name,
     headers: values.header ?? [],
     type: values.type,
+    oauth: values.oauth ?? false,
   });
   if (!values.demo) {
-    if (Object.keys(servers).length === 0) throw new UsageError('no servers: give --config <file>, --url <url>, --command <cmd> or --demo (see --help)');
+    if (Object.keys(loaded).length === 0) throw new UsageError('no servers: give --config <file>, --url <url>, --command <cmd> or --demo (see --help)');
     if (values.chaos) throw new UsageError('--chaos needs --demo: it injects faults into the bundled demo servers');
-    return { servers, notes: [], faults: () => [], close: async () => {} };
   }
-  const { startDemo } = await import('./demo.js');
-  const demo = await startDemo();
+  const auth = await prepareAuth(loaded, {
+    tokenFile: values['token-file'],
+    // Never without a person in front of it: a pipe or CI gets the printed URL only.
+    openBrowser: !values['no-open'] && process.stdout.isTTY === true,
+    print: (line) => io.err(`${line}\n`),
+  });
+  const servers = auth.servers;
+  if (!values.demo) return { servers, notes: [], faults: () => [], close: auth.close };
+  const demo = await import('./demo.js')
+    .then(({ startDemo }) => startDemo())
+    .catch(async (error: unknown) => {
+      await auth.close();
+      throw error;
+    });
   for (const name of Object.keys(demo.servers)) {
     if (Object.hasOwn(servers, name)) {
-      await demo.close();
+      await Promise.all([demo.close(), auth.close()]);
       throw new UsageError(`server '${name}' is both a demo server and a configured one: rename yours`);
     }
   }
   const notes = [`demo servers: ${Object.keys(demo.servers).join(', ')}`, ...demo.skipped.map((reason) => `demo server left out: ${reason}`)];
-  return { servers: { ...servers, ...demo.servers }, notes, faults: demo.faults, close: demo.close };
+  const close = async () => {
+    await Promise.all([demo.close(), auth.close()]);
+  };
+  return { servers: { ...servers, ...demo.servers }, notes, faults: demo.faults, close };
 }
 
 const io: CommandIo = {
