@@ -86,6 +86,8 @@ class OAuthClientProvider implements OAuthProvider {
       this.#signingKey = { key, algorithm: this.#options.signingAlgorithm ?? defaultAlgorithm(key)!, keyId: this.#options.keyId };
     }
     this.#loaded = this.#load();
+    // Observed here; ready() and authorize() still reject with the store's error.
+    this.#loaded.catch(() => {});
   }
 
   get generation(): number {
@@ -230,19 +232,16 @@ class OAuthClientProvider implements OAuthProvider {
     await this.#save();
   }
 
+  /** A store that cannot be read (a corrupt token file) is an error, not a silent new login over it. */
   async #load(): Promise<void> {
-    try {
-      const stored = await this.#store.load(this.resource);
-      if (!stored) return;
-      this.#issuer = stored.issuer;
-      this.#client = stored.client;
-      if (stored.tokens?.access_token) {
-        this.#tokens = stored.tokens;
-        this.#requestedScope = stored.tokens.scope;
-        this.#generation++;
-      }
-    } catch {
-      // An unreadable store is not fatal: authorizing again yields fresh credentials.
+    const stored = await this.#store.load(this.resource);
+    if (!stored) return;
+    this.#issuer = stored.issuer;
+    this.#client = stored.client;
+    if (stored.tokens?.access_token) {
+      this.#tokens = stored.tokens;
+      this.#requestedScope = stored.tokens.scope;
+      this.#generation++;
     }
   }
 

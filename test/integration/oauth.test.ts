@@ -4,7 +4,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
-import { AuthorizationError, connect, createSupervisor, memoryTokenStore, type ServerHandle, type Supervisor } from '../../src/index.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AuthorizationError, connect, createSupervisor, fileTokenStore, memoryTokenStore, type ServerHandle, type Supervisor } from '../../src/index.js';
 import { startOAuthServer, type OAuthFixture } from '../fixtures/oauth-server.js';
 import { followRedirect, REDIRECT_URI } from '../unit/auth/helpers.js';
 import { recordTransitions } from './helpers.js';
@@ -92,5 +95,17 @@ describe('OAuth through the supervisor', () => {
     expect(fixture.authorizeRequests()).toHaveLength(1); // only the first run's
     const visible = JSON.stringify([supervisor.status(), transitions, inspected.map((e) => ({ ...e, actorRef: undefined, sourceRef: undefined }))]);
     expect(visible).not.toContain(issued);
+  });
+
+  it('a corrupt token file fails the server with an error naming the file, instead of signing in over it', async () => {
+    fixture = await startOAuthServer();
+    const file = join(mkdtempSync(join(tmpdir(), 'mcp-sup-tokens-')), 'tokens.json');
+    writeFileSync(file, '{ "half": ', { mode: 0o600 });
+    supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: { ...browser, store: fileTokenStore(file) }, keepalive: false } } });
+    await supervisor.start();
+    expect(supervisor.server('docs').status().state).toBe('failed');
+    expect(supervisor.lastFailureOf('docs')).toBeInstanceOf(AuthorizationError);
+    expect(supervisor.server('docs').status().lastError).toContain(file);
+    expect(fixture.authorizeRequests()).toHaveLength(0);
   });
 });
