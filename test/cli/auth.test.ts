@@ -120,6 +120,11 @@ describe('mcp-supervisor --oauth', () => {
     expect(JSON.parse(again.stdout)).toEqual({ content: [{ type: 'text', text: 'again' }] });
     expect(fixture.authorizeRequests()).toHaveLength(authorizations);
     expectPrivateTokenFile(tokenFile, again.stdout + again.stderr);
+
+    const tools = await runCli(['tools', '--url', fixture.mcpUrl, '--name', 'docs', '--oauth', '--token-file', tokenFile]);
+    expect(tools.code).toBe(0);
+    expect(tools.stderr).not.toMatch(URL_LINE);
+    expect((JSON.parse(tools.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['echo']);
   });
 
   it('status: the login happens before the server counts as ready, and is kept for the next command', async () => {
