@@ -172,7 +172,11 @@ export class StdioTransport implements Transport {
   /** Writes one line; resolves once it was handed to the pipe. Responses arrive through the sink. */
   send(message: JsonRpcMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (!this.running || !stdin?.writable) return Promise.reject(this.notRunningError());
+    if (!this.running || !stdin?.writable) {
+      // stdin can close a moment before the exit is known: wait (bounded) so the error says why.
+      if (this.running && !this.closeRequested) return this.waitExit(LOSS_GRACE_MS).then(() => Promise.reject(this.notRunningError()));
+      return Promise.reject(this.notRunningError());
+    }
     // JSON.stringify never emits a raw newline, so the message is exactly one line.
     const line = `${JSON.stringify(message)}\n`;
     return new Promise<void>((resolve, reject) => {
