@@ -13,7 +13,7 @@ export interface SseHandlers {
   onEventId(id: string): void;
   /** The server's `retry` field, in milliseconds. */
   onRetry(ms: number): void;
-  /** Checked after each chunk: true stops reading and releases the body. */
+  /** Checked after each chunk: true stops parsing; a body the server already ended is read to its end, any other is released. */
   isDone?(): boolean;
 }
 
@@ -38,12 +38,27 @@ export async function readSseStream(
     },
   });
   const decoder = new TextDecoder();
+  let done = false;
   for await (const chunk of body) {
+    if (done) continue;
     parser.feed(decoder.decode(chunk, { stream: true }));
     if (failure) throw failure;
-    if (handlers.isDone?.()) return;
+    if (handlers.isDone?.()) {
+      if (!hasReceivedEnd(body)) return;
+      done = true;
+    }
   }
+  if (done) return;
   const rest = decoder.decode();
   if (rest) parser.feed(rest);
   if (failure) throw failure;
+}
+
+/**
+ * The server already ended the stream (its last bytes may still be buffered). Reading on to the
+ * end then costs nothing and keeps the socket; breaking off would destroy the body with an AbortError.
+ */
+function hasReceivedEnd(body: AsyncIterable<Uint8Array>): boolean {
+  const state = (body as { _readableState?: { ended?: boolean; destroyed?: boolean } })._readableState;
+  return state?.ended === true && state.destroyed !== true;
 }
