@@ -45,7 +45,9 @@ export async function followResponseStream(
       retryMs = ms;
     },
     // A request settled elsewhere (timeout, abort, an answer on another stream) releases its stream.
-    isDone: () => answered || !transport.sink.isAwaiting(requestId),
+    isDone() {
+      return answered || !transport.sink.isAwaiting(requestId);
+    },
   };
 
   let body = firstBody;

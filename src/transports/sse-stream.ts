@@ -3,6 +3,7 @@
  * (priming events) only move the cursor; comments are ignored; one event may not exceed
  * `maxEventBytes` or the stream is torn down with a ProtocolError.
  */
+import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { ProtocolError } from '../protocol/errors.js';
 
@@ -16,6 +17,8 @@ export interface SseHandlers {
   /** Checked after each chunk: true stops parsing; a body the server already ended is read to its end, any other is released. */
   isDone?(): boolean;
 }
+
+const BOM = 0xfeff;
 
 export async function readSseStream(
   body: AsyncIterable<Uint8Array>,
@@ -37,11 +40,18 @@ export async function readSseStream(
       }
     },
   });
-  const decoder = new TextDecoder();
+  // StringDecoder: a TextDecoder per stream costs an ICU converter per response.
+  const decoder = new StringDecoder('utf8');
+  let started = false;
   let done = false;
   for await (const chunk of body) {
     if (done) continue;
-    parser.feed(decoder.decode(chunk, { stream: true }));
+    let text = decoder.write(chunk);
+    if (!started && text) {
+      started = true;
+      if (text.charCodeAt(0) === BOM) text = text.slice(1); // as TextDecoder did
+    }
+    parser.feed(text);
     if (failure) throw failure;
     if (handlers.isDone?.()) {
       if (!hasReceivedEnd(body)) return;
@@ -49,8 +59,8 @@ export async function readSseStream(
     }
   }
   if (done) return;
-  const rest = decoder.decode();
-  if (rest) parser.feed(rest);
+  const rest = decoder.end();
+  if (rest) parser.feed(started || rest.charCodeAt(0) !== BOM ? rest : rest.slice(1));
   if (failure) throw failure;
 }
 

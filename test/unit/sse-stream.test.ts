@@ -31,3 +31,13 @@ describe('readSseStream, once the handlers are done', () => {
     expect(body.readableEnded).toBe(false);
   });
 });
+
+describe('readSseStream decoding', () => {
+  it('drops a leading byte order mark and joins characters split across chunks', async () => {
+    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('data: {"text":"héllo"}\n\n')]);
+    const events: string[] = [];
+    const body = Readable.from([bytes.subarray(0, 1), bytes.subarray(1, 20), bytes.subarray(20)]);
+    await readSseStream(body, { onEvent: (data) => events.push(data), onEventId: () => {}, onRetry: () => {} }, 1024);
+    expect(events).toEqual(['{"text":"héllo"}']);
+  });
+});
