@@ -38,6 +38,7 @@ export interface BenchReport {
 
 const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
 const STDIO = fileURLToPath(new URL('../test/fixtures/stdio-server.mjs', import.meta.url));
+const IDLE_HEAP = fileURLToPath(new URL('./idle-heap.ts', import.meta.url));
 
 async function startServer(mode: string): Promise<{ url: string; origin: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--mode', mode], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -95,16 +96,14 @@ async function concurrent(client: BenchClient, n: number, width: number, onError
   return n / ((performance.now() - start) / 1000);
 }
 
+/** In a fresh process per client: see bench/idle-heap.ts. */
 async function idleHeap(name: ClientName, target: Target, n: number): Promise<number> {
-  const before = await heap();
-  const clients: BenchClient[] = [];
-  // Spread over a few origins (a leftover from the 128-socket limit, since fixed: see docs/performance.md).
-  const at = (i: number): Target => ({ ...target, url: target.url.replace('127.0.0.1', `127.0.0.${1 + Math.floor(i / 100)}`) });
-  for (let i = 0; i < n; i += 10) clients.push(...(await Promise.all(Array.from({ length: Math.min(10, n - i) }, (_, j) => openClient(name, at(i + j))))));
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const after = await heap();
-  for (let i = 0; i < clients.length; i += 20) await Promise.all(clients.slice(i, i + 20).map((c) => c.close()));
-  return (after - before) / n;
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', IDLE_HEAP, name, target.kind, target.url, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`idle heap measurement of ${name} exited with ${code}`);
+  return (JSON.parse(out) as { bytesPerConnection: number }).bytesPerConnection;
 }
 
 async function retained(client: BenchClient, n: number): Promise<number> {
