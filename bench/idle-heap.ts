@@ -3,7 +3,7 @@
  * closed other clients frees their sockets and buffers while the next measurement runs, which
  * counted as a discount for whichever client came next (~15-20 KB per connection).
  *
- *   node --expose-gc --import tsx bench/idle-heap.ts <raw|sdk|ours> <kind> <url> <connections>
+ *   node --expose-gc .bench-build/bench/idle-heap.js <raw|sdk|ours> <kind> <url> <connections>   (or --import tsx bench/idle-heap.ts)
  *
  * Prints `{"bytesPerConnection":N}`.
  */

@@ -36,12 +36,20 @@ export interface BenchReport {
   transports: Partial<Record<Kind, Partial<Record<ClientName, ClientResult>>>>;
 }
 
-const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
-const STDIO = fileURLToPath(new URL('../test/fixtures/stdio-server.mjs', import.meta.url));
-const IDLE_HEAP = fileURLToPath(new URL('./idle-heap.ts', import.meta.url));
+/**
+ * `npm run bench` runs the tsc output (.bench-build/bench/*.js): the library as shipped, like the
+ * SDK's compiled JS. Under tsx (the smoke test) every named function is wrapped in esbuild's
+ * `__name`, which costs ours, and not the SDK (node_modules are not transformed), ~6 KB per idle connection.
+ */
+const COMPILED = import.meta.url.endsWith('.js');
+const script = (name: string) => fileURLToPath(new URL(`./${name}.${COMPILED ? 'js' : 'ts'}`, import.meta.url));
+const runScript = (file: string): string[] => (COMPILED ? [file] : ['--import', 'tsx', file]);
+const SERVER = script('server');
+const STDIO = fileURLToPath(new URL(`${COMPILED ? '../..' : '..'}/test/fixtures/stdio-server.mjs`, import.meta.url));
+const IDLE_HEAP = script('idle-heap');
 
 async function startServer(mode: string): Promise<{ url: string; origin: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--mode', mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...runScript(SERVER), '--mode', mode], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString()) as { port: number }).port));
     child.once('exit', () => reject(new Error('bench server exited')));
@@ -98,7 +106,7 @@ async function concurrent(client: BenchClient, n: number, width: number, onError
 
 /** In a fresh process per client: see bench/idle-heap.ts. */
 async function idleHeap(name: ClientName, target: Target, n: number): Promise<number> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', IDLE_HEAP, name, target.kind, target.url, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--expose-gc', ...runScript(IDLE_HEAP), name, target.kind, target.url, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
