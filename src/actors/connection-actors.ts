@@ -22,6 +22,6 @@ export const providedConnectionMachine = connectionMachine.provide({
     }),
     'initialize session': fromPromise<SessionInfo, ServerRef>(({ input, system }) => runtimeOf(system, input.server).initialize()),
     'close session': fromPromise<void, ServerRef>(({ input, system }) => runtimeOf(system, input.server).closeSession()),
-    listener: listenerMachine.provide({ actors: { 'follow stream': followStream } }),
+    listener: listenerMachine.provide({ actors: { 'follow stream': followStream() } }),
   },
 });
