@@ -36,11 +36,20 @@ export interface BenchReport {
   transports: Partial<Record<Kind, Partial<Record<ClientName, ClientResult>>>>;
 }
 
-const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
-const STDIO = fileURLToPath(new URL('../test/fixtures/stdio-server.mjs', import.meta.url));
+/**
+ * `npm run bench` runs the tsc output (.bench-build/bench/*.js): the library as shipped, like the
+ * SDK's compiled JS. Under tsx (the smoke test) every named function is wrapped in esbuild's
+ * `__name`, which costs ours, and not the SDK (node_modules are not transformed), ~6 KB per idle connection.
+ */
+const COMPILED = import.meta.url.endsWith('.js');
+const script = (name: string) => fileURLToPath(new URL(`./${name}.${COMPILED ? 'js' : 'ts'}`, import.meta.url));
+const runScript = (file: string): string[] => (COMPILED ? [file] : ['--import', 'tsx', file]);
+const SERVER = script('server');
+const STDIO = fileURLToPath(new URL(`${COMPILED ? '../..' : '..'}/test/fixtures/stdio-server.mjs`, import.meta.url));
+const IDLE_HEAP = script('idle-heap');
 
 async function startServer(mode: string): Promise<{ url: string; origin: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--mode', mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...runScript(SERVER), '--mode', mode], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString()) as { port: number }).port));
     child.once('exit', () => reject(new Error('bench server exited')));
@@ -95,16 +104,14 @@ async function concurrent(client: BenchClient, n: number, width: number, onError
   return n / ((performance.now() - start) / 1000);
 }
 
+/** In a fresh process per client: see bench/idle-heap.ts. */
 async function idleHeap(name: ClientName, target: Target, n: number): Promise<number> {
-  const before = await heap();
-  const clients: BenchClient[] = [];
-  // Spread over a few origins (a leftover from the 128-socket limit, since fixed: see docs/performance.md).
-  const at = (i: number): Target => ({ ...target, url: target.url.replace('127.0.0.1', `127.0.0.${1 + Math.floor(i / 100)}`) });
-  for (let i = 0; i < n; i += 10) clients.push(...(await Promise.all(Array.from({ length: Math.min(10, n - i) }, (_, j) => openClient(name, at(i + j))))));
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const after = await heap();
-  for (let i = 0; i < clients.length; i += 20) await Promise.all(clients.slice(i, i + 20).map((c) => c.close()));
-  return (after - before) / n;
+  const child = spawn(process.execPath, ['--expose-gc', ...runScript(IDLE_HEAP), name, target.kind, target.url, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`idle heap measurement of ${name} exited with ${code}`);
+  return (JSON.parse(out) as { bytesPerConnection: number }).bytesPerConnection;
 }
 
 async function retained(client: BenchClient, n: number): Promise<number> {

@@ -7,7 +7,8 @@ import { createActor, type Actor, type InspectionEvent, type Observer } from 'xs
 import type { ConnectionContext } from '../machines/connection.machine.js';
 import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
 import { supervisorMachine, type SupervisedServer } from '../machines/supervisor.machine.js';
-import { provideConnection } from './actors/connection-actors.js';
+import { providedConnectionMachine } from './actors/connection-actors.js';
+import { registerRuntimes } from './actors/runtime-registry.js';
 import { parseServers, type ServerConfigInput } from './config.js';
 import { assertTransportSupported } from './transports/create-transport.js';
 import { Emitter } from './emitter.js';
@@ -49,6 +50,8 @@ export interface SupervisorEvents extends Record<string, unknown> {
 }
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
+/** Provided once: every supervisor shares the machine definitions (see actors/runtime-registry.ts). */
+const providedSupervisorMachine = supervisorMachine.provide({ actors: { connection: providedConnectionMachine } });
 
 export class Supervisor {
   private readonly runtimes = new Map<string, ServerRuntime>();
@@ -112,12 +115,12 @@ export class Supervisor {
       if (!runtime) throw new Error(`unknown server '${name}'`);
       return runtime;
     };
-    const machine = supervisorMachine.provide({ actors: { connection: provideConnection(lookup) } });
-    const actor = createActor(machine, {
+    const actor = createActor(providedSupervisorMachine, {
       input: { servers: this.servers, random: this.options.random },
       inspect: (event) => this.inspect(event),
     });
     this.actor = actor;
+    registerRuntimes(actor.system, lookup);
     actor.subscribe({
       error: (error) => {
         // The root must never die unobserved; every server is failed with the cause.

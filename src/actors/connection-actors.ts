@@ -1,29 +1,28 @@
 /**
- * The connection machine's effects: each actor looks up its server's runtime by name, so one
- * provided machine serves every server.
+ * The connection machine's effects: each actor finds its server's runtime through its actor
+ * system, so one provided machine serves every server of every supervisor (a `provide` per
+ * connection would rebuild every state node of every machine).
  */
 import { fromPromise } from 'xstate';
-import { connectionMachine, type ConnectTransportInput, type ServerRef } from '../../machines/connection.machine.js';
-import { keepaliveMachine, type ProbeInput } from '../../machines/keepalive.machine.js';
+import { connectionMachine, type ConnectTransportInput, type ServerRef, type SessionInfo, type TransportKind } from '../../machines/connection.machine.js';
+import { keepaliveMachine, type ProbeInput, type ProbeOutput } from '../../machines/keepalive.machine.js';
 import { listenerMachine } from '../../machines/listener.machine.js';
 import { sseFallbackMachine, type SseFallbackInput } from '../../machines/sse-fallback.machine.js';
-import type { ServerRuntime } from '../server-runtime.js';
 import { followStream } from './listener-actors.js';
+import { runtimeOf } from './runtime-registry.js';
 
-export function provideConnection(lookup: (server: string) => ServerRuntime) {
-  return connectionMachine.provide({
-    actors: {
-      'connect transport': fromPromise(({ input }: { input: ConnectTransportInput }) => lookup(input.server).connectTransport(input.transport)),
-      'sse-fallback': sseFallbackMachine.provide({
-        actors: { 'open legacy stream': fromPromise(({ input }: { input: SseFallbackInput }) => lookup(input.server).openLegacyTransport()) },
-      }),
-      keepalive: keepaliveMachine.provide({
-        actors: { probe: fromPromise(({ input }: { input: ProbeInput }) => lookup(input.server).probe(input.timeoutMs)) },
-      }),
-      'initialize session': fromPromise(({ input }: { input: ServerRef }) => lookup(input.server).initialize()),
-      authorize: fromPromise(({ input, signal }: { input: ServerRef; signal: AbortSignal }) => lookup(input.server).authorize(signal)),
-      'close session': fromPromise(({ input }: { input: ServerRef }) => lookup(input.server).closeSession()),
-      listener: listenerMachine.provide({ actors: { 'follow stream': followStream(lookup) } }),
-    },
-  });
-}
+export const providedConnectionMachine = connectionMachine.provide({
+  actors: {
+    'connect transport': fromPromise<{ transport: TransportKind }, ConnectTransportInput>(({ input, system }) => runtimeOf(system, input.server).connectTransport(input.transport)),
+    'sse-fallback': sseFallbackMachine.provide({
+      actors: { 'open legacy stream': fromPromise<void, SseFallbackInput>(({ input, system }) => runtimeOf(system, input.server).openLegacyTransport()) },
+    }),
+    keepalive: keepaliveMachine.provide({
+      actors: { probe: fromPromise<ProbeOutput, ProbeInput>(({ input, system }) => runtimeOf(system, input.server).probe(input.timeoutMs)) },
+    }),
+    'initialize session': fromPromise<SessionInfo, ServerRef>(({ input, system }) => runtimeOf(system, input.server).initialize()),
+    authorize: fromPromise<void, ServerRef>(({ input, system, signal }) => runtimeOf(system, input.server).authorize(signal)),
+    'close session': fromPromise<void, ServerRef>(({ input, system }) => runtimeOf(system, input.server).closeSession()),
+    listener: listenerMachine.provide({ actors: { 'follow stream': followStream() } }),
+  },
+});

@@ -4,16 +4,16 @@
  */
 import { fromCallback, type AnyEventObject } from 'xstate';
 import type { FollowStreamInput, ListenerEvent } from '../../machines/listener.machine.js';
-import type { ServerRuntime } from '../server-runtime.js';
+import { runtimeOf } from './runtime-registry.js';
 
-export function followStream(lookup: (server: string) => ServerRuntime) {
-  return fromCallback<AnyEventObject, FollowStreamInput>(({ input, sendBack }) => {
+export function followStream() {
+  return fromCallback<AnyEventObject, FollowStreamInput>(({ input, system, sendBack }) => {
     const controller = new AbortController();
     const report = (event: ListenerEvent) => {
       if (!controller.signal.aborted) sendBack(event);
     };
     (async () => {
-      const opened = await lookup(input.server).openListener(input.lastEventId, controller.signal);
+      const opened = await runtimeOf(system, input.server).openListener(input.lastEventId, controller.signal);
       if (opened.kind === 'unavailable') {
         report({ type: 'STREAM_UNAVAILABLE', status: opened.status });
         return;

@@ -3,6 +3,7 @@
  * first, it is resumed with GET + `Last-Event-ID` after the server's `retry` delay; without an
  * event id it cannot be resumed and the request fails at once with StreamEndedError.
  */
+import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { mayReconnectStream, streamReconnectDelay } from '../../machines/stream-policy.js';
 import { ProtocolError, StreamEndedError } from '../protocol/errors.js';
@@ -45,7 +46,9 @@ export async function followResponseStream(
       retryMs = ms;
     },
     // A request settled elsewhere (timeout, abort, an answer on another stream) releases its stream.
-    isDone: () => answered || !transport.sink.isAwaiting(requestId),
+    isDone() {
+      return answered || !transport.sink.isAwaiting(requestId);
+    },
   };
 
   let body = firstBody;
@@ -98,5 +101,5 @@ function sleep(timers: Timers, ms: number): Promise<void> {
 }
 
 function emptyBody(): Body {
-  return (async function* () {})() as unknown as Body;
+  return Readable.from([]) as unknown as Body;
 }
