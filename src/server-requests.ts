@@ -51,7 +51,8 @@ export function capabilitiesFor(handlers: ClientHandlers, elicitation: Elicitati
 }
 
 export class ServerRequests {
-  private readonly active = new Map<RequestId, AbortController>();
+  /** Created by the first server request: an idle connection holds no empty Map. */
+  private active: Map<RequestId, AbortController> | undefined;
 
   constructor(
     private readonly server: string,
@@ -72,7 +73,7 @@ export class ServerRequests {
       return;
     }
     const controller = new AbortController();
-    this.active.set(request.id, controller);
+    (this.active ??= new Map()).set(request.id, controller);
     const params = request.params ?? {};
     const context: HandlerContext = { server: this.server, signal: controller.signal, requestId: request.id };
     Promise.resolve()
@@ -85,7 +86,7 @@ export class ServerRequests {
         (error: unknown) => ({ jsonrpc: '2.0' as const, id: request.id, error: { code: -32603, message: describeError(error) } }),
       )
       .then((response) => {
-        if (this.active.get(request.id) !== controller) return;
+        if (this.active?.get(request.id) !== controller) return;
         this.active.delete(request.id);
         if (!controller.signal.aborted) this.respond(response);
       });
@@ -93,13 +94,14 @@ export class ServerRequests {
 
   /** `notifications/cancelled` from the server: unknown or finished ids are ignored. */
   cancel(requestId: unknown, reason?: unknown): void {
-    const controller = this.active.get(requestId as RequestId);
+    const controller = this.active?.get(requestId as RequestId);
     if (!controller) return;
-    this.active.delete(requestId as RequestId);
+    this.active?.delete(requestId as RequestId);
     controller.abort(typeof reason === 'string' ? reason : 'cancelled by the server');
   }
 
   abortAll(reason: string): void {
+    if (!this.active) return;
     for (const controller of this.active.values()) controller.abort(reason);
     this.active.clear();
   }

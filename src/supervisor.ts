@@ -20,7 +20,7 @@ import type { Implementation } from './protocol/messages.js';
 import type { Progress } from './protocol/pending.js';
 import type { ClientHandlers, ElicitationOptions } from './server-requests.js';
 import { ServerHandle, type ServerStatus } from './server-handle.js';
-import { ServerRuntime, type LogMessage, type TransitionEvent } from './server-runtime.js';
+import { ServerRuntime, type LogMessage, type RuntimeEvents, type TransitionEvent } from './server-runtime.js';
 import type { Timers } from './transports/transport.js';
 import { VERSION } from './version.js';
 
@@ -89,15 +89,8 @@ export class Supervisor {
       });
       const server = config.name;
       const logger = options.logger ?? silentLogger;
-      runtime.events.on('transition', (event) => {
-        logTransition(logger, event, this.restartsOf(server));
-        this.events.emit('transition', event);
-      });
-      runtime.events.on('warning', (error) => logger.warn({ event: 'stream warning', server, error: error.message }, `${server}: ${error.message}`));
-      runtime.events.on('notification', (notification) => this.events.emit('notification', { server, notification }));
-      runtime.events.on('progress', (progress) => this.events.emit('progress', { ...progress, server }));
-      runtime.events.on('log', (log) => this.events.emit('log', { ...log, server }));
-      runtime.events.on('listChanged', ({ list }) => this.events.emit('listChanged', { server, list }));
+      // One hook per server, not a subscription per event: every server pays for it while idle.
+      runtime.events.forward((event, payload) => this.relay(server, logger, event, payload));
       this.runtimes.set(config.name, runtime);
       this.handles.set(config.name, new ServerHandle(runtime, { restartsOf: (name) => this.restartsOf(name), closeServer: (name) => this.closeServer(name) }));
     }
@@ -198,6 +191,35 @@ export class Supervisor {
   /** The typed error of the server's last failed attempt, if any. */
   lastFailureOf(name: string): Error | undefined {
     return this.runtimes.get(name)?.lastFailure;
+  }
+
+  /** A server's event, as the supervisor's own (tagged with the server) and as log entries. */
+  private relay<K extends keyof RuntimeEvents>(server: string, logger: Logger, event: K, payload: RuntimeEvents[K]): void {
+    switch (event) {
+      case 'transition': {
+        const transition = payload as RuntimeEvents['transition'];
+        logTransition(logger, transition, this.restartsOf(server));
+        this.events.emit('transition', transition);
+        break;
+      }
+      case 'warning': {
+        const error = payload as RuntimeEvents['warning'];
+        logger.warn({ event: 'stream warning', server, error: error.message }, `${server}: ${error.message}`);
+        break;
+      }
+      case 'notification':
+        this.events.emit('notification', { server, notification: payload as RuntimeEvents['notification'] });
+        break;
+      case 'progress':
+        this.events.emit('progress', { ...(payload as RuntimeEvents['progress']), server });
+        break;
+      case 'log':
+        this.events.emit('log', { ...(payload as RuntimeEvents['log']), server });
+        break;
+      case 'listChanged':
+        this.events.emit('listChanged', { server, list: (payload as RuntimeEvents['listChanged']).list });
+        break;
+    }
   }
 
   private restartsOf(name: string): number {

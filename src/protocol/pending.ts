@@ -57,7 +57,8 @@ export interface PendingOptions {
 
 export class PendingRequests {
   private readonly byId = new Map<number, PendingRequest>();
-  private readonly byProgressToken = new Map<string, PendingRequest>();
+  /** Only once a request asks for progress: most connections never do, and every idle one pays for an empty Map. */
+  private byProgressToken: Map<string, PendingRequest> | undefined;
   private lastId = 0;
 
   constructor(private readonly options: PendingOptions) {}
@@ -103,7 +104,7 @@ export class PendingRequests {
       return { request, promise };
     }
     this.byId.set(request.id, request);
-    if (progressToken) this.byProgressToken.set(progressToken, request);
+    if (progressToken) (this.byProgressToken ??= new Map()).set(progressToken, request);
     request.timer = setTimeout(() => this.expire(request, timeoutMs), timeoutMs);
     if (signal) {
       request.onAbort = () => this.abort(request);
@@ -114,7 +115,7 @@ export class PendingRequests {
 
   /** A `notifications/progress` from the server; unknown tokens are ignored. */
   progress(progress: Progress): void {
-    const request = this.byProgressToken.get(String(progress.progressToken));
+    const request = this.byProgressToken?.get(String(progress.progressToken));
     if (!request || !this.isPending(request)) return;
     if (request.resetTimeoutOnProgress) {
       clearTimeout(request.timer);
@@ -189,7 +190,7 @@ export class PendingRequests {
 
   private finish(request: PendingRequest): void {
     this.byId.delete(request.id);
-    if (request.progressToken) this.byProgressToken.delete(request.progressToken);
+    if (request.progressToken) this.byProgressToken?.delete(request.progressToken);
     clearTimeout(request.timer);
     if (request.onAbort) request.signal?.removeEventListener('abort', request.onAbort);
   }
