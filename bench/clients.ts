@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { connect } from '../src/index.js';
+import { connect, createSupervisor, type ServerConfigInput } from '../src/index.js';
 
 export type Kind = 'json' | 'sse' | 'legacy' | 'stdio';
 export interface Target {
@@ -97,6 +97,21 @@ async function ours(target: Target): Promise<BenchClient> {
       ? await connect({ command: process.execPath, args: [target.url], keepalive }, { name: 'bench' })
       : await connect({ url: target.url, type: target.kind === 'legacy' ? 'sse' : 'http', keepalive }, { name: 'bench' });
   return { call: () => handle.callTool('echo', {}), close: () => handle.close() };
+}
+
+/** Ours with `n` servers in one supervisor, spread over origins like `openMany` in idle-heap.ts; all ready. */
+export async function openSupervisor(target: Target, n: number, prefix: string): Promise<{ close(): Promise<void> }> {
+  const keepalive = { intervalMs: 3_600_000, timeoutMs: 10_000, maxMissed: 3 };
+  const servers: Record<string, ServerConfigInput> = {};
+  for (let i = 0; i < n; i++) {
+    const url = target.url.replace('127.0.0.1', `127.0.0.${1 + Math.floor(i / 100)}`);
+    servers[`${prefix}-${i}`] = { url, type: target.kind === 'legacy' ? 'sse' : 'http', keepalive };
+  }
+  const supervisor = createSupervisor({ servers });
+  await supervisor.start();
+  const down = Object.values(supervisor.status()).filter((s) => s.state !== 'ready');
+  if (down.length > 0) throw new Error(`${down.length} of ${n} servers are not ready: ${down[0]?.lastError ?? down[0]?.state}`);
+  return { close: () => supervisor.stop() };
 }
 
 export function openClient(name: ClientName, target: Target): Promise<BenchClient> {

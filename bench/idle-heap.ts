@@ -8,7 +8,7 @@
  * Prints `{"bytesPerConnection":N}`.
  */
 import { fileURLToPath } from 'node:url';
-import { openClient, type BenchClient, type ClientName, type Kind, type Target } from './clients.js';
+import { openClient, openSupervisor, type BenchClient, type ClientName, type Kind, type Target } from './clients.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const heap = async (): Promise<number> => {
@@ -44,10 +44,28 @@ export async function measureIdleHeap(name: ClientName, target: Target, n: numbe
   return (after - before) / n;
 }
 
+/**
+ * Ours, the way an agent with many servers runs it: one supervisor holding `n` servers, so each
+ * connection is its connection, listener and keepalive actors, runtime, handle and GET stream.
+ */
+export async function measureSharedIdleHeap(target: Target, n: number): Promise<number> {
+  const resident = await openSupervisor(target, 1, 'resident');
+  await (await openSupervisor(target, Math.min(10, n), 'warm')).close();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const before = await heap();
+  const supervisor = await openSupervisor(target, n, 'server');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const after = await heap();
+  await supervisor.close();
+  await resident.close();
+  return (after - before) / n;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [name, kind, url, n] = process.argv.slice(2);
   if (!gc) throw new Error('run with --expose-gc');
-  const bytesPerConnection = await measureIdleHeap(name as ClientName, { kind: kind as Kind, url: url! }, Number(n));
+  const target = { kind: kind as Kind, url: url! };
+  const bytesPerConnection = name === 'ours-shared' ? await measureSharedIdleHeap(target, Number(n)) : await measureIdleHeap(name as ClientName, target, Number(n));
   process.stdout.write(`${JSON.stringify({ bytesPerConnection })}\n`);
   process.exit(0);
 }

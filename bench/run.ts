@@ -27,6 +27,8 @@ export interface ClientResult {
   p50Ms: number;
   p99Ms: number;
   idleHeapBytes?: number | undefined;
+  /** Ours only: the same connections as the servers of one supervisor (no supervisor of one each). */
+  sharedIdleHeapBytes?: number | undefined;
   retainedBytesPerCall?: number | undefined;
   expiry?: { lost: number; recoverMs: number | undefined } | undefined;
 }
@@ -105,7 +107,7 @@ async function concurrent(client: BenchClient, n: number, width: number, onError
 }
 
 /** In a fresh process per client: see bench/idle-heap.ts. */
-async function idleHeap(name: ClientName, target: Target, n: number): Promise<number> {
+async function idleHeap(name: ClientName | 'ours-shared', target: Target, n: number): Promise<number> {
   const child = spawn(process.execPath, ['--expose-gc', ...runScript(IDLE_HEAP), name, target.kind, target.url, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -188,6 +190,7 @@ export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; l
       for (const n of names) await clients[n]!.close();
       if (kind !== 'stdio') {
         for (const n of names) if (n !== 'raw') results[n]!.idleHeapBytes = await idleHeap(n, target, counts.idleConnections);
+        if (results.ours) results.ours.sharedIdleHeapBytes = await idleHeap('ours-shared', target, counts.idleConnections);
       }
       if (server && kind !== 'legacy') {
         for (const n of ['sdk', 'ours'] as const) {
@@ -218,7 +221,8 @@ export function formatTable(report: BenchReport): string {
         name === 'ours'
           ? [results.raw ? fmt(ours.seqOps / results.raw.seqOps, 2) : 'n/a', results.raw ? fmt(ours.concOps / results.raw.concOps, 2) : 'n/a', fmt(ours.seqOps / results.sdk!.seqOps, 2), fmt(ours.concOps / results.sdk!.concOps, 2)]
           : ['', '', '', ''];
-      const idle = r.idleHeapBytes === undefined ? 'n/a' : `${fmt(r.idleHeapBytes / 1024, 1)} KB`;
+      const shared = r.sharedIdleHeapBytes === undefined ? '' : ` (${fmt(r.sharedIdleHeapBytes / 1024, 1)} KB in one supervisor)`;
+      const idle = r.idleHeapBytes === undefined ? 'n/a' : `${fmt(r.idleHeapBytes / 1024, 1)} KB${shared}`;
       lines.push(`| ${kind} | ${name} | ${fmt(r.seqOps)} | ${fmt(r.concOps)} | ${fmt(r.p50Ms, 3)} | ${fmt(r.p99Ms, 3)} | ${ratios.join(' | ')} | ${idle} | ${fmt(r.retainedBytesPerCall, 1)} | ${r.expiry ? r.expiry.lost : 'n/a'} | ${r.expiry ? fmt(r.expiry.recoverMs, 1) : 'n/a'} |`);
     }
   }
