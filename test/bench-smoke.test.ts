@@ -16,7 +16,7 @@ describe('bench smoke', () => {
       expect(report.transports.json!.ours!.expiry!.lost).toBe(0);
       expect(report.transports.sse!.ours!.expiry!.lost).toBe(0);
       expect(report.transports.json!.raw!.seqOps).toBeGreaterThan(0);
-      for (const kind of ['json', 'sse', 'legacy']) {
+      for (const kind of ['json', 'sse', 'legacy'] as const) {
         expect(report.transports[kind]!.ours!.idleHeapBytes, `${kind}: idle heap measured`).toEqual(expect.any(Number));
         expect(report.transports[kind]!.ours!.sharedIdleHeapBytes, `${kind}: idle heap in one supervisor measured`).toEqual(expect.any(Number));
       }
