@@ -8,9 +8,10 @@ import { describeCause, eventError, type ConfiguredTransport, type ConnectionEve
 import type { ProbeOutput } from '../machines/keepalive.machine.js';
 import type { ServerConfig } from './config.js';
 import { Emitter } from './emitter.js';
-import { AuthorizationError, ConnectionClosedError, type AuthorizationRequiredError, FallbackFailedError, ProtocolError, QueueFullError, SessionExpiredError, UnsupportedProtocolVersionError } from './protocol/errors.js';
+import { AuthorizationError, ConnectionClosedError, type AuthorizationRequiredError, FallbackFailedError, QueueFullError, SessionExpiredError } from './protocol/errors.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from './protocol/jsonrpc.js';
-import { InitializeResultSchema, isSupportedProtocolVersion, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type Implementation } from './protocol/messages.js';
+import type { ClientCapabilities, Implementation } from './protocol/messages.js';
+import { handshake } from './handshake.js';
 import { capabilitiesFor, ServerRequests, type ClientHandlers, type ElicitationOptions } from './server-requests.js';
 import { PendingRequests, type PendingRequest, type Progress } from './protocol/pending.js';
 import { RequestGate, type GatePhase } from './request-gate.js';
@@ -299,33 +300,20 @@ export class ServerRuntime {
   }
 
   private async handshake(): Promise<SessionInfo> {
-    const transport = this.requireTransport();
-    transport.beginSession();
-    const { request, promise } = this.pending.create(
-      'initialize',
-      { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: this.capabilities, clientInfo: this.clientInfo },
-      { timeoutMs: this.config.requestTimeoutMs, uncancellable: true }, // initialize MUST NOT be cancelled
-    );
-    this.dispatch(request, true);
-    const parsed = InitializeResultSchema.safeParse(await promise);
-    if (!parsed.success) {
-      throw new ProtocolError(`invalid initialize result: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`, { server: this.name });
-    }
-    const result = parsed.data;
-    if (!isSupportedProtocolVersion(result.protocolVersion)) {
-      await transport.terminateSession();
-      throw new UnsupportedProtocolVersionError(result.protocolVersion, SUPPORTED_PROTOCOL_VERSIONS, { server: this.name });
-    }
-    transport.completeSession(result.protocolVersion);
-    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const session = await handshake({
+      server: this.name,
+      transport: this.requireTransport(),
+      capabilities: this.capabilities,
+      clientInfo: this.clientInfo,
+      initialize: (params) => {
+        // initialize MUST NOT be cancelled
+        const { request, promise } = this.pending.create('initialize', params, { timeoutMs: this.config.requestTimeoutMs, uncancellable: true });
+        this.dispatch(request, true);
+        return promise;
+      },
+    });
     this.connectedBefore = true;
-    return {
-      protocolVersion: result.protocolVersion,
-      serverInfo: result.serverInfo,
-      capabilities: result.capabilities,
-      instructions: result.instructions,
-      sessionGeneration: transport.sessionGeneration,
-    };
+    return session;
   }
 
   async openListener(lastEventId: string | undefined, signal: AbortSignal) {
