@@ -73,7 +73,8 @@ export type ConnectionEvent =
   | { type: 'LISTENER_SETTLED' }
   | { type: 'LISTENER_LOST'; error: string }
   | { type: 'RESTART' }
-  | { type: 'GIVE_UP'; reason: string }
+  /** `fatal`: no restart was tried, the failure is one a restart cannot fix. */
+  | { type: 'GIVE_UP'; reason: string; fatal?: boolean }
   | { type: 'CLOSE' };
 
 /** What the connection tells its supervisor. */
@@ -139,7 +140,7 @@ export function describeCause(event: AnyEventObject, value?: unknown): string {
     case 'RESTART':
       return 'restart';
     case 'GIVE_UP':
-      return 'restart budget spent';
+      return (event as { fatal?: boolean }).fatal ? 'a restart cannot fix it' : 'restart budget spent';
     case 'CLOSE':
       return 'close requested';
     default:

@@ -120,6 +120,7 @@ export const supervisorMachine = setup({
         return {
           type: 'GIVE_UP' as const,
           reason: down.fatal ? down.error : `${down.error} (restart budget spent: ${policy.maxRestarts} restarts within ${policy.withinMs} ms)`,
+          fatal: down.fatal,
         };
       },
     ),

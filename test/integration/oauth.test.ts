@@ -69,10 +69,13 @@ describe('OAuth through the supervisor', () => {
   it('a server whose step-up never succeeds ends after 3 authorizations: the call rejects, the server is failed', async () => {
     fixture = await startOAuthServer({ alwaysInsufficient: true, challengeScope: 'mcp:admin' });
     supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: browser, keepalive: false } } });
+    const transitions = recordTransitions(supervisor);
     await supervisor.start();
     expect(supervisor.server('docs').status().state).toBe('failed');
     expect(supervisor.lastFailureOf('docs')).toBeInstanceOf(AuthorizationError);
     expect(fixture.authorizeRequests()).toHaveLength(3);
+    expect(transitions.at(-1)).toMatchObject({ from: 'reconnecting', to: 'failed', cause: 'a restart cannot fix it', error: expect.stringContaining('gave up after 3 authorization attempts') });
+    expect(supervisor.server('docs').status().restarts).toBe(0);
   });
 
   it('a stored token is used before any 401; tokens never reach status, transitions or inspection events', async () => {

@@ -77,7 +77,7 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     if (snapshot.matches({ ready: 'opening listener' })) list.push({ type: 'LISTENER_SETTLED' }, { type: OPEN_TIMEOUT });
     else list.push({ type: PROVEN });
   }
-  if (snapshot.matches('reconnecting') || snapshot.matches('failed')) list.push({ type: 'RESTART' }, { type: 'GIVE_UP', reason: 'restart budget spent' });
+  if (snapshot.matches('reconnecting') || snapshot.matches('failed')) list.push({ type: 'RESTART' }, { type: 'GIVE_UP', reason: 'restart budget spent' }, { type: 'GIVE_UP', reason: 'unsupported protocol version', fatal: true });
   return list;
 }
 

@@ -154,7 +154,7 @@ function checkSideEffects({ h, event, before, after }: StepContext): void {
       expect(giveUps).toEqual([]);
     } else {
       const reason = fatal ? error : `${error} (restart budget spent: ${policy.maxRestarts} restarts within ${policy.withinMs} ms)`;
-      expect(giveUps.map((r) => r.event), 'GIVE_UP when the restart budget is spent or the failure is fatal').toEqual([{ type: 'GIVE_UP', reason }]);
+      expect(giveUps.map((r) => r.event), 'GIVE_UP when the restart budget is spent or the failure is fatal').toEqual([{ type: 'GIVE_UP', reason, fatal }]);
     }
   }
   if (event.type === 'CONNECTION_PROVEN' && before.matches('running')) shadow.attempts[event.server as string] = 0;
