@@ -78,8 +78,8 @@ describe('OAuth through the supervisor', () => {
     expect(supervisor.server('docs').status().restarts).toBe(0);
   });
 
-  it('a stored token is used before any 401; tokens never reach status, transitions or inspection events', async () => {
-    fixture = await startOAuthServer();
+  it('a stored token is used before any 401; tokens never reach status, transitions, logs or inspection events', async () => {
+    fixture = await startOAuthServer({ refreshTokens: true });
     const store = memoryTokenStore();
     const first = await connect({ url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false }, { name: 'docs' });
     await first.close();
@@ -87,17 +87,27 @@ describe('OAuth through the supervisor', () => {
     expect(issued).toEqual(expect.any(String));
 
     const inspected: InspectionEvent[] = [];
+    const logged: unknown[] = [];
+    const log = (fields: Record<string, unknown>, message?: string) => void logged.push([fields, message]);
+    const logger = { debug: log, info: log, warn: log, error: log };
     const requestsBefore = fixture.requests.length;
-    supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false } }, inspect: (event) => void inspected.push(event) });
+    fixture.expireAccessTokens(); // a refresh on the way, so new tokens pass through too
+    supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false } }, inspect: (event) => void inspected.push(event), logger });
     const transitions = recordTransitions(supervisor);
     await supervisor.start();
     await supervisor.server('docs').callTool('echo', { text: 'stored' });
 
     const later = fixture.requests.slice(requestsBefore).filter((r) => r.path === '/mcp');
     expect(later[0]?.headers.authorization).toBe(`Bearer ${issued}`);
-    expect(fixture.authorizeRequests()).toHaveLength(1); // only the first run's
-    const visible = JSON.stringify([supervisor.status(), transitions, inspected.map((e) => ({ ...e, actorRef: undefined, sourceRef: undefined }))]);
-    expect(visible).not.toContain(issued);
+    expect(fixture.authorizeRequests()).toHaveLength(1); // only the first run's: the second refreshed
+    const current = (await store.load(new URL(fixture.mcpUrl).href))?.tokens;
+    expect(current?.access_token).not.toBe(issued);
+    expect(logged.length).toBeGreaterThan(0);
+    const visible = JSON.stringify([supervisor.status(), transitions, logged, inspected.map((e) => ({ ...e, actorRef: undefined, sourceRef: undefined }))]);
+    for (const secret of [issued, current?.access_token, current?.refresh_token]) {
+      expect(secret).toEqual(expect.any(String));
+      expect(visible).not.toContain(secret);
+    }
   });
 
   it('a corrupt token file fails the server with an error naming the file, instead of signing in over it', async () => {
