@@ -92,6 +92,25 @@ describe('authorization state', () => {
     expect(accepted).toHaveLength(texts.length);
   });
 
+  it('a GET listener refused with 401 while idle authorizes on its own, and reopens with the new token', async () => {
+    fixture = await startHttpFixture();
+    fixture.faults.bearer = { token: 'tok-1' };
+    const auth = new ScriptedProvider((_, attempt) => `tok-${attempt}`);
+    handle = await connect({ url: fixture.url, auth }, { name: 'fx' });
+    await expect.poll(() => fixture!.getStreamCount()).toBe(1);
+    const transitions = recordTransitions(handle);
+    fixture.faults.bearer = { token: 'tok-2' };
+    fixture.closeGetStreams(); // the listener reconnects with tok-1 and is refused
+
+    await expect.poll(() => transitions.map((t) => `${t.from}->${t.to}`)).toEqual(['ready->authorizing', 'authorizing->ready']);
+    expect(transitions[0]?.error).toContain('the GET stream');
+    await expect.poll(() => fixture!.getStreamCount()).toBe(1);
+    const gets = fixture.requests.filter((r) => r.method === 'GET');
+    expect(gets.at(-1)?.headers.authorization).toBe('Bearer tok-2');
+    expect(auth.challenges).toHaveLength(2);
+    expect(rpcPosts(fixture, 'initialize')).toHaveLength(2); // the first connect's two; the session lived on
+  });
+
   it('a 403 insufficient_scope on a call is a step-up challenge; the call succeeds after it', async () => {
     fixture = await startHttpFixture();
     const scopeChallenge = 'Bearer error="insufficient_scope", scope="mcp:basic mcp:write"';
