@@ -116,12 +116,32 @@ async function idleHeap(name: ClientName | 'ours-shared', target: Target, n: num
   return (JSON.parse(out) as { bytesPerConnection: number }).bytesPerConnection;
 }
 
+/**
+ * Bytes kept per completed call: the least-squares slope of the collected heap over `n` calls,
+ * sampled every n/5. Two samples alone move by ±30 B per call either way (what a collection
+ * happens to leave behind); a slope over six samples separates growth from that noise.
+ */
 async function retained(client: BenchClient, n: number): Promise<number> {
   await concurrent(client, Math.min(2000, n), 16);
-  const before = await heap();
-  await concurrent(client, n, 16);
-  const after = await heap();
-  return Math.max(0, after - before) / n;
+  const steps = 5;
+  const points: Array<[calls: number, bytes: number]> = [[0, await heap()]];
+  for (let i = 1; i <= steps; i++) {
+    await concurrent(client, Math.round(n / steps), 16);
+    points.push([Math.round((n / steps) * i), await heap()]);
+  }
+  return Math.max(0, slope(points));
+}
+
+function slope(points: ReadonlyArray<readonly [number, number]>): number {
+  const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
+  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - meanX) * (y - meanY);
+    den += (x - meanX) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
 }
 
 /** 64-wide load; the server forgets every session a quarter of the way in. */
