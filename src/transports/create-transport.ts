@@ -10,6 +10,7 @@ import { StdioTransport } from './stdio.js';
 import type { Timers, Transport, TransportSink } from './transport.js';
 import type { ConfiguredTransport } from '../../machines/connection.machine.js';
 import type { AuthProvider } from '../auth/types.js';
+import type { HttpOptions } from './http-auth.js';
 
 export interface TransportContext {
   sink: TransportSink;
@@ -40,7 +41,7 @@ export function createTransport(config: ServerConfig, context: TransportContext,
 }
 
 /** What both HTTP transports take from a URL server's config. */
-function urlTransportOptions(config: UrlServerConfig, context: TransportContext) {
+function urlTransportOptions(config: UrlServerConfig, context: TransportContext): HttpOptions {
   return {
     url: config.url,
     server: config.name,

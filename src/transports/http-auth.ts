@@ -4,10 +4,25 @@
  * refusals that name the generation they refused.
  */
 import type { AuthProvider } from '../auth/types.js';
+import type { Timers, TransportSink } from './transport.js';
 import { AuthorizationRequiredError } from '../protocol/errors.js';
 import { headerValue } from './http-body.js';
 
 type Headers = Record<string, string | string[] | undefined>;
+
+/** What both HTTP transports (Streamable HTTP and legacy SSE) are built from. */
+export interface HttpOptions {
+  /** The MCP endpoint (Streamable HTTP) or the SSE URL (legacy): the protected resource. */
+  url: URL;
+  server: string;
+  headers: Record<string, string>;
+  requestTimeoutMs: number;
+  maxMessageBytes: number;
+  sink: TransportSink;
+  /** Supplies `Authorization` and is told about 401/403 challenges; none: the configured headers only. */
+  auth?: AuthProvider | undefined;
+  timers?: Timers | undefined;
+}
 
 /** `error="insufficient_scope"` in a challenge: a 403 that a step-up authorization can fix. */
 const INSUFFICIENT_SCOPE = /error\s*=\s*"?insufficient_scope"?/i;

@@ -9,25 +9,15 @@ import { ProtocolError, SessionExpiredError } from '../protocol/errors.js';
 import { acquirePool, releasePool, streamPool } from './pool.js';
 import { describeErrorBody, describeMessage, headerValue, lowercaseHeaders, mediaTypeEssence, postMessage, readBodyBounded, redactSecrets, secretHeaderValues, statusError, openEventStream, type EventStreamResult } from './http-body.js';
 import { followResponseStream } from './http-resume.js';
-import { HttpCredentials } from './http-auth.js';
-import type { AuthProvider } from '../auth/types.js';
+import { HttpCredentials, type HttpOptions } from './http-auth.js';
 import { readSseStream } from './sse-stream.js';
 import { realTimers, type ListenerOpenResult, type SendOptions, type Timers, type Transport, type TransportSink } from './transport.js';
 
-export interface HttpTransportOptions {
-  url: URL;
-  server: string;
-  headers: Record<string, string>;
-  requestTimeoutMs: number;
-  maxMessageBytes: number;
-  sink: TransportSink;
-  /** Supplies `Authorization` and is told about 401/403 challenges; none: the configured headers only. */
-  auth?: AuthProvider | undefined;
+export interface HttpTransportOptions extends HttpOptions {
   /** Bound on waiting for the GET listener's response headers. */
   listenerOpenTimeoutMs?: number;
   /** Bound on the DELETE sent at close. */
   terminateTimeoutMs?: number;
-  timers?: Timers;
 }
 
 const VISIBLE_ASCII = /^[\x21-\x7E]+$/;

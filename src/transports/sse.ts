@@ -21,25 +21,14 @@ import {
   statusError,
 } from './http-body.js';
 import { readSseStream } from './sse-stream.js';
-import { HttpCredentials } from './http-auth.js';
-import type { AuthProvider } from '../auth/types.js';
+import { HttpCredentials, type HttpOptions } from './http-auth.js';
 import { realTimers, type ListenerOpenResult, type SendOptions, type Timers, type Transport, type TransportSink } from './transport.js';
 
 type Body = Dispatcher.ResponseData['body'];
 
-export interface LegacySseTransportOptions {
-  /** The SSE URL (the GET stream). */
-  url: URL;
-  server: string;
-  headers: Record<string, string>;
-  requestTimeoutMs: number;
-  maxMessageBytes: number;
-  sink: TransportSink;
-  /** Supplies `Authorization` and is told about 401/403 challenges. */
-  auth?: AuthProvider | undefined;
+export interface LegacySseTransportOptions extends HttpOptions {
   /** Bound on the GET plus the wait for the `endpoint` event; default min(requestTimeoutMs, 10 s). */
   endpointTimeoutMs?: number;
-  timers?: Timers;
 }
 
 interface OpenWaiter {
