@@ -3,7 +3,7 @@
  * tokens outlive reconnects), the challenge the next authorization answers, and the first success
  * after new credentials, which confirms them to the provider (resetting its step-up count).
  */
-import type { AuthChallenge, AuthProvider } from './auth/types.js';
+import type { AuthChallenge, AuthProvider, AuthStatus } from './auth/types.js';
 import { resolveAuth } from './auth/resolve-auth.js';
 import type { ServerConfig } from './config.js';
 import { AuthorizationError, AuthorizationRequiredError } from './protocol/errors.js';
@@ -30,6 +30,13 @@ export class Authorization {
   /** The refusal answered credentials that were replaced since: send again, do not authorize. */
   isOutdated(error: AuthorizationRequiredError): boolean {
     return this.provider !== undefined && error.credentialGeneration !== this.provider.generation;
+  }
+
+  /** For `status().auth`: the provider's own account, or just whether it holds credentials. */
+  status(): AuthStatus | undefined {
+    const provider = this.provider;
+    if (provider === undefined) return undefined;
+    return provider.status?.() ?? { authorized: provider.authorization() !== undefined };
   }
 
   /** Loads stored credentials once, before the first connection attempt. */

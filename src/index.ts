@@ -39,5 +39,5 @@ export { createOAuthProvider, parseOAuthOptions, type OAuthProvider, type OAuthC
 export { memoryTokenStore, fileTokenStore } from './auth/token-store.js';
 export { createLoopbackRedirect, defaultOpenBrowser, type LoopbackRedirect, type LoopbackRedirectOptions } from './auth/loopback-redirect.js';
 export { isAuthProvider, type AuthConfig } from './auth/resolve-auth.js';
-export type { AuthProvider, AuthChallenge, TokenStore, StoredAuthorization, OAuthTokens, OAuthClientInformation, TokenEndpointAuthMethod } from './auth/types.js';
+export type { AuthProvider, AuthChallenge, AuthStatus, TokenStore, StoredAuthorization, OAuthTokens, OAuthClientInformation, TokenEndpointAuthMethod } from './auth/types.js';
 export { silentLogger, type Logger } from './logger.js';

@@ -5,6 +5,7 @@
 import type { CallToolResult, Implementation, ListToolsResult } from './protocol/messages.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime, ConnectionState } from './server-runtime.js';
 import type { TransportKind } from './transports/transport.js';
+import type { AuthStatus } from './auth/types.js';
 
 export interface ServerStatus {
   name: string;
@@ -24,6 +25,8 @@ export interface ServerStatus {
   pid?: number | undefined;
   /** stdio servers: the most recent stderr lines of the current or last process (undefined for URL servers). */
   stderrTail?: string[] | undefined;
+  /** Servers with `auth`: whether credentials are held, their scope and expiry; never a token. */
+  auth?: AuthStatus | undefined;
 }
 
 export interface HandleOwner {
@@ -94,6 +97,7 @@ export class ServerHandle {
       requests: { inFlight: Math.max(0, runtime.pending.size - runtime.gate.waiting), waiting: runtime.gate.waiting },
       pid: runtime.transport?.pid,
       stderrTail: runtime.config.kind === 'command' ? (runtime.transport?.stderrTail?.() ?? []) : undefined,
+      auth: runtime.authorization.status(),
     };
   }
 

@@ -48,7 +48,7 @@ export class ServerRuntime {
   readonly firstOutcome: Promise<void>;
   private settleFirstOutcome!: () => void;
   private readonly keepaliveProbe = new KeepaliveProbe();
-  private readonly authorization: Authorization;
+  readonly authorization: Authorization;
   /** Set by the supervisor once the connection actor exists. */
   sendToConnection: (event: ConnectionEvent) => void = () => {};
   private readonly clientInfo: Implementation;

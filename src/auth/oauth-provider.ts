@@ -19,7 +19,7 @@ import { resolveClient } from './registration.js';
 import { canonicalResource } from './resource.js';
 import { scopesCover, selectScope, unionScopes } from './scopes.js';
 import { memoryTokenStore } from './token-store.js';
-import type { AuthChallenge, AuthProvider, OAuthClientInformation, OAuthTokens, TokenStore } from './types.js';
+import type { AuthChallenge, AuthProvider, AuthStatus, OAuthClientInformation, OAuthTokens, TokenStore } from './types.js';
 import { parseBearerChallenge, type BearerChallenge } from './www-authenticate.js';
 
 export interface OAuthProviderContext {
@@ -96,6 +96,10 @@ class OAuthClientProvider implements OAuthProvider {
 
   authorization(): string | undefined {
     return this.#tokens ? `Bearer ${this.#tokens.access_token}` : undefined;
+  }
+
+  status(): AuthStatus {
+    return { authorized: this.#tokens !== undefined, scope: this.#tokens?.scope, expiresAt: this.#tokens?.expires_at };
   }
 
   ready(): Promise<void> {

@@ -33,12 +33,24 @@ export interface AuthProvider {
    * again cannot help). Never called concurrently for one server.
    */
   authorize(challenge: AuthChallenge, signal: AbortSignal): Promise<void>;
+  /** What `status().auth` shows: never a token. Optional; without it status shows `{ authorized }` only. */
+  status?(): AuthStatus;
   /** Loads stored credentials; awaited once before the first connection attempt. */
   ready?(): Promise<void>;
   /** A request succeeded with the current credentials (resets step-up attempt counts). */
   confirmed?(): void;
   /** Forget credentials (e.g. on `server.logout()`); optional. */
   clear?(): Promise<void>;
+}
+
+/** A server's authorization as `status().auth` shows it: no tokens, no secrets. */
+export interface AuthStatus {
+  /** Credentials are held (they may still be refused). */
+  authorized: boolean;
+  /** The granted scope, space-separated, when known. */
+  scope?: string | undefined;
+  /** When the access token expires (epoch ms), when the server said. */
+  expiresAt?: number | undefined;
 }
 
 /** A token endpoint's answer, with `expires_in` turned into an absolute time. */

@@ -54,7 +54,7 @@ describe('authorization state', () => {
     const transitions = recordTransitions(supervisor);
     await supervisor.start();
 
-    expect(supervisor.server('fx').status().state).toBe('ready');
+    expect(supervisor.server('fx').status()).toMatchObject({ state: 'ready', auth: { authorized: true } });
     expect(transitions.map((t) => `${t.from}->${t.to}`)).toEqual(['null->connecting', 'connecting->initializing', 'initializing->authorizing', 'authorizing->connecting', 'connecting->initializing', 'initializing->ready']);
     expect(transitions[2]?.cause).toBe('authorization required');
     expect(transitions[3]?.cause).toBe('authorized');

@@ -34,6 +34,9 @@ describe('OAuth through the supervisor', () => {
     const result = await supervisor.server('docs').callTool('echo', { text: 'authorized' });
 
     expect(result.content[0]?.text).toBe('authorized');
+    const auth = supervisor.server('docs').status().auth;
+    expect(auth).toEqual({ authorized: true, scope: undefined, expiresAt: expect.any(Number) });
+    expect(auth!.expiresAt! - Date.now()).toBeGreaterThan(3_000_000); // the fixture's expires_in is 3600 s
     expect(transitions.map((t) => t.to)).toEqual(['connecting', 'initializing', 'authorizing', 'connecting', 'initializing', 'ready']);
     expect(fixture.authorizeRequests()).toHaveLength(1);
     expect(fixture.tokenRequests().map((r) => r.form?.grant_type)).toEqual(['authorization_code']);
@@ -119,6 +122,7 @@ describe('OAuth through the supervisor', () => {
     expect(supervisor.server('docs').status().state).toBe('failed');
     expect(supervisor.lastFailureOf('docs')).toBeInstanceOf(AuthorizationError);
     expect(supervisor.server('docs').status().lastError).toContain(file);
+    expect(supervisor.server('docs').status().auth).toMatchObject({ authorized: false });
     expect(fixture.authorizeRequests()).toHaveLength(0);
   });
 });
