@@ -50,6 +50,9 @@ interface SdkFixtureModule {
 interface HttpFixtureModule {
   startHttpFixture(options: { responseMode?: 'json' | 'sse' }): Promise<{ url: string; expireAllSessions(): void; closeGetStreams(): void; getStreamCount(): number; close(): Promise<void> }>;
 }
+interface OAuthFixtureModule {
+  startOAuthServer(options?: { refreshTokens?: boolean }): Promise<{ mcpUrl: string; expireAccessTokens(): void; close(): Promise<void> }>;
+}
 interface LegacyFixtureModule {
   startLegacySseFixture(settings?: object): Promise<{ url: string; origin: string; streamCount(): number; closeStreams(): void; close(): Promise<void> }>;
 }
@@ -65,6 +68,17 @@ async function importFixture<T>(file: string): Promise<T> {
 }
 
 const PLACEHOLDER = 'http://127.0.0.1:9';
+
+/** The demo's "user" approves at once: the authorization server's 302 is the browser's answer. */
+async function approveAtOnce(authorizationUrl: URL): Promise<string> {
+  const { request } = await import('undici');
+  const response = await request(authorizationUrl);
+  await response.body.dump();
+  const location = response.headers.location;
+  if (typeof location !== 'string') throw new Error(`the demo authorization server answered ${response.statusCode} without a redirect`);
+  return location;
+}
+const DEMO_BROWSER = { redirectUri: 'http://127.0.0.1:9/callback', onRedirect: approveAtOnce };
 
 function candidates(): Record<string, Candidate> {
   const stdioScript = fixturePath('stdio-server.mjs');
@@ -135,6 +149,28 @@ function candidates(): Record<string, Candidate> {
             },
           ],
           close: async () => {},
+        };
+      },
+    },
+    'oauth-http': {
+      probe: { 'oauth-http': { url: `${PLACEHOLDER}/mcp`, type: 'http', auth: DEMO_BROWSER } },
+      needs: fixturePath('oauth-server.ts'),
+      async start() {
+        const { startOAuthServer } = await importFixture<OAuthFixtureModule>('oauth-server.ts');
+        const fixture = await startOAuthServer({ refreshTokens: true });
+        return {
+          // The first 401 shows `authorizing`: discovery, registration, PKCE, a token; then ready.
+          servers: { 'oauth-http': { url: fixture.mcpUrl, type: 'http', auth: DEMO_BROWSER, ...TUNING } },
+          faults: () => [
+            {
+              name: 'expire-tokens',
+              inject: () => {
+                fixture.expireAccessTokens();
+                return 'oauth-http expired every access token (the next ping gets 401: one refresh, no new sign-in)';
+              },
+            },
+          ],
+          close: () => fixture.close(),
         };
       },
     },

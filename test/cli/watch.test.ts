@@ -76,6 +76,10 @@ describe('npm start (watch --demo)', () => {
       await cli.waitForLine(/chaos: killed the stdio server's process/);
       await cli.waitForLine(/stdio {2}reconnecting -> connecting/);
     }
+    expect(servers).toContain('oauth-http');
+    await cli.waitForLine(/oauth-http {2}initializing -> authorizing {2}\(authorization required/);
+    await cli.waitForLine(/chaos: oauth-http expired every access token/, 20_000);
+    await cli.waitForLine(/oauth-http {2}authorizing -> ready {2}\(authorized\)/);
     cli.child.kill('SIGINT');
     expect(await cli.exited).toBe(0);
     expect(cli.stderr()).toBe('');
