@@ -12,13 +12,14 @@ import { AuthorizationError, ConnectionClosedError, type AuthorizationRequiredEr
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from './protocol/jsonrpc.js';
 import type { ClientCapabilities, Implementation } from './protocol/messages.js';
 import { handshake } from './handshake.js';
+import { dispatchNotification } from './notifications.js';
 import { capabilitiesFor, ServerRequests, type ClientHandlers, type ElicitationOptions } from './server-requests.js';
-import { PendingRequests, type PendingRequest, type Progress } from './protocol/pending.js';
+import { PendingRequests, type PendingRequest } from './protocol/pending.js';
 import { RequestGate, type GatePhase } from './request-gate.js';
 import { isAbortError } from './transports/http-body.js';
 import { createTransport } from './transports/create-transport.js';
 import type { Timers, Transport, TransportKind } from './transports/transport.js';
-import type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents } from './runtime-events.js';
+import type { ConnectionState, RequestOptions, RuntimeEvents } from './runtime-events.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
 import { Authorization } from './authorization.js';
 
@@ -185,29 +186,7 @@ export class ServerRuntime {
       this.serverRequests.handle(message);
       return;
     }
-    this.onNotification(message);
-  }
-
-  private onNotification(notification: JsonRpcNotification): void {
-    const params = notification.params ?? {};
-    switch (notification.method) {
-      case 'notifications/cancelled':
-        this.serverRequests.cancel(params.requestId, params.reason);
-        break;
-      case 'notifications/progress':
-        this.pending.progress(params as unknown as Progress);
-        this.events.emit('progress', params as unknown as Progress);
-        break;
-      case 'notifications/message':
-        this.events.emit('log', params as unknown as LogMessage);
-        break;
-      case 'notifications/tools/list_changed':
-      case 'notifications/resources/list_changed':
-      case 'notifications/prompts/list_changed':
-        this.events.emit('listChanged', { list: notification.method.split('/')[1] as 'tools' | 'resources' | 'prompts' });
-        break;
-    }
-    this.events.emit('notification', notification);
+    dispatchNotification(message, this.events, this.serverRequests, this.pending);
   }
 
   /** The transport died: what was on the wire fails (retryable), the connection reconnects. */
