@@ -52,6 +52,7 @@ interface HttpFixtureModule {
 }
 interface OAuthFixtureModule {
   startOAuthServer(options?: { refreshTokens?: boolean }): Promise<{ mcpUrl: string; expireAccessTokens(): void; close(): Promise<void> }>;
+  approveAtOnce(authorizationUrl: URL, signal?: AbortSignal): Promise<string>;
 }
 interface LegacyFixtureModule {
   startLegacySseFixture(settings?: object): Promise<{ url: string; origin: string; streamCount(): number; closeStreams(): void; close(): Promise<void> }>;
@@ -68,17 +69,7 @@ async function importFixture<T>(file: string): Promise<T> {
 }
 
 const PLACEHOLDER = 'http://127.0.0.1:9';
-
-/** The demo's "user" approves at once: the authorization server's 302 is the browser's answer. */
-async function approveAtOnce(authorizationUrl: URL): Promise<string> {
-  const { request } = await import('undici');
-  const response = await request(authorizationUrl);
-  await response.body.dump();
-  const location = response.headers.location;
-  if (typeof location !== 'string') throw new Error(`the demo authorization server answered ${response.statusCode} without a redirect`);
-  return location;
-}
-const DEMO_BROWSER = { redirectUri: 'http://127.0.0.1:9/callback', onRedirect: approveAtOnce };
+const DEMO_REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
 function candidates(): Record<string, Candidate> {
   const stdioScript = fixturePath('stdio-server.mjs');
@@ -153,14 +144,16 @@ function candidates(): Record<string, Candidate> {
       },
     },
     'oauth-http': {
-      probe: { 'oauth-http': { url: `${PLACEHOLDER}/mcp`, type: 'http', auth: DEMO_BROWSER } },
+      // The support check needs some onRedirect; it is never called.
+      probe: { 'oauth-http': { url: `${PLACEHOLDER}/mcp`, type: 'http', auth: { redirectUri: DEMO_REDIRECT_URI, onRedirect: async () => DEMO_REDIRECT_URI } } },
       needs: fixturePath('oauth-server.ts'),
       async start() {
-        const { startOAuthServer } = await importFixture<OAuthFixtureModule>('oauth-server.ts');
+        const { startOAuthServer, approveAtOnce } = await importFixture<OAuthFixtureModule>('oauth-server.ts');
         const fixture = await startOAuthServer({ refreshTokens: true });
+        // The demo's user approves at once; the first 401 shows `authorizing`, then ready.
+        const auth = { redirectUri: DEMO_REDIRECT_URI, onRedirect: approveAtOnce };
         return {
-          // The first 401 shows `authorizing`: discovery, registration, PKCE, a token; then ready.
-          servers: { 'oauth-http': { url: fixture.mcpUrl, type: 'http', auth: DEMO_BROWSER, ...TUNING } },
+          servers: { 'oauth-http': { url: fixture.mcpUrl, type: 'http', auth, ...TUNING } },
           faults: () => [
             {
               name: 'expire-tokens',

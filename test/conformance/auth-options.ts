@@ -4,8 +4,8 @@
  * "browser" fetches the URL without following redirects and hands back the Location.
  * Credentials for the pre-registration and extension scenarios come in MCP_CONFORMANCE_CONTEXT.
  */
-import { request } from 'undici';
 import type { OAuthClientOptions } from '../../src/auth/index.js';
+import { approveAtOnce } from '../fixtures/oauth-server.js';
 
 interface Context {
   client_id?: string;
@@ -17,21 +17,12 @@ interface Context {
   idp_token_endpoint?: string;
 }
 
-/** The user's browser, approving at once: the authorization server's redirect is the answer. */
-async function approveInBrowser(authorizationUrl: URL, signal: AbortSignal): Promise<string> {
-  const response = await request(authorizationUrl, { method: 'GET', signal });
-  await response.body.dump();
-  const location = response.headers.location;
-  if (typeof location !== 'string') throw new Error(`the authorization endpoint answered ${response.statusCode} without a redirect`);
-  return new URL(location, authorizationUrl).href;
-}
-
 /** The client's metadata document URL (CIMD); the suite's authorization servers do not fetch it. */
 const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
 
 export function authOptionsFor(scenario: string, contextJson: string | undefined): OAuthClientOptions {
   const context = JSON.parse(contextJson ?? '{}') as Context;
-  const browser = { redirectUri: 'http://127.0.0.1:3000/callback', onRedirect: approveInBrowser };
+  const browser = { redirectUri: 'http://127.0.0.1:3000/callback', onRedirect: approveAtOnce };
   switch (scenario) {
     case 'auth/pre-registration':
       return { ...browser, clientId: context.client_id, clientSecret: context.client_secret };

@@ -1,16 +1,10 @@
 /** Drives an OAuthProvider the way a transport does: send, on 401/403 authorize and resend. */
 import { request } from 'undici';
 import { createOAuthProvider, type OAuthClientOptions, type OAuthProvider } from '../../../src/auth/index.js';
-import type { OAuthFixture } from '../../fixtures/oauth-server.js';
+import { approveAtOnce, type OAuthFixture } from '../../fixtures/oauth-server.js';
 
 /** A headless browser: fetch the authorization URL without following, return its Location. */
-export async function followRedirect(url: URL): Promise<string> {
-  const response = await request(url);
-  await response.body.dump();
-  const location = response.headers['location'];
-  if (response.statusCode !== 302 || typeof location !== 'string') throw new Error(`authorize answered ${response.statusCode}`);
-  return location;
-}
+export const followRedirect = approveAtOnce;
 
 export const REDIRECT_URI = 'http://127.0.0.1:1/callback';
 
