@@ -10,6 +10,7 @@ import { connect, type ServerHandle, type TransitionEvent } from '../../src/inde
 import type { JsonRpcMessage, RequestId } from '../../src/protocol/jsonrpc.js';
 import { StreamableHttpTransport, type HttpTransportOptions } from '../../src/transports/http.js';
 import type { Timers, TransportSink } from '../../src/transports/transport.js';
+import type { HttpOptions } from '../../src/transports/http-auth.js';
 import { startHttpFixture, type FixtureOptions, type HttpFixture, type RecordedRequest } from '../fixtures/http-fixture.js';
 import { formatSseEvent, type SseEvent } from '../fixtures/sse-writer.js';
 
@@ -276,19 +277,17 @@ export function recordingSink(): RecordingSink {
   return sink;
 }
 
-export function transportTo(cleanup: Cleanup, url: string, options: Partial<HttpTransportOptions> = {}): { transport: StreamableHttpTransport; sink: RecordingSink } {
+/** Options for either HTTP transport in these tests: small limits and a recording sink, overridable. */
+export function testHttpOptions<T extends Partial<HttpOptions>>(url: string, server: string, options: T): HttpOptions & T & { sink: RecordingSink } {
   const sink = (options.sink as RecordingSink | undefined) ?? recordingSink();
-  const transport = new StreamableHttpTransport({
-    url: new URL(url),
-    server: 'direct',
-    headers: {},
-    requestTimeoutMs: 5_000,
-    maxMessageBytes: 1024 * 1024,
-    ...options,
-    sink,
-  });
+  return { url: new URL(url), server, headers: {}, requestTimeoutMs: 5_000, maxMessageBytes: 1024 * 1024, ...options, sink };
+}
+
+export function transportTo(cleanup: Cleanup, url: string, options: Partial<HttpTransportOptions> = {}): { transport: StreamableHttpTransport; sink: RecordingSink } {
+  const built = testHttpOptions(url, 'direct', options);
+  const transport = new StreamableHttpTransport(built);
   cleanup.add(transport, (t) => t.close());
-  return { transport, sink };
+  return { transport, sink: built.sink };
 }
 
 let directId = 1_000;

@@ -11,7 +11,7 @@ import { LegacySseTransport, type LegacySseTransportOptions } from '../../src/tr
 import { startLegacySseFixture, type LegacyFixtureSettings, type LegacySseFixture } from '../fixtures/legacy-sse-fixture.js';
 import { startSdkSseServer } from '../fixtures/sdk-sse-server.js';
 import { formatSseEvent } from '../fixtures/sse-writer.js';
-import { Cleanup, ManualTimers, recordingSink, rejection, scriptedServer, sse, startSse, until, type RecordingSink } from './helpers.js';
+import { Cleanup, ManualTimers, rejection, scriptedServer, sse, startSse, testHttpOptions, until, type RecordingSink } from './helpers.js';
 
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
@@ -21,18 +21,10 @@ async function legacyFixture(settings?: LegacyFixtureSettings): Promise<LegacySs
 }
 
 function legacyTo(url: string, options: Partial<LegacySseTransportOptions> = {}): { transport: LegacySseTransport; sink: RecordingSink } {
-  const sink = (options.sink as RecordingSink | undefined) ?? recordingSink();
-  const transport = new LegacySseTransport({
-    url: new URL(url),
-    server: 'legacy',
-    headers: {},
-    requestTimeoutMs: 5_000,
-    maxMessageBytes: 1024 * 1024,
-    ...options,
-    sink,
-  });
+  const built = testHttpOptions(url, 'legacy', options);
+  const transport = new LegacySseTransport(built);
   cleanup.add(transport, (t) => t.close());
-  return { transport, sink };
+  return { transport, sink: built.sink };
 }
 
 let nextId = 5_000;
