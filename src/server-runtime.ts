@@ -154,8 +154,13 @@ export class ServerRuntime {
       this.resendOrPark(request);
       return;
     }
-    this.authorization.remember(error);
     this.gate.park(request);
+    this.requestAuthorization(error);
+  }
+
+  /** One authorization for this refusal: the machine's `authorizing` state runs it. */
+  private requestAuthorization(error: AuthorizationRequiredError): void {
+    this.authorization.remember(error);
     this.sendToConnection({ type: 'AUTHORIZATION_REQUIRED', error: error.message });
   }
 
@@ -300,10 +305,7 @@ export class ServerRuntime {
       return await this.requireTransport().openListener(lastEventId, signal);
     } catch (error) {
       // A refused GET stream needs the same authorization as a refused request.
-      if (this.authorization.isFixable(error) && !this.authorization.isOutdated(error)) {
-        this.authorization.remember(error);
-        this.sendToConnection({ type: 'AUTHORIZATION_REQUIRED', error: error.message });
-      }
+      if (this.authorization.isFixable(error) && !this.authorization.isOutdated(error)) this.requestAuthorization(error);
       throw error;
     }
   }
@@ -337,18 +339,19 @@ export class ServerRuntime {
         error: eventError(event),
         at: Date.now(),
       });
-      if (from === 'reinitializing' && state === 'reconnecting') {
-        const error = new SessionExpiredError(`the session expired and re-initializing failed: ${this.lastError ?? 'unknown error'}`, -1, { server: this.name });
-        for (const request of this.gate.drainParked()) this.pending.fail(request, error);
-      }
-      if (from === 'authorizing' && state === 'reconnecting') {
-        // The refused requests were never processed, but without credentials they cannot be sent.
-        const error = this.lastFailure ?? new AuthorizationError(this.lastError ?? 'authorization failed', { server: this.name });
-        for (const request of this.gate.drainParked()) this.pending.fail(request, error);
-      }
+      // Parked requests were never processed, but what would let them be sent again has failed.
+      const parkedFailure = state === 'reconnecting' ? this.parkedFailure(from) : undefined;
+      if (parkedFailure) for (const request of this.gate.drainParked()) this.pending.fail(request, parkedFailure);
     }
     this.setPhase(serving ? 'open' : state === 'failed' || state === 'closing' || state === 'closed' ? 'closed' : 'holding');
     if (serving || state === 'reconnecting' || state === 'failed' || state === 'closed') this.settleFirstOutcome();
+  }
+
+  /** Why parked requests fail when `from` gave up: a failed re-initialize or a failed authorization. */
+  private parkedFailure(from: ConnectionState | null): Error | undefined {
+    if (from === 'reinitializing') return new SessionExpiredError(`the session expired and re-initializing failed: ${this.lastError ?? 'unknown error'}`, -1, { server: this.name });
+    if (from === 'authorizing') return this.lastFailure ?? new AuthorizationError(this.lastError ?? 'authorization failed', { server: this.name });
+    return undefined;
   }
 
   /** The connection actor threw (a bug): the server is failed, nothing waits forever. */
