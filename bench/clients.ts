@@ -99,13 +99,17 @@ async function ours(target: Target): Promise<BenchClient> {
   return { call: () => handle.callTool('echo', {}), close: () => handle.close() };
 }
 
-/** Ours with `n` servers in one supervisor, spread over origins like `openMany` in idle-heap.ts; all ready. */
+/** The i-th of many idle connections: at most 100 per origin (127.0.0.1, 127.0.0.2, …), see docs/performance.md. */
+export function spreadOverOrigins(url: string, i: number): string {
+  return url.replace('127.0.0.1', `127.0.0.${1 + Math.floor(i / 100)}`);
+}
+
+/** Ours with `n` servers in one supervisor, spread over origins; all ready. */
 export async function openSupervisor(target: Target, n: number, prefix: string): Promise<{ close(): Promise<void> }> {
   const keepalive = { intervalMs: 3_600_000, timeoutMs: 10_000, maxMissed: 3 };
   const servers: Record<string, ServerConfigInput> = {};
   for (let i = 0; i < n; i++) {
-    const url = target.url.replace('127.0.0.1', `127.0.0.${1 + Math.floor(i / 100)}`);
-    servers[`${prefix}-${i}`] = { url, type: target.kind === 'legacy' ? 'sse' : 'http', keepalive };
+    servers[`${prefix}-${i}`] = { url: spreadOverOrigins(target.url, i), type: target.kind === 'legacy' ? 'sse' : 'http', keepalive };
   }
   const supervisor = createSupervisor({ servers });
   await supervisor.start();

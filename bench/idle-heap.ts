@@ -8,7 +8,7 @@
  * Prints `{"bytesPerConnection":N}`.
  */
 import { fileURLToPath } from 'node:url';
-import { openClient, openSupervisor, type BenchClient, type ClientName, type Kind, type Target } from './clients.js';
+import { openClient, openSupervisor, spreadOverOrigins, type BenchClient, type ClientName, type Kind, type Target } from './clients.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const heap = async (): Promise<number> => {
@@ -19,7 +19,7 @@ const heap = async (): Promise<number> => {
 
 async function openMany(name: ClientName, target: Target, n: number): Promise<BenchClient[]> {
   // Spread over a few origins (a leftover from the 128-socket limit, since fixed: see docs/performance.md).
-  const at = (i: number): Target => ({ ...target, url: target.url.replace('127.0.0.1', `127.0.0.${1 + Math.floor(i / 100)}`) });
+  const at = (i: number): Target => ({ ...target, url: spreadOverOrigins(target.url, i) });
   const clients: BenchClient[] = [];
   for (let i = 0; i < n; i += 10) clients.push(...(await Promise.all(Array.from({ length: Math.min(10, n - i) }, (_, j) => openClient(name, at(i + j))))));
   return clients;
