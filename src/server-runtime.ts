@@ -300,9 +300,9 @@ export class ServerRuntime {
     return session;
   }
 
-  async openListener(lastEventId: string | undefined, signal: AbortSignal) {
+  async openListener(lastEventId: string | undefined) {
     try {
-      return await this.requireTransport().openListener(lastEventId, signal);
+      return await this.requireTransport().openListener(lastEventId);
     } catch (error) {
       // A refused GET stream needs the same authorization as a refused request.
       if (this.authorization.isFixable(error) && !this.authorization.isOutdated(error)) this.requestAuthorization(error);

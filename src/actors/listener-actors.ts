@@ -8,21 +8,25 @@ import { runtimeOf } from './runtime-registry.js';
 
 export function followStream() {
   return fromCallback<AnyEventObject, FollowStreamInput>(({ input, system, sendBack }) => {
-    const controller = new AbortController();
+    // No AbortSignal: undici holds it with a listener for the whole life of the stream, ~0.9 KB
+    // per idle connection. A GET still opening when the listener stops is cancelled as soon as
+    // its headers arrive, and waits at most the listener open timeout for them.
+    let stopped = false;
+    let cancel: (() => void) | undefined;
     const report = (event: ListenerEvent) => {
-      if (!controller.signal.aborted) sendBack(event);
+      if (!stopped) sendBack(event);
     };
     (async () => {
-      const opened = await runtimeOf(system, input.server).openListener(input.lastEventId, controller.signal);
+      const opened = await runtimeOf(system, input.server).openListener(input.lastEventId);
       if (opened.kind === 'unavailable') {
         report({ type: 'STREAM_UNAVAILABLE', status: opened.status });
         return;
       }
-      if (controller.signal.aborted) {
+      if (stopped) {
         opened.cancel();
         return;
       }
-      controller.signal.addEventListener('abort', () => opened.cancel(), { once: true });
+      cancel = opened.cancel;
       report({ type: 'STREAM_OPENED' });
       await opened.read({
         onEventId: (id) => report({ type: 'EVENT_ID', id }),
@@ -32,6 +36,9 @@ export function followStream() {
     })().catch((error: unknown) => {
       report({ type: 'STREAM_FAILED', error: error instanceof Error ? error.message : String(error) });
     });
-    return () => controller.abort();
+    return () => {
+      stopped = true;
+      cancel?.();
+    };
   });
 }

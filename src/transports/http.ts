@@ -165,8 +165,8 @@ export class StreamableHttpTransport implements Transport {
     return answered;
   }
 
-  async openListener(lastEventId: string | undefined, signal: AbortSignal): Promise<ListenerOpenResult> {
-    const response = await this.getStream(lastEventId, signal, this.listenerOpenTimeoutMs);
+  async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
+    const response = await this.getStream(lastEventId, undefined, this.listenerOpenTimeoutMs);
     if (response.kind === 'unavailable') return response;
     const { body } = response;
     return {

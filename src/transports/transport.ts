@@ -67,7 +67,7 @@ export interface Transport {
   /** The handshake succeeded: later requests carry the negotiated protocol version. */
   completeSession(protocolVersion: string): void;
   /** Opens the server-to-client stream; `unavailable` when the server offers none. */
-  openListener(lastEventId: string | undefined, signal: AbortSignal): Promise<ListenerOpenResult>;
+  openListener(lastEventId: string | undefined): Promise<ListenerOpenResult>;
   /** Ends the session on the server (HTTP DELETE); best effort and bounded. */
   terminateSession(): Promise<void>;
   /** Releases sockets and pools; stops the child process (stdio). */

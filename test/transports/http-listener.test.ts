@@ -3,8 +3,9 @@
  * Last-Event-ID and the `retry` field, and the cap on reconnects that bring nothing.
  * SPEC-CHECKLIST §1.4 (items 23-27), §1.5 (28, 30) and §1.6 (32-35) for the GET stream.
  */
+import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { JsonRpcNotification } from '../../src/index.js';
+import { createSupervisor, type JsonRpcNotification } from '../../src/index.js';
 import {
   answerBasics,
   Cleanup,
@@ -83,6 +84,30 @@ describe('opening the GET stream (§1.4)', () => {
     expect(f.getStreamCount()).toBe(1);
     await handle.close();
     await until(() => f.getStreamCount() === 0);
+  });
+
+  it('§26 a GET still opening when its server closes is released once its headers arrive (the pool lives on for another server)', async () => {
+    let held: ServerResponse | undefined;
+    let heldClosed = false;
+    const s = await scriptedServer(cleanup, (request, res, req) => {
+      const path = req.url ?? '';
+      if (request.method === 'GET' && path.startsWith('/a')) {
+        held = res; // the headers of a's GET wait until the test sends them
+        res.on('close', () => (heldClosed = true));
+        return;
+      }
+      answerBasics(request, res, { sessionId: path.startsWith('/a') ? 'sid-a' : 'sid-b' });
+    });
+    const supervisor = createSupervisor({ servers: { a: { url: `${s.origin}/a/mcp`, type: 'http' }, b: { url: `${s.origin}/b/mcp`, type: 'http' } } });
+    cleanup.add(supervisor, (x) => x.stop());
+    void supervisor.start();
+    await until(() => held !== undefined && supervisor.server('b').status().state === 'ready');
+    await supervisor.server('a').close(); // b still uses the origin's pools: they are not destroyed
+    expect(heldClosed).toBe(false);
+    startSse(held!);
+    held!.write(': the stream opens after its listener stopped\n\n');
+    await until(() => heldClosed);
+    expect(supervisor.server('b').status().state).toBe('ready');
   });
 
   it('§27 the GET is opened after initialized, and its headers are awaited before connect() resolves', async () => {
