@@ -29,11 +29,17 @@ async function closeAll(clients: BenchClient[]): Promise<void> {
   for (let i = 0; i < clients.length; i += 20) await Promise.all(clients.slice(i, i + 20).map((c) => c.close()));
 }
 
+/**
+ * Warm-up connections opened and closed before the first sample: module state and compiled code
+ * are not per connection. Ten were too few: V8 optimised hot functions while the 300 opened, and
+ * that code (~1.5 KB per connection for ours) was counted as theirs.
+ */
+const WARM_UP = 100;
+
 export async function measureIdleHeap(name: ClientName, target: Target, n: number): Promise<number> {
-  // Warm-up: module state and compiled code are not per connection. One client stays open so
-  // shared pools exist in both heaps.
+  // One client stays open so shared pools exist in both heaps.
   const resident = await openClient(name, target);
-  await closeAll(await openMany(name, target, Math.min(10, n)));
+  await closeAll(await openMany(name, target, Math.min(WARM_UP, n)));
   await new Promise((resolve) => setTimeout(resolve, 500));
   const before = await heap();
   const clients = await openMany(name, target, n);
@@ -50,7 +56,7 @@ export async function measureIdleHeap(name: ClientName, target: Target, n: numbe
  */
 export async function measureSharedIdleHeap(target: Target, n: number): Promise<number> {
   const resident = await openSupervisor(target, 1, 'resident');
-  await (await openSupervisor(target, Math.min(10, n), 'warm')).close();
+  await (await openSupervisor(target, Math.min(WARM_UP, n), 'warm')).close();
   await new Promise((resolve) => setTimeout(resolve, 500));
   const before = await heap();
   const supervisor = await openSupervisor(target, n, 'server');
