@@ -182,7 +182,8 @@ export class StreamableHttpTransport implements Transport {
           this.maxMessageBytes,
           this.server,
         ),
-      cancel: () => body.destroy(),
+      // Destroying an unread body emits an AbortError: nobody may be listening yet.
+      cancel: () => body.on('error', ignoreError).destroy(),
     };
   }
 
@@ -265,3 +266,5 @@ export class StreamableHttpTransport implements Transport {
     this.postHeaders = this.credentials.track(headers);
   }
 }
+
+function ignoreError(): void {}

@@ -14,9 +14,11 @@ import {
   header,
   open,
   posts,
+  replyJson,
   scriptedServer,
   settle,
   startSse,
+  toolResult,
   until,
 } from './helpers.js';
 
@@ -96,7 +98,8 @@ describe('opening the GET stream (§1.4)', () => {
         res.on('close', () => (heldClosed = true));
         return;
       }
-      answerBasics(request, res, { sessionId: path.startsWith('/a') ? 'sid-a' : 'sid-b' });
+      if (answerBasics(request, res, { sessionId: path.startsWith('/a') ? 'sid-a' : 'sid-b' })) return;
+      replyJson(res, 200, toolResult(request.body.id, 'b'));
     });
     const supervisor = createSupervisor({ servers: { a: { url: `${s.origin}/a/mcp`, type: 'http' }, b: { url: `${s.origin}/b/mcp`, type: 'http' } } });
     cleanup.add(supervisor, (x) => x.stop());
@@ -107,6 +110,8 @@ describe('opening the GET stream (§1.4)', () => {
     startSse(held!);
     held!.write(': the stream opens after its listener stopped\n\n');
     await until(() => heldClosed);
+    // b goes on over the same pools.
+    expect((await supervisor.server('b').callTool('echo')).content[0]!.text).toBe('b');
     expect(supervisor.server('b').status().state).toBe('ready');
   });
 
