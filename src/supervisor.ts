@@ -19,7 +19,7 @@ import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Implementation } from './protocol/messages.js';
 import type { Progress } from './protocol/pending.js';
 import type { ClientHandlers, ElicitationOptions } from './server-requests.js';
-import { ServerHandle, type ServerStatus } from './server-handle.js';
+import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
 import { ServerRuntime, type LogMessage, type RuntimeEvents, type TransitionEvent } from './server-runtime.js';
 import type { Timers } from './transports/transport.js';
 import { VERSION } from './version.js';
@@ -53,7 +53,7 @@ const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: V
 /** Provided once: every supervisor shares the machine definitions (see actors/runtime-registry.ts). */
 const providedSupervisorMachine = supervisorMachine.provide({ actors: { connection: providedConnectionMachine } });
 
-export class Supervisor {
+export class Supervisor implements HandleOwner {
   private readonly runtimes = new Map<string, ServerRuntime>();
   private readonly handles = new Map<string, ServerHandle>();
   private readonly events = new Emitter<SupervisorEvents>();
@@ -92,7 +92,7 @@ export class Supervisor {
       // One hook per server, not a subscription per event: every server pays for it while idle.
       runtime.events.forward((event, payload) => this.relay(server, logger, event, payload));
       this.runtimes.set(config.name, runtime);
-      this.handles.set(config.name, new ServerHandle(runtime, { restartsOf: (name) => this.restartsOf(name), closeServer: (name) => this.closeServer(name) }));
+      this.handles.set(config.name, new ServerHandle(runtime, this));
     }
   }
 
@@ -222,11 +222,13 @@ export class Supervisor {
     }
   }
 
-  private restartsOf(name: string): number {
+  /** How many times the supervisor restarted this server's connection. */
+  restartsOf(name: string): number {
     return this.actor?.getSnapshot().context.restarts[name]?.total ?? 0;
   }
 
-  private async closeServer(name: string): Promise<void> {
+  /** Closes one server (what its handle's `close()` does); the others go on. */
+  async closeServer(name: string): Promise<void> {
     const ref = this.actor?.system.get(name);
     if (!ref || ref.getSnapshot().status !== 'active') return;
     await new Promise<void>((resolve) => {
