@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapCodeStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { openClient, type BenchClient, type ClientName, type Kind, type Target } from './clients.js';
 
@@ -16,10 +16,12 @@ export interface BenchCounts {
   rounds: number;
   idleConnections: number;
   retainedCalls: number;
+  /** Wait before each retained-heap sample (see `retained`). */
+  retainedSettleMs: number;
   expiryCalls: number;
 }
-export const FULL: BenchCounts = { seqCalls: 2000, concCalls: 10000, concurrency: 64, rounds: 3, idleConnections: 300, retainedCalls: 20000, expiryCalls: 4000 };
-export const QUICK: BenchCounts = { seqCalls: 50, concCalls: 200, concurrency: 8, rounds: 1, idleConnections: 3, retainedCalls: 200, expiryCalls: 200 };
+export const FULL: BenchCounts = { seqCalls: 2000, concCalls: 10000, concurrency: 64, rounds: 5, idleConnections: 300, retainedCalls: 20000, retainedSettleMs: 1100, expiryCalls: 4000 };
+export const QUICK: BenchCounts = { seqCalls: 50, concCalls: 200, concurrency: 8, rounds: 1, idleConnections: 3, retainedCalls: 200, retainedSettleMs: 0, expiryCalls: 200 };
 
 export interface ClientResult {
   seqOps: number;
@@ -118,16 +120,25 @@ async function idleHeap(name: ClientName | 'ours-shared', target: Target, n: num
 
 /**
  * Bytes kept per completed call: the least-squares slope of the collected heap over `n` calls,
- * sampled every n/5. Two samples alone move by ±30 B per call either way (what a collection
- * happens to leave behind); a slope over six samples separates growth from that noise.
+ * sampled every n/5. Each sample waits `settleMs` first: undici drops the timers of finished
+ * requests from its list only on its next tick (every 499 ms), and thousands of them (~250 KB)
+ * were still listed at one sample and gone at the next. Compiled code and bytecode are left out:
+ * V8 keeps optimising and flushing functions as the calls go on (±200–400 KB per sample), which
+ * is not state kept for a call.
  */
-async function retained(client: BenchClient, n: number): Promise<number> {
+async function retained(client: BenchClient, n: number, settleMs: number): Promise<number> {
   await concurrent(client, Math.min(2000, n), 16);
   const steps = 5;
-  const points: Array<[calls: number, bytes: number]> = [[0, await heap()]];
+  const sample = async (): Promise<number> => {
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+    const used = await heap();
+    const code = getHeapCodeStatistics();
+    return used - code.code_and_metadata_size - code.bytecode_and_metadata_size;
+  };
+  const points: Array<[calls: number, bytes: number]> = [[0, await sample()]];
   for (let i = 1; i <= steps; i++) {
     await concurrent(client, Math.round(n / steps), 16);
-    points.push([Math.round((n / steps) * i), await heap()]);
+    points.push([Math.round((n / steps) * i), await sample()]);
   }
   return Math.max(0, slope(points));
 }
@@ -192,7 +203,9 @@ export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; l
       const clients = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await openClient(n, target)] as const)));
       for (const n of names) await concurrent(clients[n]!, Math.min(500, counts.concCalls), 8); // warm-up
       for (let round = 0; round < counts.rounds; round++) {
-        for (const n of names) {
+        // The order turns each round: no client always runs right after the same other one.
+        const order = names.map((_, i) => names[(i + round) % names.length]!);
+        for (const n of order) {
           (lat[n] ??= []).length = 0;
           // Each segment starts on a collected heap: no client pays for another's garbage.
           gc();
@@ -206,7 +219,8 @@ export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; l
         const sorted = [...lat[n]!].sort((a, b) => a - b);
         results[n] = { seqOps: median(seq[n]!), concOps: median(conc[n]!), p50Ms: sorted[Math.floor(sorted.length * 0.5)]!, p99Ms: sorted[Math.floor(sorted.length * 0.99)]! };
       }
-      for (const n of names) if (n !== 'raw') results[n]!.retainedBytesPerCall = await retained(clients[n]!, counts.retainedCalls);
+      // Raw too: what the method reads for a client that keeps nothing is its floor.
+      for (const n of names) results[n]!.retainedBytesPerCall = await retained(clients[n]!, counts.retainedCalls, counts.retainedSettleMs);
       for (const n of names) await clients[n]!.close();
       if (kind !== 'stdio') {
         for (const n of names) if (n !== 'raw') results[n]!.idleHeapBytes = await idleHeap(n, target, counts.idleConnections);

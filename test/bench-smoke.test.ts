@@ -12,7 +12,9 @@ describe('bench smoke', () => {
         expect(results.ours!.seqOps).toBeGreaterThan(0);
         expect(results.ours!.concOps).toBeGreaterThan(0);
         expect(results.sdk!.seqOps).toBeGreaterThan(0);
+        expect(results.ours!.retainedBytesPerCall).toEqual(expect.any(Number));
       }
+      expect(report.transports.json!.raw!.retainedBytesPerCall, 'the floor of the retained measurement').toEqual(expect.any(Number));
       expect(report.transports.json!.ours!.expiry!.lost).toBe(0);
       expect(report.transports.sse!.ours!.expiry!.lost).toBe(0);
       expect(report.transports.json!.raw!.seqOps).toBeGreaterThan(0);
