@@ -1,11 +1,12 @@
 /**
  * Request correlation: a plain Map from request id to the caller's promise, with the caller's
  * timeout and abort signal. Ids come from one counter per server that never restarts, so ids
- * keep increasing across sessions. Settling removes the timer and the abort listener: nothing
- * outlives the request.
+ * keep increasing across sessions. Timeouts share one timer per server (see deadlines.ts);
+ * settling removes the abort listener: nothing outlives the request.
  */
 import { McpError, RequestAbortedError, RequestTimeoutError } from './errors.js';
 import type { JsonRpcResponse } from './jsonrpc.js';
+import { Deadlines } from './deadlines.js';
 
 export interface Progress {
   progressToken: string | number;
@@ -40,7 +41,8 @@ export interface PendingRequest {
   readonly uncancellable: boolean;
   resolve(value: unknown): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout | undefined;
+  /** `Date.now()` when this request times out (moved on by progress when it resets the timeout). */
+  dueAt: number;
   onAbort: (() => void) | undefined;
   readonly progressToken: string | undefined;
   readonly onProgress: ((progress: Progress) => void) | undefined;
@@ -60,6 +62,10 @@ export class PendingRequests {
   /** Only once a request asks for progress: most connections never do, and every idle one pays for an empty Map. */
   private byProgressToken: Map<string, PendingRequest> | undefined;
   private lastId = 0;
+  private readonly deadlines = new Deadlines<PendingRequest>(
+    () => this.byId.values(),
+    (request) => this.expire(request),
+  );
 
   constructor(private readonly options: PendingOptions) {}
 
@@ -82,6 +88,7 @@ export class PendingRequests {
     // The token outlives renumbering (a replay keeps its params), and ids never repeat, so it is unique.
     const progressToken = options.onProgress ? `progress-${id}` : undefined;
     const { timeoutMs, signal } = options;
+    const now = Date.now();
     const request: PendingRequest = {
       id,
       method,
@@ -92,12 +99,12 @@ export class PendingRequests {
       uncancellable: options.uncancellable ?? false,
       resolve,
       reject,
-      timer: undefined,
+      dueAt: now + timeoutMs,
       onAbort: undefined,
       progressToken,
       onProgress: options.onProgress,
       resetTimeoutOnProgress: options.resetTimeoutOnProgress ?? false,
-      deadline: Date.now() + (options.maxTotalTimeoutMs ?? 10 * timeoutMs),
+      deadline: now + (options.maxTotalTimeoutMs ?? 10 * timeoutMs),
     };
     if (signal?.aborted) {
       reject(new RequestAbortedError(method, { server: this.options.server, cause: signal.reason }));
@@ -105,7 +112,7 @@ export class PendingRequests {
     }
     this.byId.set(request.id, request);
     if (progressToken) (this.byProgressToken ??= new Map()).set(progressToken, request);
-    request.timer = setTimeout(() => this.expire(request, timeoutMs), timeoutMs);
+    this.deadlines.track(request.dueAt);
     if (signal) {
       request.onAbort = () => this.abort(request);
       signal.addEventListener('abort', request.onAbort, { once: true });
@@ -118,14 +125,13 @@ export class PendingRequests {
     const request = this.byProgressToken?.get(String(progress.progressToken));
     if (!request || !this.isPending(request)) return;
     if (request.resetTimeoutOnProgress) {
-      clearTimeout(request.timer);
-      const left = request.deadline - Date.now();
-      if (left <= 0) {
-        this.expire(request, request.timeoutMs);
+      const now = Date.now();
+      if (request.deadline <= now) {
+        this.expire(request);
         return;
       }
-      const wait = Math.min(request.timeoutMs, left);
-      request.timer = setTimeout(() => this.expire(request, request.timeoutMs), wait);
+      request.dueAt = Math.min(now + request.timeoutMs, request.deadline);
+      this.deadlines.track(request.dueAt);
     }
     try {
       request.onProgress?.(progress);
@@ -176,8 +182,9 @@ export class PendingRequests {
     return this.byId.get(request.id) === request;
   }
 
-  private expire(request: PendingRequest, timeoutMs: number): void {
+  private expire(request: PendingRequest): void {
     if (!this.isPending(request)) return;
+    const { timeoutMs } = request;
     this.fail(request, new RequestTimeoutError(request.method, timeoutMs, { server: this.options.server }));
     if (request.sent && !request.uncancellable) this.options.cancel(request, `timed out after ${timeoutMs} ms`);
   }
@@ -191,7 +198,8 @@ export class PendingRequests {
   private finish(request: PendingRequest): void {
     this.byId.delete(request.id);
     if (request.progressToken) this.byProgressToken?.delete(request.progressToken);
-    clearTimeout(request.timer);
+    if (this.byId.size === 0) this.deadlines.clear();
+
     if (request.onAbort) request.signal?.removeEventListener('abort', request.onAbort);
   }
 }
