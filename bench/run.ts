@@ -26,6 +26,8 @@ export const QUICK: BenchCounts = { seqCalls: 50, concCalls: 200, concurrency: 8
 export interface ClientResult {
   seqOps: number;
   concOps: number;
+  /** Client CPU (user + system of the bench process) per call at 64 in flight, median round. */
+  concCpuUs: number;
   p50Ms: number;
   p99Ms: number;
   idleHeapBytes?: number | undefined;
@@ -90,9 +92,10 @@ async function sequential(client: BenchClient, n: number, latencies?: number[]):
   return n / ((performance.now() - start) / 1000);
 }
 
-async function concurrent(client: BenchClient, n: number, width: number, onError?: () => void): Promise<number> {
+async function concurrent(client: BenchClient, n: number, width: number, onError?: () => void, cpu?: number[]): Promise<number> {
   let next = 0;
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   const worker = async () => {
     while (next < n) {
       next++;
@@ -105,6 +108,10 @@ async function concurrent(client: BenchClient, n: number, width: number, onError
     }
   };
   await Promise.all(Array.from({ length: width }, worker));
+  if (cpu) {
+    const used = process.cpuUsage(cpuStart);
+    cpu.push((used.user + used.system) / n);
+  }
   return n / ((performance.now() - start) / 1000);
 }
 
@@ -198,6 +205,7 @@ export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; l
     const names: ClientName[] = kind === 'legacy' ? ['sdk', 'ours'] : ['raw', 'sdk', 'ours'];
     const seq: Record<string, number[]> = {};
     const conc: Record<string, number[]> = {};
+    const concCpu: Record<string, number[]> = {};
     const lat: Record<string, number[]> = {};
     try {
       const clients = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await openClient(n, target)] as const)));
@@ -211,13 +219,13 @@ export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; l
           gc();
           (seq[n] ??= []).push(await sequential(clients[n]!, counts.seqCalls, lat[n]));
           gc();
-          (conc[n] ??= []).push(await concurrent(clients[n]!, counts.concCalls, counts.concurrency));
+          (conc[n] ??= []).push(await concurrent(clients[n]!, counts.concCalls, counts.concurrency, undefined, (concCpu[n] ??= [])));
         }
       }
       const results: Partial<Record<ClientName, ClientResult>> = {};
       for (const n of names) {
         const sorted = [...lat[n]!].sort((a, b) => a - b);
-        results[n] = { seqOps: median(seq[n]!), concOps: median(conc[n]!), p50Ms: sorted[Math.floor(sorted.length * 0.5)]!, p99Ms: sorted[Math.floor(sorted.length * 0.99)]! };
+        results[n] = { seqOps: median(seq[n]!), concOps: median(conc[n]!), concCpuUs: median(concCpu[n]!), p50Ms: sorted[Math.floor(sorted.length * 0.5)]!, p99Ms: sorted[Math.floor(sorted.length * 0.99)]! };
       }
       // Raw too: what the method reads for a client that keeps nothing is its floor.
       for (const n of names) results[n]!.retainedBytesPerCall = await retained(clients[n]!, counts.retainedCalls, counts.retainedSettleMs);
@@ -245,19 +253,25 @@ export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; l
 const fmt = (n: number | undefined, digits = 0) => (n === undefined ? 'n/a' : n.toFixed(digits));
 export function formatTable(report: BenchReport): string {
   const lines = [
-    '| transport | client | seq calls/s | 64-conc calls/s | p50 ms | p99 ms | ours/raw seq | ours/raw conc | ours/SDK seq | ours/SDK conc | idle heap/conn | retained B/call | expiry lost | recover ms |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| transport | client | seq calls/s | 64-conc calls/s | CPU µs/call at 64 | p50 ms | p99 ms | ours/raw seq | ours/raw conc | ours/raw CPU at 64 | ours/SDK seq | ours/SDK conc | idle heap/conn | retained B/call | expiry lost | recover ms |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const [kind, results] of Object.entries(report.transports)) {
     const ours = results.ours!;
     for (const [name, r] of Object.entries(results)) {
       const ratios =
         name === 'ours'
-          ? [results.raw ? fmt(ours.seqOps / results.raw.seqOps, 2) : 'n/a', results.raw ? fmt(ours.concOps / results.raw.concOps, 2) : 'n/a', fmt(ours.seqOps / results.sdk!.seqOps, 2), fmt(ours.concOps / results.sdk!.concOps, 2)]
-          : ['', '', '', ''];
+          ? [
+              results.raw ? fmt(ours.seqOps / results.raw.seqOps, 2) : 'n/a',
+              results.raw ? fmt(ours.concOps / results.raw.concOps, 2) : 'n/a',
+              results.raw ? fmt(ours.concCpuUs / results.raw.concCpuUs, 2) : 'n/a',
+              fmt(ours.seqOps / results.sdk!.seqOps, 2),
+              fmt(ours.concOps / results.sdk!.concOps, 2),
+            ]
+          : ['', '', '', '', ''];
       const shared = r.sharedIdleHeapBytes === undefined ? '' : ` (${fmt(r.sharedIdleHeapBytes / 1024, 1)} KB in one supervisor)`;
       const idle = r.idleHeapBytes === undefined ? 'n/a' : `${fmt(r.idleHeapBytes / 1024, 1)} KB${shared}`;
-      lines.push(`| ${kind} | ${name} | ${fmt(r.seqOps)} | ${fmt(r.concOps)} | ${fmt(r.p50Ms, 3)} | ${fmt(r.p99Ms, 3)} | ${ratios.join(' | ')} | ${idle} | ${fmt(r.retainedBytesPerCall, 1)} | ${r.expiry ? r.expiry.lost : 'n/a'} | ${r.expiry ? fmt(r.expiry.recoverMs, 1) : 'n/a'} |`);
+      lines.push(`| ${kind} | ${name} | ${fmt(r.seqOps)} | ${fmt(r.concOps)} | ${fmt(r.concCpuUs, 1)} | ${fmt(r.p50Ms, 3)} | ${fmt(r.p99Ms, 3)} | ${ratios.join(' | ')} | ${idle} | ${fmt(r.retainedBytesPerCall, 1)} | ${r.expiry ? r.expiry.lost : 'n/a'} | ${r.expiry ? fmt(r.expiry.recoverMs, 1) : 'n/a'} |`);
     }
   }
   return lines.join('\n');

@@ -13,6 +13,7 @@ describe('bench smoke', () => {
         expect(results.ours!.concOps).toBeGreaterThan(0);
         expect(results.sdk!.seqOps).toBeGreaterThan(0);
         expect(results.ours!.retainedBytesPerCall).toEqual(expect.any(Number));
+        expect(results.ours!.concCpuUs).toBeGreaterThan(0);
       }
       expect(report.transports.json!.raw!.retainedBytesPerCall, 'the floor of the retained measurement').toEqual(expect.any(Number));
       expect(report.transports.json!.ours!.expiry!.lost).toBe(0);
