@@ -109,6 +109,11 @@ function needsAuthorization(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'AUTHORIZATION_REQUIRED' && !isFatal(error);
 }
 
+/** The top-level state of a snapshot value: `{ ready: 'serving' }` → `'ready'`. */
+export function topLevelState(value: unknown): string {
+  return typeof value === 'string' ? value : Object.keys(value as object)[0]!;
+}
+
 /** A short, secret-free reason for a transition, from the event that caused it. */
 export function describeCause(event: AnyEventObject, value?: unknown): string {
   // The same handshake failure either falls back or goes down: the state entered tells which.

@@ -42,6 +42,10 @@ const METHODS: Record<string, keyof ClientHandlers> = {
   'roots/list': 'roots',
 };
 
+/** Shared by every server that has none: an empty object each would be held per idle server. */
+export const NO_HANDLERS: ClientHandlers = Object.freeze({});
+export const NO_ELICITATION_OPTIONS: ElicitationOptions = Object.freeze({});
+
 export function capabilitiesFor(handlers: ClientHandlers, elicitation: ElicitationOptions = {}): ClientCapabilities {
   const capabilities: ClientCapabilities = {};
   if (handlers.roots) capabilities.roots = { listChanged: true };

@@ -4,16 +4,16 @@
  * connection machine's actors call into it; the facade's requests go straight through it.
  */
 import type { AnyEventObject } from 'xstate';
-import { describeCause, eventError, type ConfiguredTransport, type ConnectionEvent, type SessionInfo } from '../machines/connection.machine.js';
+import { describeCause, eventError, topLevelState, type ConfiguredTransport, type ConnectionEvent, type SessionInfo } from '../machines/connection.machine.js';
 import type { ProbeOutput } from '../machines/keepalive.machine.js';
 import type { ServerConfig } from './config.js';
 import { Emitter } from './emitter.js';
-import { AuthorizationError, ConnectionClosedError, type AuthorizationRequiredError, FallbackFailedError, QueueFullError, SessionExpiredError } from './protocol/errors.js';
+import { AuthorizationError, ConnectionClosedError, describeError, type AuthorizationRequiredError, FallbackFailedError, QueueFullError, SessionExpiredError } from './protocol/errors.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from './protocol/jsonrpc.js';
 import type { ClientCapabilities, Implementation } from './protocol/messages.js';
 import { handshake } from './handshake.js';
 import { dispatchNotification } from './notifications.js';
-import { capabilitiesFor, ServerRequests, type ClientHandlers, type ElicitationOptions } from './server-requests.js';
+import { capabilitiesFor, NO_ELICITATION_OPTIONS, NO_HANDLERS, ServerRequests, type ClientHandlers, type ElicitationOptions } from './server-requests.js';
 import { PendingRequests, type PendingRequest } from './protocol/pending.js';
 import { RequestGate, type GatePhase } from './request-gate.js';
 import { isAbortError } from './transports/http-body.js';
@@ -24,10 +24,6 @@ import { KeepaliveProbe } from './keepalive-probe.js';
 import { Authorization } from './authorization.js';
 
 export type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents, TransitionEvent } from './runtime-events.js';
-
-// Shared by every server that has none (an empty object each is two objects per idle server).
-const NO_HANDLERS: ClientHandlers = Object.freeze({});
-const NO_ELICITATION_OPTIONS: ElicitationOptions = Object.freeze({});
 
 export interface RuntimeOptions {
   config: ServerConfig;
@@ -178,9 +174,7 @@ export class ServerRuntime implements TransportSink {
     this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason } }).catch(() => {});
   }
 
-  // ---- incoming messages
-
-  /** TransportSink: every message the server sends, on any stream. */
+  // ---- TransportSink: what the transports report (incoming messages, stream trouble, death)
   onMessage(message: JsonRpcMessage): void {
     if (!('method' in message)) {
       if ('result' in message) this.authorization.succeeded();
@@ -194,18 +188,15 @@ export class ServerRuntime implements TransportSink {
     dispatchNotification(message, this.events, this.serverRequests, this.pending);
   }
 
-  /** The transport died: what was on the wire fails (retryable), the connection reconnects. */
-  /** TransportSink: whether a response to this request id is still awaited. */
   isAwaiting(id: string | number): boolean {
     return this.pending.has(id);
   }
 
-  /** TransportSink: a stream delivered something unusable; the stream goes on. */
   onStreamError(error: Error): void {
     this.events.emit('warning', error);
   }
 
-  /** TransportSink: the transport died on its own. */
+  /** The transport died: what was on the wire fails (retryable), the connection reconnects. */
   onClosed(error: Error): void {
     const fatal = (error as { fatal?: unknown }).fatal === true; // e.g. a stdio server that died before its first handshake
     this.pending.failSent(new ConnectionClosedError(`the connection was lost: ${error.message}`, { server: this.name, retryable: !fatal, fatal, cause: error }));
@@ -335,7 +326,7 @@ export class ServerRuntime implements TransportSink {
   // ---- lifecycle, observed from the connection actor's snapshots
 
   onSnapshot(value: unknown, context: { session?: SessionInfo | undefined; lastError?: string | undefined }, event: AnyEventObject): void {
-    const state = topLevelState(value);
+    const state = topLevelState(value) as ConnectionState;
     const serving = typeof value === 'object' && value !== null && (value as Record<string, unknown>).ready === 'serving';
     this.session = context.session;
     this.lastError = context.lastError;
@@ -368,7 +359,7 @@ export class ServerRuntime implements TransportSink {
   /** The connection actor threw (a bug): the server is failed, nothing waits forever. */
   onCrash(error: unknown): void {
     const from = this.state;
-    this.lastError = `the connection actor crashed: ${errorMessage(error)}`;
+    this.lastError = `the connection actor crashed: ${describeError(error)}`;
     this.state = 'failed';
     this.events.emit('transition', { server: this.name, from, to: 'failed', cause: 'crashed', error: this.lastError, at: Date.now() });
     this.setPhase('closed');
@@ -402,13 +393,4 @@ export class ServerRuntime implements TransportSink {
     if (!this.transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name, retryable: true });
     return this.transport;
   }
-}
-
-function topLevelState(value: unknown): ConnectionState {
-  if (typeof value === 'string') return value as ConnectionState;
-  return Object.keys(value as object)[0] as ConnectionState;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
