@@ -8,7 +8,7 @@ import type { Discovery } from './discovery.js';
 import type { HttpContext } from './http.js';
 import type { RedirectHandler } from './options.js';
 import { assertS256Supported, createPkce, createState } from './pkce.js';
-import { parseTokenResponse, postTokenRequest } from './token-endpoint.js';
+import { requestTokens } from './token-endpoint.js';
 import type { OAuthTokens } from './types.js';
 
 export interface AuthorizationCodeInput {
@@ -53,7 +53,7 @@ export async function authorizationCodeGrant(input: AuthorizationCodeInput, ctx:
     });
   }
   const code = readRedirect(returned, state, discovery, ctx.server);
-  const body = await postTokenRequest(
+  return requestTokens(
     {
       what: 'authorization_code grant',
       endpoint: discovery.tokenEndpoint,
@@ -62,7 +62,6 @@ export async function authorizationCodeGrant(input: AuthorizationCodeInput, ctx:
     },
     ctx,
   );
-  return parseTokenResponse(body, 'authorization_code grant', ctx.server);
 }
 
 /** The code from the redirect, after checking `state` (CSRF) and `iss` (mix-up, RFC 9207). */

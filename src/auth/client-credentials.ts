@@ -1,14 +1,14 @@
 /** The client credentials grant (OAuth 2.1 §4.2; MCP extension SEP-1046): machine-to-machine, no user. */
 import type { ClientCredentials } from './client-auth.js';
 import type { HttpContext } from './http.js';
-import { parseTokenResponse, postTokenRequest } from './token-endpoint.js';
+import { requestTokens } from './token-endpoint.js';
 import type { OAuthTokens } from './types.js';
 
 export async function clientCredentialsGrant(
   input: { tokenEndpoint: URL; credentials: ClientCredentials; resource: string; scope: string | undefined },
   ctx: HttpContext,
 ): Promise<OAuthTokens> {
-  const body = await postTokenRequest(
+  return requestTokens(
     {
       what: 'client_credentials grant',
       endpoint: input.tokenEndpoint,
@@ -17,5 +17,4 @@ export async function clientCredentialsGrant(
     },
     ctx,
   );
-  return parseTokenResponse(body, 'client_credentials grant', ctx.server);
 }

@@ -7,7 +7,7 @@
 import { AuthorizationError } from '../protocol/errors.js';
 import type { ClientCredentials } from './client-auth.js';
 import { formEncode, type HttpContext } from './http.js';
-import { parseTokenResponse, postTokenRequest } from './token-endpoint.js';
+import { postTokenRequest, requestTokens } from './token-endpoint.js';
 import type { OAuthTokens } from './types.js';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -60,7 +60,7 @@ export async function crossAppAccessGrant(input: CrossAppAccessInput, ctx: HttpC
   if (issuedType !== undefined && issuedType !== ID_JAG_TYPE) {
     throw new AuthorizationError(`token exchange at the IdP: issued_token_type is ${JSON.stringify(issuedType)}, expected ${ID_JAG_TYPE}`, { server: ctx.server });
   }
-  const body = await postTokenRequest(
+  return requestTokens(
     {
       what: 'jwt-bearer grant',
       endpoint: input.tokenEndpoint,
@@ -69,5 +69,4 @@ export async function crossAppAccessGrant(input: CrossAppAccessInput, ctx: HttpC
     },
     ctx,
   );
-  return parseTokenResponse(body, 'jwt-bearer grant', ctx.server);
 }

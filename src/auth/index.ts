@@ -9,7 +9,7 @@ export { createPkce, s256, assertS256Supported, type Pkce } from './pkce.js';
 export { signJwt, clientAssertion, SIGNING_ALGORITHMS, type SigningAlgorithm } from './jwt.js';
 export { chooseAuthMethod, applyClientAuth, type ClientCredentials } from './client-auth.js';
 export { resolveClient, type ResolvedClient } from './registration.js';
-export { postTokenRequest, parseTokenResponse } from './token-endpoint.js';
+export { postTokenRequest, parseTokenResponse, requestTokens } from './token-endpoint.js';
 export { selectScope, unionScopes, scopesCover } from './scopes.js';
 export { memoryTokenStore } from './token-store.js';
 export type * from './types.js';

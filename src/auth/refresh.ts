@@ -1,14 +1,14 @@
 /** The refresh_token grant (OAuth 2.1 §4.3). A rotating server's new refresh token replaces the old. */
 import type { ClientCredentials } from './client-auth.js';
 import type { HttpContext } from './http.js';
-import { parseTokenResponse, postTokenRequest } from './token-endpoint.js';
+import { requestTokens } from './token-endpoint.js';
 import type { OAuthTokens } from './types.js';
 
 export async function refreshGrant(
   input: { tokenEndpoint: URL; credentials: ClientCredentials; refreshToken: string; resource: string },
   ctx: HttpContext,
 ): Promise<OAuthTokens> {
-  const body = await postTokenRequest(
+  return requestTokens(
     {
       what: 'refresh_token grant',
       endpoint: input.tokenEndpoint,
@@ -16,6 +16,6 @@ export async function refreshGrant(
       credentials: input.credentials,
     },
     ctx,
+    input.refreshToken,
   );
-  return parseTokenResponse(body, 'refresh_token grant', ctx.server, input.refreshToken);
 }

@@ -54,6 +54,11 @@ export async function postTokenRequest(request: TokenRequest, ctx: HttpContext):
   });
 }
 
+/** A grant: POSTs its token request and reads the tokens from the answer. */
+export async function requestTokens(request: TokenRequest, ctx: HttpContext, previousRefreshToken?: string): Promise<OAuthTokens> {
+  return parseTokenResponse(await postTokenRequest(request, ctx), request.what, ctx.server, previousRefreshToken);
+}
+
 /** A token response (RFC 6749 §5.1) as OAuthTokens; only Bearer tokens are usable here. */
 export function parseTokenResponse(body: Record<string, unknown>, what: string, server: string, previousRefreshToken?: string): OAuthTokens {
   const accessToken = body['access_token'];
