@@ -211,8 +211,10 @@ export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; l
       const clients = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await openClient(n, target)] as const)));
       for (const n of names) await concurrent(clients[n]!, Math.min(500, counts.concCalls), 8); // warm-up
       for (let round = 0; round < counts.rounds; round++) {
-        // The order turns each round: no client always runs right after the same other one.
-        const order = names.map((_, i) => names[(i + round) % names.length]!);
+        // The SDK runs last, and raw and ours take turns going first: right after the SDK's segment
+        // (its heap grows with the abort listeners it leaks, and its sockets wind down) runs raw in
+        // one round and ours in the next, never the same client every round.
+        const order = (round % 2 === 0 ? (['raw', 'ours', 'sdk'] as const) : (['ours', 'raw', 'sdk'] as const)).filter((n) => names.includes(n));
         for (const n of order) {
           (lat[n] ??= []).length = 0;
           // Each segment starts on a collected heap: no client pays for another's garbage.
