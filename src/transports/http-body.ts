@@ -20,12 +20,22 @@ export function headerValue(header: string | string[] | undefined): string | und
   return Array.isArray(header) ? header[0] : header;
 }
 
+/**
+ * Abandons a body nobody reads. undici's body emits an AbortError when it is destroyed unread;
+ * with no listener that is an uncaught exception.
+ */
+export function discardBody(body: Body): void {
+  body.on('error', ignoreError).destroy();
+}
+
+function ignoreError(): void {}
+
 /** Reads a whole body as UTF-8, refusing more than `max` bytes. */
 export async function readBodyBounded(body: Body, contentLength: string | string[] | undefined, max: number, server?: string): Promise<string> {
   const declared = Number(headerValue(contentLength));
   if (Number.isFinite(declared) && declared >= 0) {
     if (declared > max) {
-      body.destroy();
+      discardBody(body);
       throw new ProtocolError(`response body of ${declared} bytes exceeds maxMessageBytes (${max})`, { server });
     }
     return body.text();

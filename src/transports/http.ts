@@ -7,7 +7,7 @@ import type { Pool } from 'undici';
 import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../protocol/jsonrpc.js';
 import { ProtocolError, SessionExpiredError } from '../protocol/errors.js';
 import { acquirePool, releasePool, streamPool } from './pool.js';
-import { describeErrorBody, describeMessage, headerValue, lowercaseHeaders, mediaTypeEssence, postMessage, readBodyBounded, redactSecrets, secretHeaderValues, statusError, openEventStream, type EventStreamResult } from './http-body.js';
+import { describeErrorBody, describeMessage, discardBody, headerValue, lowercaseHeaders, mediaTypeEssence, postMessage, readBodyBounded, redactSecrets, secretHeaderValues, statusError, openEventStream, type EventStreamResult } from './http-body.js';
 import { followResponseStream } from './http-resume.js';
 import { HttpCredentials, type HttpOptions } from './http-auth.js';
 import { readSseStream } from './sse-stream.js';
@@ -182,8 +182,7 @@ export class StreamableHttpTransport implements Transport {
           this.maxMessageBytes,
           this.server,
         ),
-      // Destroying an unread body emits an AbortError: nobody may be listening yet.
-      cancel: () => body.on('error', ignoreError).destroy(),
+      cancel: () => discardBody(body),
     };
   }
 
@@ -266,5 +265,3 @@ export class StreamableHttpTransport implements Transport {
     this.postHeaders = this.credentials.track(headers);
   }
 }
-
-function ignoreError(): void {}

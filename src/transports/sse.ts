@@ -12,6 +12,7 @@ import { acquirePool, releasePool, streamPool } from './pool.js';
 import {
   describeErrorBody,
   describeMessage,
+  discardBody,
   isAbortError,
   lowercaseHeaders,
   openEventStream,
@@ -109,7 +110,7 @@ export class LegacySseTransport implements Transport {
       this.requestStream().then(
         (body) => {
           if (!this.waiter) {
-            body.destroy();
+            discardBody(body);
             return;
           }
           this.stream = body;
