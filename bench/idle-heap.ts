@@ -36,35 +36,38 @@ async function closeAll(clients: BenchClient[]): Promise<void> {
  */
 const WARM_UP = 100;
 
-export async function measureIdleHeap(name: ClientName, target: Target, n: number): Promise<number> {
-  // One client stays open so shared pools exist in both heaps.
-  const resident = await openClient(name, target);
-  await closeAll(await openMany(name, target, Math.min(WARM_UP, n)));
+/** Connections opened together and closed together. */
+interface Group {
+  close(): Promise<void>;
+}
+
+/** Heap per connection of a group of `n`, with a resident group of one so shared pools exist in both heaps. */
+async function perConnection(openGroup: (count: number, label: string) => Promise<Group>, n: number): Promise<number> {
+  const resident = await openGroup(1, 'resident');
+  await (await openGroup(Math.min(WARM_UP, n), 'warm')).close();
   await new Promise((resolve) => setTimeout(resolve, 500));
   const before = await heap();
-  const clients = await openMany(name, target, n);
+  const group = await openGroup(n, 'server');
   await new Promise((resolve) => setTimeout(resolve, 300));
   const after = await heap();
-  await closeAll(clients);
+  await group.close();
   await resident.close();
   return (after - before) / n;
+}
+
+export function measureIdleHeap(name: ClientName, target: Target, n: number): Promise<number> {
+  return perConnection(async (count) => {
+    const clients = await openMany(name, target, count);
+    return { close: () => closeAll(clients) };
+  }, n);
 }
 
 /**
  * Ours, the way an agent with many servers runs it: one supervisor holding `n` servers, so each
  * connection is its connection, listener and keepalive actors, runtime, handle and GET stream.
  */
-export async function measureSharedIdleHeap(target: Target, n: number): Promise<number> {
-  const resident = await openSupervisor(target, 1, 'resident');
-  await (await openSupervisor(target, Math.min(WARM_UP, n), 'warm')).close();
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  const before = await heap();
-  const supervisor = await openSupervisor(target, n, 'server');
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const after = await heap();
-  await supervisor.close();
-  await resident.close();
-  return (after - before) / n;
+export function measureSharedIdleHeap(target: Target, n: number): Promise<number> {
+  return perConnection((count, label) => openSupervisor(target, count, label), n);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
