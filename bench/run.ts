@@ -14,20 +14,24 @@ export interface BenchCounts {
   concCalls: number;
   concurrency: number;
   rounds: number;
+  /** Each round's calls per client are split into this many slices, raw's and ours taking turns. */
+  slices: number;
   idleConnections: number;
   retainedCalls: number;
   /** Wait before each retained-heap sample (see `retained`). */
   retainedSettleMs: number;
   expiryCalls: number;
 }
-export const FULL: BenchCounts = { seqCalls: 2000, concCalls: 10000, concurrency: 64, rounds: 5, idleConnections: 300, retainedCalls: 20000, retainedSettleMs: 1100, expiryCalls: 4000 };
-export const QUICK: BenchCounts = { seqCalls: 50, concCalls: 200, concurrency: 8, rounds: 1, idleConnections: 3, retainedCalls: 200, retainedSettleMs: 0, expiryCalls: 200 };
+export const FULL: BenchCounts = { seqCalls: 2000, concCalls: 10000, concurrency: 64, rounds: 5, slices: 5, idleConnections: 300, retainedCalls: 20000, retainedSettleMs: 1100, expiryCalls: 4000 };
+export const QUICK: BenchCounts = { seqCalls: 50, concCalls: 200, concurrency: 8, rounds: 1, slices: 2, idleConnections: 3, retainedCalls: 200, retainedSettleMs: 0, expiryCalls: 200 };
 
 export interface ClientResult {
   seqOps: number;
   concOps: number;
-  /** Client CPU (user + system of the bench process) per call at 64 in flight, median round. */
+  /** Client CPU (user + system of the bench process) per call at 64 in flight, median slice. */
   concCpuUs: number;
+  /** Calls/s of every slice at 64 in flight, in the order run (the median is `concOps`). */
+  concSamples: number[];
   p50Ms: number;
   p99Ms: number;
   idleHeapBytes?: number | undefined;
@@ -190,6 +194,50 @@ async function expiry(client: BenchClient, origin: string, n: number, width: num
   return { lost, recoverMs: recoveredAt !== undefined && expiredAt !== undefined ? recoveredAt - expiredAt : undefined };
 }
 
+/**
+ * Sequential and 64-wide throughput. Each round's calls per client run in `slices` slices, raw's
+ * and ours taking turns slice by slice (raw, ours; ours, raw; …), then the SDK's slices: on a VM
+ * whose speed swings ~2x from one second to the next, raw and ours then meet the same machine,
+ * where one segment each per round paired raw's fast second with ours's slow one. Every slice
+ * starts on a collected heap: no client pays for another's garbage. The median slice is reported.
+ */
+async function throughput(clients: Record<string, BenchClient>, names: readonly ClientName[], counts: BenchCounts): Promise<Partial<Record<ClientName, ClientResult>>> {
+  const seq: Record<string, number[]> = {};
+  const conc: Record<string, number[]> = {};
+  const concCpu: Record<string, number[]> = {};
+  const lat: Record<string, number[]> = {};
+  const seqCalls = Math.max(1, Math.round(counts.seqCalls / counts.slices));
+  const concCalls = Math.max(1, Math.round(counts.concCalls / counts.slices));
+  const slice = async (n: ClientName) => {
+    gc();
+    (seq[n] ??= []).push(await sequential(clients[n]!, seqCalls, lat[n]));
+    gc();
+    (conc[n] ??= []).push(await concurrent(clients[n]!, concCalls, counts.concurrency, undefined, (concCpu[n] ??= [])));
+  };
+  for (let round = 0; round < counts.rounds; round++) {
+    for (const n of names) (lat[n] ??= []).length = 0; // p50/p99: the last round's sequential calls
+    for (let i = 0; i < counts.slices; i++) {
+      const rawFirst = (round * counts.slices + i) % 2 === 0;
+      for (const n of rawFirst ? (['raw', 'ours'] as const) : (['ours', 'raw'] as const)) if (names.includes(n)) await slice(n);
+    }
+    // The SDK last: its heap grows with the abort listeners it leaks and its sockets wind down after it.
+    if (names.includes('sdk')) for (let i = 0; i < counts.slices; i++) await slice('sdk');
+  }
+  const results: Partial<Record<ClientName, ClientResult>> = {};
+  for (const n of names) {
+    const sorted = [...lat[n]!].sort((a, b) => a - b);
+    results[n] = {
+      seqOps: median(seq[n]!),
+      concOps: median(conc[n]!),
+      concCpuUs: median(concCpu[n]!),
+      concSamples: conc[n]!.map((ops) => Math.round(ops)),
+      p50Ms: sorted[Math.floor(sorted.length * 0.5)]!,
+      p99Ms: sorted[Math.floor(sorted.length * 0.99)]!,
+    };
+  }
+  return results;
+}
+
 export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; log?: (line: string) => void } = {}): Promise<BenchReport> {
   const counts = options.counts ?? FULL;
   const log = options.log ?? (() => {});
@@ -203,32 +251,10 @@ export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; l
     const server = kind === 'stdio' ? undefined : await startServer(kind);
     const target: Target = { kind, url: server ? server.url : STDIO };
     const names: ClientName[] = kind === 'legacy' ? ['sdk', 'ours'] : ['raw', 'sdk', 'ours'];
-    const seq: Record<string, number[]> = {};
-    const conc: Record<string, number[]> = {};
-    const concCpu: Record<string, number[]> = {};
-    const lat: Record<string, number[]> = {};
     try {
       const clients = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await openClient(n, target)] as const)));
       for (const n of names) await concurrent(clients[n]!, Math.min(500, counts.concCalls), 8); // warm-up
-      for (let round = 0; round < counts.rounds; round++) {
-        // The SDK runs last, and raw and ours take turns going first: right after the SDK's segment
-        // (its heap grows with the abort listeners it leaks, and its sockets wind down) runs raw in
-        // one round and ours in the next, never the same client every round.
-        const order = (round % 2 === 0 ? (['raw', 'ours', 'sdk'] as const) : (['ours', 'raw', 'sdk'] as const)).filter((n) => names.includes(n));
-        for (const n of order) {
-          (lat[n] ??= []).length = 0;
-          // Each segment starts on a collected heap: no client pays for another's garbage.
-          gc();
-          (seq[n] ??= []).push(await sequential(clients[n]!, counts.seqCalls, lat[n]));
-          gc();
-          (conc[n] ??= []).push(await concurrent(clients[n]!, counts.concCalls, counts.concurrency, undefined, (concCpu[n] ??= [])));
-        }
-      }
-      const results: Partial<Record<ClientName, ClientResult>> = {};
-      for (const n of names) {
-        const sorted = [...lat[n]!].sort((a, b) => a - b);
-        results[n] = { seqOps: median(seq[n]!), concOps: median(conc[n]!), concCpuUs: median(concCpu[n]!), p50Ms: sorted[Math.floor(sorted.length * 0.5)]!, p99Ms: sorted[Math.floor(sorted.length * 0.99)]! };
-      }
+      const results = await throughput(clients, names, counts);
       // Raw too: what the method reads for a client that keeps nothing is its floor.
       for (const n of names) results[n]!.retainedBytesPerCall = await retained(clients[n]!, counts.retainedCalls, counts.retainedSettleMs);
       for (const n of names) await clients[n]!.close();

@@ -14,6 +14,7 @@ describe('bench smoke', () => {
         expect(results.sdk!.seqOps).toBeGreaterThan(0);
         expect(results.ours!.retainedBytesPerCall).toEqual(expect.any(Number));
         expect(results.ours!.concCpuUs).toBeGreaterThan(0);
+        expect(results.ours!.concSamples, 'one 64-wide sample per slice of every round').toHaveLength(QUICK.rounds * QUICK.slices);
       }
       expect(report.transports.json!.raw!.retainedBytesPerCall, 'the floor of the retained measurement').toEqual(expect.any(Number));
       expect(report.transports.json!.ours!.expiry!.lost).toBe(0);
