@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { ProtocolError } from '../protocol/errors.js';
 
 export interface SseHandlers {
@@ -21,6 +21,65 @@ export interface SseHandlers {
 
 const BOM = 0xfeff;
 
+/** What the reader reports to: the stream being read, while it is read. */
+interface ReaderTarget {
+  handlers: SseHandlers;
+  tooLarge(): void;
+}
+
+/**
+ * An eventsource-parser and a StringDecoder, reused from one stream to the next: building them
+ * per POST answered with SSE (seven closures, a native decoder buffer) was a few percent of the
+ * client's CPU per call. A reader serves one stream at a time.
+ */
+class EventReader {
+  readonly decoder = new StringDecoder('utf8');
+  readonly parser: EventSourceParser;
+  target: ReaderTarget | undefined;
+
+  constructor(readonly maxEventBytes: number) {
+    this.parser = createParser({
+      maxBufferSize: maxEventBytes,
+      onEvent: (message: EventSourceMessage) => {
+        const handlers = this.target?.handlers;
+        if (!handlers) return;
+        if (message.id !== undefined) handlers.onEventId(message.id);
+        if (message.data !== '') handlers.onEvent(message.data, message.event);
+      },
+      onRetry: (ms) => this.target?.handlers.onRetry(ms),
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') this.target?.tooLarge();
+      },
+    });
+  }
+}
+
+/**
+ * Free readers, per event size limit (the parser's limit is fixed when it is built). Bounded:
+ * past the cap a finished reader is left to the garbage collector, so a burst of streams does
+ * not pin readers for the life of the process.
+ */
+const freeReaders = new Map<number, EventReader[]>();
+const MAX_FREE_READERS = 128;
+
+function takeReader(maxEventBytes: number): EventReader {
+  return freeReaders.get(maxEventBytes)?.pop() ?? new EventReader(maxEventBytes);
+}
+
+function returnReader(reader: EventReader): void {
+  reader.target = undefined;
+  reader.parser.reset();
+  reader.decoder.end(); // drops a partial character left by a stream that broke mid-way
+  let free = freeReaders.get(reader.maxEventBytes);
+  if (!free) freeReaders.set(reader.maxEventBytes, (free = []));
+  if (free.length < MAX_FREE_READERS) free.push(reader);
+}
+
+/** Readers waiting for a stream (for tests: a reader is back once its stream settled). */
+export function freeReaderCount(maxEventBytes: number): number {
+  return freeReaders.get(maxEventBytes)?.length ?? 0;
+}
+
 /**
  * Resolves when the stream ended or the handlers are done; rejects when it broke or an event was
  * too large. Read with 'data' events: an async iterator per stream costs a generator, a promise
@@ -29,21 +88,13 @@ const BOM = 0xfeff;
 export function readSseStream(body: Readable, handlers: SseHandlers, maxEventBytes: number, server?: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let failure: Error | undefined;
-    const parser = createParser({
-      maxBufferSize: maxEventBytes,
-      onEvent(message: EventSourceMessage) {
-        if (message.id !== undefined) handlers.onEventId(message.id);
-        if (message.data !== '') handlers.onEvent(message.data, message.event);
+    const reader = takeReader(maxEventBytes);
+    reader.target = {
+      handlers,
+      tooLarge() {
+        failure = new ProtocolError(`server-sent event larger than maxMessageBytes (${maxEventBytes} bytes)`, { server });
       },
-      onRetry: handlers.onRetry,
-      onError(error) {
-        if (error.type === 'max-buffer-size-exceeded') {
-          failure = new ProtocolError(`server-sent event larger than maxMessageBytes (${maxEventBytes} bytes)`, { server });
-        }
-      },
-    });
-    // StringDecoder: a TextDecoder per stream costs an ICU converter per response.
-    const decoder = new StringDecoder('utf8');
+    };
     let started = false;
     let settled = false;
     const feed = (text: string) => {
@@ -51,18 +102,20 @@ export function readSseStream(body: Readable, handlers: SseHandlers, maxEventByt
         started = true;
         if (text.charCodeAt(0) === BOM) text = text.slice(1); // as TextDecoder did
       }
-      if (text) parser.feed(text);
+      if (text) reader.parser.feed(text);
     };
+    // Settling hands the reader back: nothing of this stream may reach it after that.
     const settle = (error?: Error) => {
       if (settled) return;
       settled = true;
+      returnReader(reader);
       if (error) reject(error);
       else resolve();
     };
     // The listeners stay until the body is gone: an 'error' after we settled must not go unhandled.
     body.on('data', (chunk: Buffer) => {
       if (settled) return;
-      feed(decoder.write(chunk));
+      feed(reader.decoder.write(chunk));
       if (failure) {
         body.destroy();
         settle(failure);
@@ -74,7 +127,7 @@ export function readSseStream(body: Readable, handlers: SseHandlers, maxEventByt
     });
     body.on('end', () => {
       if (settled) return;
-      feed(decoder.end());
+      feed(reader.decoder.end());
       settle(failure);
     });
     body.on('error', (error: Error) => settle(error));
