@@ -22,7 +22,6 @@ export async function followResponseStream(
   signal?: AbortSignal | undefined,
   timeoutMs: number = transport.requestTimeoutMs,
 ): Promise<void> {
-  const label = `the response stream of request ${String(requestId)}`;
   let lastEventId: string | undefined;
   let retryMs: number | undefined;
   let answered = false;
@@ -63,19 +62,19 @@ export async function followResponseStream(
     if (failure instanceof ProtocolError) throw failure;
     if (badEvent) throw badEvent;
     if (lastEventId === undefined) {
-      throw new StreamEndedError(`${label} ${failure ? 'broke' : 'ended'} before the response, with no event id to resume from`, { server: transport.server, cause: failure });
+      throw new StreamEndedError(`${streamLabel(requestId)} ${failure ? 'broke' : 'ended'} before the response, with no event id to resume from`, { server: transport.server, cause: failure });
     }
     if (!transport.sink.isAwaiting(requestId)) return;
     if (progressed) stalledAttempts = 0;
     else stalledAttempts++;
     progressed = false;
     if (!mayReconnectStream(stalledAttempts)) {
-      throw new StreamEndedError(`gave up resuming ${label} after ${stalledAttempts} attempts that brought no new event`, { server: transport.server });
+      throw new StreamEndedError(`gave up resuming ${streamLabel(requestId)} after ${stalledAttempts} attempts that brought no new event`, { server: transport.server });
     }
     await sleep(transport.timers, streamReconnectDelay(retryMs, stalledAttempts));
     if (!transport.sink.isAwaiting(requestId)) return;
     if (transport.sessionGeneration !== generation) {
-      throw new StreamEndedError(`${label} belongs to a session that has ended`, { server: transport.server });
+      throw new StreamEndedError(`${streamLabel(requestId)} belongs to a session that has ended`, { server: transport.server });
     }
     let resumed: Awaited<ReturnType<StreamableHttpTransport['getStream']>>;
     try {
@@ -88,10 +87,15 @@ export async function followResponseStream(
       continue;
     }
     if (resumed.kind === 'unavailable') {
-      throw new StreamEndedError(`cannot resume ${label}: the server answered ${resumed.status} to GET with Last-Event-ID`, { server: transport.server });
+      throw new StreamEndedError(`cannot resume ${streamLabel(requestId)}: the server answered ${resumed.status} to GET with Last-Event-ID`, { server: transport.server });
     }
     body = resumed.body;
   }
+}
+
+/** Built only for an error: the hot path never needs it. */
+function streamLabel(requestId: RequestId): string {
+  return `the response stream of request ${String(requestId)}`;
 }
 
 function sleep(timers: Timers, ms: number): Promise<void> {
