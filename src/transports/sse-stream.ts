@@ -21,12 +21,6 @@ export interface SseHandlers {
 
 const BOM = 0xfeff;
 
-/** What the reader reports to: the stream being read, while it is read. */
-interface ReaderTarget {
-  handlers: SseHandlers;
-  tooLarge(): void;
-}
-
 /**
  * An eventsource-parser and a StringDecoder, reused from one stream to the next: building them
  * per POST answered with SSE (seven closures, a native decoder buffer) was a few percent of the
@@ -36,20 +30,23 @@ interface ReaderTarget {
 class EventReader {
   readonly decoder = new StringDecoder('utf8');
   readonly parser: EventSourceParser;
-  target: ReaderTarget | undefined;
+  /** The handlers of the stream being read; none while the reader is free. */
+  handlers: SseHandlers | undefined;
+  /** The stream being read sent an event past the limit. */
+  tooLarge = false;
 
   constructor(readonly maxEventBytes: number) {
     this.parser = createParser({
       maxBufferSize: maxEventBytes,
       onEvent: (message: EventSourceMessage) => {
-        const handlers = this.target?.handlers;
+        const handlers = this.handlers;
         if (!handlers) return;
         if (message.id !== undefined) handlers.onEventId(message.id);
         if (message.data !== '') handlers.onEvent(message.data, message.event);
       },
-      onRetry: (ms) => this.target?.handlers.onRetry(ms),
+      onRetry: (ms) => this.handlers?.onRetry(ms),
       onError: (error) => {
-        if (error.type === 'max-buffer-size-exceeded') this.target?.tooLarge();
+        if (error.type === 'max-buffer-size-exceeded') this.tooLarge = true;
       },
     });
   }
@@ -68,7 +65,8 @@ function takeReader(maxEventBytes: number): EventReader {
 }
 
 function returnReader(reader: EventReader): void {
-  reader.target = undefined;
+  reader.handlers = undefined;
+  reader.tooLarge = false;
   reader.parser.reset();
   reader.decoder.end(); // drops a partial character left by a stream that broke mid-way
   let free = freeReaders.get(reader.maxEventBytes);
@@ -88,14 +86,8 @@ export function freeReaderCount(maxEventBytes: number): number {
  */
 export function readSseStream(body: Readable, handlers: SseHandlers, maxEventBytes: number, server?: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    let failure: Error | undefined;
     const reader = takeReader(maxEventBytes);
-    reader.target = {
-      handlers,
-      tooLarge() {
-        failure = new ProtocolError(`server-sent event larger than maxMessageBytes (${maxEventBytes} bytes)`, { server });
-      },
-    };
+    reader.handlers = handlers;
     let started = false;
     let settled = false;
     const feed = (text: string) => {
@@ -117,9 +109,9 @@ export function readSseStream(body: Readable, handlers: SseHandlers, maxEventByt
     body.on('data', (chunk: Buffer) => {
       if (settled) return;
       feed(reader.decoder.write(chunk));
-      if (failure) {
+      if (reader.tooLarge) {
         body.destroy();
-        settle(failure);
+        settle(tooLargeError(maxEventBytes, server));
       } else if (handlers.isDone?.()) {
         // The end usually arrives with the last chunk and is pushed right after it.
         queueMicrotask(() => release(body));
@@ -129,7 +121,7 @@ export function readSseStream(body: Readable, handlers: SseHandlers, maxEventByt
     body.on('end', () => {
       if (settled) return;
       feed(reader.decoder.end());
-      settle(failure);
+      settle(reader.tooLarge ? tooLargeError(maxEventBytes, server) : undefined);
     });
     body.on('error', (error: Error) => settle(error));
     body.on('close', () => {
@@ -145,6 +137,10 @@ export function readSseStream(body: Readable, handlers: SseHandlers, maxEventByt
 function release(body: Readable): void {
   const state = (body as { _readableState?: { ended?: boolean } })._readableState;
   if (state?.ended !== true) body.destroy();
+}
+
+function tooLargeError(maxEventBytes: number, server: string | undefined): ProtocolError {
+  return new ProtocolError(`server-sent event larger than maxMessageBytes (${maxEventBytes} bytes)`, { server });
 }
 
 function prematureClose(): Error {
