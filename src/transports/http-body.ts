@@ -30,24 +30,16 @@ export function discardBody(body: Body): void {
 
 function ignoreError(): void {}
 
-/**
- * Reads a whole body as UTF-8, refusing more than `max` bytes. Not async itself: a body of a
- * declared length (every JSON answer on the hot path) is undici's own `text()` promise, with no
- * second promise around it.
- */
-export function readBodyBounded(body: Body, contentLength: string | string[] | undefined, max: number, server?: string): Promise<string> {
+/** Reads a whole body as UTF-8, refusing more than `max` bytes. */
+export async function readBodyBounded(body: Body, contentLength: string | string[] | undefined, max: number, server?: string): Promise<string> {
   const declared = Number(headerValue(contentLength));
   if (Number.isFinite(declared) && declared >= 0) {
     if (declared > max) {
       discardBody(body);
-      return Promise.reject(new ProtocolError(`response body of ${declared} bytes exceeds maxMessageBytes (${max})`, { server }));
+      throw new ProtocolError(`response body of ${declared} bytes exceeds maxMessageBytes (${max})`, { server });
     }
     return body.text();
   }
-  return readUndeclared(body, max, server);
-}
-
-async function readUndeclared(body: Body, max: number, server: string | undefined): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
