@@ -30,7 +30,10 @@ const CALL = { name: 'echo', arguments: {} };
 async function rawHttp(url: string, sse: boolean): Promise<BenchClient> {
   const u = new URL(url);
   const pool = new Pool(u.origin, { connections: 128 });
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
   const post = async (body: object) => {
     const res = await pool.request({ path: u.pathname, method: 'POST', headers, body: JSON.stringify(body) });
     const text = await res.body.text();
@@ -95,7 +98,10 @@ async function ours(target: Target): Promise<BenchClient> {
   const handle =
     target.kind === 'stdio'
       ? await connect({ command: process.execPath, args: [target.url], keepalive }, { name: 'bench' })
-      : await connect({ url: target.url, type: target.kind === 'legacy' ? 'sse' : 'http', keepalive }, { name: 'bench' });
+      : await connect(
+          { url: target.url, type: target.kind === 'legacy' ? 'sse' : 'http', keepalive },
+          { name: 'bench' },
+        );
   return { call: () => handle.callTool('echo', {}), close: () => handle.close() };
 }
 
@@ -109,12 +115,17 @@ export async function openSupervisor(target: Target, n: number, prefix: string):
   const keepalive = { intervalMs: 3_600_000, timeoutMs: 10_000, maxMissed: 3 };
   const servers: Record<string, ServerConfigInput> = {};
   for (let i = 0; i < n; i++) {
-    servers[`${prefix}-${i}`] = { url: spreadOverOrigins(target.url, i), type: target.kind === 'legacy' ? 'sse' : 'http', keepalive };
+    servers[`${prefix}-${i}`] = {
+      url: spreadOverOrigins(target.url, i),
+      type: target.kind === 'legacy' ? 'sse' : 'http',
+      keepalive,
+    };
   }
   const supervisor = createSupervisor({ servers });
   await supervisor.start();
   const down = Object.values(supervisor.status()).filter((s) => s.state !== 'ready');
-  if (down.length > 0) throw new Error(`${down.length} of ${n} servers are not ready: ${down[0]?.lastError ?? down[0]?.state}`);
+  if (down.length > 0)
+    throw new Error(`${down.length} of ${n} servers are not ready: ${down[0]?.lastError ?? down[0]?.state}`);
   return { close: () => supervisor.stop() };
 }
 

@@ -8,7 +8,15 @@
  * Prints `{"bytesPerConnection":N}`.
  */
 import { fileURLToPath } from 'node:url';
-import { openClient, openSupervisor, spreadOverOrigins, type BenchClient, type ClientName, type Kind, type Target } from './clients.js';
+import {
+  openClient,
+  openSupervisor,
+  spreadOverOrigins,
+  type BenchClient,
+  type ClientName,
+  type Kind,
+  type Target,
+} from './clients.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const heap = async (): Promise<number> => {
@@ -21,7 +29,10 @@ async function openMany(name: ClientName, target: Target, n: number): Promise<Be
   // Spread over a few origins (a leftover from the 128-socket limit, since fixed: see docs/performance.md).
   const at = (i: number): Target => ({ ...target, url: spreadOverOrigins(target.url, i) });
   const clients: BenchClient[] = [];
-  for (let i = 0; i < n; i += 10) clients.push(...(await Promise.all(Array.from({ length: Math.min(10, n - i) }, (_, j) => openClient(name, at(i + j))))));
+  for (let i = 0; i < n; i += 10)
+    clients.push(
+      ...(await Promise.all(Array.from({ length: Math.min(10, n - i) }, (_, j) => openClient(name, at(i + j))))),
+    );
   return clients;
 }
 
@@ -74,7 +85,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [name, kind, url, n] = process.argv.slice(2);
   if (!gc) throw new Error('run with --expose-gc');
   const target = { kind: kind as Kind, url: url! };
-  const bytesPerConnection = name === 'ours-shared' ? await measureSharedIdleHeap(target, Number(n)) : await measureIdleHeap(name as ClientName, target, Number(n));
+  const bytesPerConnection =
+    name === 'ours-shared'
+      ? await measureSharedIdleHeap(target, Number(n))
+      : await measureIdleHeap(name as ClientName, target, Number(n));
   process.stdout.write(`${JSON.stringify({ bytesPerConnection })}\n`);
   process.exit(0);
 }

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: raw floor vs the official SDK client vs mcp-supervisor, per transport.
- * Options: --quick (tiny counts), --json <file>, --only json,sse,legacy,stdio
+ * Options: --quick (tiny counts), --json <file>, --only json,sse,legacy,stdio,scale
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { getHeapCodeStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { openClient, type BenchClient, type ClientName, type Kind, type Target } from './clients.js';
+import type { ScaleReport } from './scale.js';
 
 export interface BenchCounts {
   seqCalls: number;
@@ -21,9 +22,36 @@ export interface BenchCounts {
   /** Wait before each retained-heap sample (see `retained`). */
   retainedSettleMs: number;
   expiryCalls: number;
+  /** Servers in one supervisor for the scale measurement, and the server processes they are spread over. */
+  scaleServers: number;
+  scaleProcesses: number;
 }
-export const FULL: BenchCounts = { seqCalls: 2000, concCalls: 10000, concurrency: 64, rounds: 5, slices: 5, idleConnections: 300, retainedCalls: 20000, retainedSettleMs: 1100, expiryCalls: 4000 };
-export const QUICK: BenchCounts = { seqCalls: 50, concCalls: 200, concurrency: 8, rounds: 1, slices: 2, idleConnections: 3, retainedCalls: 200, retainedSettleMs: 0, expiryCalls: 200 };
+export const FULL: BenchCounts = {
+  seqCalls: 2000,
+  concCalls: 10000,
+  concurrency: 64,
+  rounds: 5,
+  slices: 5,
+  idleConnections: 300,
+  retainedCalls: 20000,
+  retainedSettleMs: 1100,
+  expiryCalls: 4000,
+  scaleServers: 1000,
+  scaleProcesses: 4,
+};
+export const QUICK: BenchCounts = {
+  seqCalls: 50,
+  concCalls: 200,
+  concurrency: 8,
+  rounds: 1,
+  slices: 2,
+  idleConnections: 3,
+  retainedCalls: 200,
+  retainedSettleMs: 0,
+  expiryCalls: 200,
+  scaleServers: 20,
+  scaleProcesses: 2,
+};
 
 export interface ClientResult {
   seqOps: number;
@@ -44,7 +72,12 @@ export interface BenchReport {
   machine: { node: string; cpu: string; cores: number; platform: string };
   counts: BenchCounts;
   transports: Partial<Record<Kind, Partial<Record<ClientName, ClientResult>>>>;
+  /** Many servers in one supervisor (bench/scale.ts), when measured. */
+  scale?: ScaleReport | undefined;
 }
+
+/** What `--only` may name: the transports and the scale measurement. */
+export type Section = Kind | 'scale';
 
 /**
  * `npm run bench` runs the tsc output (.bench-build/bench/*.js): the library as shipped, like the
@@ -55,13 +88,16 @@ const COMPILED = import.meta.url.endsWith('.js');
 const script = (name: string) => fileURLToPath(new URL(`./${name}.${COMPILED ? 'js' : 'ts'}`, import.meta.url));
 const runScript = (file: string): string[] => (COMPILED ? [file] : ['--import', 'tsx', file]);
 const SERVER = script('server');
-const STDIO = fileURLToPath(new URL(`${COMPILED ? '../..' : '..'}/test/fixtures/stdio-server.mjs`, import.meta.url));
+const STDIO = fileURLToPath(new URL(`${COMPILED ? '../..' : '..'}/servers/stdio-server.mjs`, import.meta.url));
 const IDLE_HEAP = script('idle-heap');
+const SCALE = script('scale');
 
 async function startServer(mode: string): Promise<{ url: string; origin: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...runScript(SERVER), '--mode', mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...runScript(SERVER), '--mode', mode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString()) as { port: number }).port));
+    child.stdout.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString()) as { port: number }).port));
     child.once('exit', () => reject(new Error('bench server exited')));
   });
   const origin = `http://127.0.0.1:${port}`;
@@ -96,7 +132,13 @@ async function sequential(client: BenchClient, n: number, latencies?: number[]):
   return n / ((performance.now() - start) / 1000);
 }
 
-async function concurrent(client: BenchClient, n: number, width: number, onError?: () => void, cpu?: number[]): Promise<number> {
+async function concurrent(
+  client: BenchClient,
+  n: number,
+  width: number,
+  onError?: () => void,
+  cpu?: number[],
+): Promise<number> {
   let next = 0;
   const start = performance.now();
   const cpuStart = process.cpuUsage();
@@ -121,12 +163,30 @@ async function concurrent(client: BenchClient, n: number, width: number, onError
 
 /** In a fresh process per client: see bench/idle-heap.ts. */
 async function idleHeap(name: ClientName | 'ours-shared', target: Target, n: number): Promise<number> {
-  const child = spawn(process.execPath, ['--expose-gc', ...runScript(IDLE_HEAP), name, target.kind, target.url, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', ...runScript(IDLE_HEAP), name, target.kind, target.url, String(n)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`idle heap measurement of ${name} exited with ${code}`);
   return (JSON.parse(out) as { bytesPerConnection: number }).bytesPerConnection;
+}
+
+/** In a fresh process: see bench/scale.ts. */
+async function scale(counts: BenchCounts): Promise<ScaleReport> {
+  const child = spawn(
+    process.execPath,
+    ['--expose-gc', ...runScript(SCALE), String(counts.scaleServers), String(counts.scaleProcesses)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the scale measurement exited with ${code}`);
+  return JSON.parse(out) as ScaleReport;
 }
 
 /**
@@ -167,7 +227,12 @@ function slope(points: ReadonlyArray<readonly [number, number]>): number {
 }
 
 /** 64-wide load; the server forgets every session a quarter of the way in. */
-async function expiry(client: BenchClient, origin: string, n: number, width: number): Promise<{ lost: number; recoverMs: number | undefined }> {
+async function expiry(
+  client: BenchClient,
+  origin: string,
+  n: number,
+  width: number,
+): Promise<{ lost: number; recoverMs: number | undefined }> {
   let lost = 0;
   let done = 0;
   let expiredAt: number | undefined;
@@ -191,7 +256,10 @@ async function expiry(client: BenchClient, origin: string, n: number, width: num
     }
   };
   await Promise.all(Array.from({ length: width }, worker));
-  return { lost, recoverMs: recoveredAt !== undefined && expiredAt !== undefined ? recoveredAt - expiredAt : undefined };
+  return {
+    lost,
+    recoverMs: recoveredAt !== undefined && expiredAt !== undefined ? recoveredAt - expiredAt : undefined,
+  };
 }
 
 /**
@@ -201,7 +269,11 @@ async function expiry(client: BenchClient, origin: string, n: number, width: num
  * where one segment each per round paired raw's fast second with ours's slow one. Every slice
  * starts on a collected heap: no client pays for another's garbage. The median slice is reported.
  */
-async function throughput(clients: Record<string, BenchClient>, names: readonly ClientName[], counts: BenchCounts): Promise<Partial<Record<ClientName, ClientResult>>> {
+async function throughput(
+  clients: Record<string, BenchClient>,
+  names: readonly ClientName[],
+  counts: BenchCounts,
+): Promise<Partial<Record<ClientName, ClientResult>>> {
   const seq: Record<string, number[]> = {};
   const conc: Record<string, number[]> = {};
   const concCpu: Record<string, number[]> = {};
@@ -218,7 +290,8 @@ async function throughput(clients: Record<string, BenchClient>, names: readonly 
     for (const n of names) (lat[n] ??= []).length = 0; // p50/p99: the last round's sequential calls
     for (let i = 0; i < counts.slices; i++) {
       const rawFirst = (round * counts.slices + i) % 2 === 0;
-      for (const n of rawFirst ? (['raw', 'ours'] as const) : (['ours', 'raw'] as const)) if (names.includes(n)) await slice(n);
+      for (const n of rawFirst ? (['raw', 'ours'] as const) : (['ours', 'raw'] as const))
+        if (names.includes(n)) await slice(n);
     }
     // The SDK last: its heap grows with the abort listeners it leaks and its sockets wind down after it.
     if (names.includes('sdk')) for (let i = 0; i < counts.slices; i++) await slice('sdk');
@@ -238,29 +311,42 @@ async function throughput(clients: Record<string, BenchClient>, names: readonly 
   return results;
 }
 
-export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; log?: (line: string) => void } = {}): Promise<BenchReport> {
+export async function runBench(
+  options: { counts?: BenchCounts; only?: Section[]; log?: (line: string) => void } = {},
+): Promise<BenchReport> {
   const counts = options.counts ?? FULL;
   const log = options.log ?? (() => {});
   const os = await import('node:os');
   const report: BenchReport = {
-    machine: { node: process.version, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, platform: `${os.platform()} ${os.release()}` },
+    machine: {
+      node: process.version,
+      cpu: os.cpus()[0]?.model ?? 'unknown',
+      cores: os.cpus().length,
+      platform: `${os.platform()} ${os.release()}`,
+    },
     counts,
     transports: {},
   };
-  for (const kind of options.only ?? (['json', 'sse', 'legacy', 'stdio'] as Kind[])) {
+  const sections = options.only ?? (['json', 'sse', 'legacy', 'stdio', 'scale'] as Section[]);
+  for (const kind of sections.filter((s): s is Kind => s !== 'scale')) {
     const server = kind === 'stdio' ? undefined : await startServer(kind);
     const target: Target = { kind, url: server ? server.url : STDIO };
     const names: ClientName[] = kind === 'legacy' ? ['sdk', 'ours'] : ['raw', 'sdk', 'ours'];
     try {
-      const clients = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await openClient(n, target)] as const)));
+      const clients = Object.fromEntries(
+        await Promise.all(names.map(async (n) => [n, await openClient(n, target)] as const)),
+      );
       for (const n of names) await concurrent(clients[n]!, Math.min(500, counts.concCalls), 8); // warm-up
       const results = await throughput(clients, names, counts);
       // Raw too: what the method reads for a client that keeps nothing is its floor.
-      for (const n of names) results[n]!.retainedBytesPerCall = await retained(clients[n]!, counts.retainedCalls, counts.retainedSettleMs);
+      for (const n of names)
+        results[n]!.retainedBytesPerCall = await retained(clients[n]!, counts.retainedCalls, counts.retainedSettleMs);
       for (const n of names) await clients[n]!.close();
       if (kind !== 'stdio') {
-        for (const n of names) if (n !== 'raw') results[n]!.idleHeapBytes = await idleHeap(n, target, counts.idleConnections);
-        if (results.ours) results.ours.sharedIdleHeapBytes = await idleHeap('ours-shared', target, counts.idleConnections);
+        for (const n of names)
+          if (n !== 'raw') results[n]!.idleHeapBytes = await idleHeap(n, target, counts.idleConnections);
+        if (results.ours)
+          results.ours.sharedIdleHeapBytes = await idleHeap('ours-shared', target, counts.idleConnections);
       }
       if (server && kind !== 'legacy') {
         for (const n of ['sdk', 'ours'] as const) {
@@ -275,7 +361,21 @@ export async function runBench(options: { counts?: BenchCounts; only?: Kind[]; l
       server?.child.kill();
     }
   }
+  if (sections.includes('scale')) {
+    report.scale = await scale(counts);
+    log(formatScale(report.scale));
+  }
   return report;
+}
+
+/** The scale measurement as a table: per-server figures and the failover of one process. */
+export function formatScale(scale: ScaleReport): string {
+  const { kill } = scale;
+  return [
+    '| servers | processes | ready (all) | heap per idle server | status() of all: first / median / max | killed | all left ready after | others that left ready | all back after |',
+    '|---|---|---|---|---|---|---|---|---|',
+    `| ${scale.servers} | ${scale.processes} | ${fmt(scale.readyMs)} ms | ${fmt(scale.heapPerServerBytes / 1024, 1)} KB | ${fmt(scale.statusFirstMs, 2)} / ${fmt(scale.statusMedianMs, 2)} / ${fmt(scale.statusMaxMs, 2)} ms | ${kill.killed} | ${fmt(kill.allLeftReadyMs)} ms | ${kill.othersLeftReady} | ${fmt(kill.allBackMs)} ms |`,
+  ].join('\n');
 }
 
 const fmt = (n: number | undefined, digits = 0) => (n === undefined ? 'n/a' : n.toFixed(digits));
@@ -297,9 +397,12 @@ export function formatTable(report: BenchReport): string {
               fmt(ours.concOps / results.sdk!.concOps, 2),
             ]
           : ['', '', '', '', ''];
-      const shared = r.sharedIdleHeapBytes === undefined ? '' : ` (${fmt(r.sharedIdleHeapBytes / 1024, 1)} KB in one supervisor)`;
+      const shared =
+        r.sharedIdleHeapBytes === undefined ? '' : ` (${fmt(r.sharedIdleHeapBytes / 1024, 1)} KB in one supervisor)`;
       const idle = r.idleHeapBytes === undefined ? 'n/a' : `${fmt(r.idleHeapBytes / 1024, 1)} KB${shared}`;
-      lines.push(`| ${kind} | ${name} | ${fmt(r.seqOps)} | ${fmt(r.concOps)} | ${fmt(r.concCpuUs, 1)} | ${fmt(r.p50Ms, 3)} | ${fmt(r.p99Ms, 3)} | ${ratios.join(' | ')} | ${idle} | ${fmt(r.retainedBytesPerCall, 1)} | ${r.expiry ? r.expiry.lost : 'n/a'} | ${r.expiry ? fmt(r.expiry.recoverMs, 1) : 'n/a'} |`);
+      lines.push(
+        `| ${kind} | ${name} | ${fmt(r.seqOps)} | ${fmt(r.concOps)} | ${fmt(r.concCpuUs, 1)} | ${fmt(r.p50Ms, 3)} | ${fmt(r.p99Ms, 3)} | ${ratios.join(' | ')} | ${idle} | ${fmt(r.retainedBytesPerCall, 1)} | ${r.expiry ? r.expiry.lost : 'n/a'} | ${r.expiry ? fmt(r.expiry.recoverMs, 1) : 'n/a'} |`,
+      );
     }
   }
   return lines.join('\n');
@@ -317,10 +420,16 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   });
   const argv = process.argv.slice(2);
   const arg = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-  const only = arg('--only')?.split(',') as Kind[] | undefined;
-  const report = await runBench({ counts: argv.includes('--quick') ? QUICK : FULL, only, log: (line) => process.stderr.write(`${line}\n`) });
+  const only = arg('--only')?.split(',') as Section[] | undefined;
+  const report = await runBench({
+    counts: argv.includes('--quick') ? QUICK : FULL,
+    only,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
   const { machine } = report;
-  process.stdout.write(`node ${machine.node}, ${machine.cpu} x${machine.cores}, ${machine.platform}\n\n${formatTable(report)}\n`);
+  process.stdout.write(
+    `node ${machine.node}, ${machine.cpu} x${machine.cores}, ${machine.platform}\n\n${formatTable(report)}\n${report.scale ? `\n${formatScale(report.scale)}\n` : ''}`,
+  );
   const out = arg('--json');
   if (out) writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   process.exit(0);

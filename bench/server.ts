@@ -4,6 +4,7 @@
  *
  *   --mode json|sse   Streamable HTTP: POST answers as application/json or as a one-event SSE stream
  *   --mode legacy     legacy HTTP+SSE (2024-11-05): GET /sse stream + POST /messages?sessionId=
+ *   --port N          listen on N (default: any free port; the scale bench restarts a process on its port)
  *   POST /__expire    forgets every session (the next request on one gets 404)
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -11,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 
 const argv = process.argv.slice(2);
 const mode = argv[argv.indexOf('--mode') + 1] ?? 'json';
+const port = argv.includes('--port') ? Number(argv[argv.indexOf('--port') + 1]) : 0;
 const RESULT = { content: [{ type: 'text', text: 'ok' }] };
 const sessions = new Set<string>();
 const legacyStreams = new Map<string, ServerResponse>();
@@ -30,11 +32,16 @@ function answer(message: { id?: number | string; method?: string; params?: { pro
     return {
       jsonrpc: '2.0',
       id: message.id,
-      result: { protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'bench', version: '1.0.0' } },
+      result: {
+        protocolVersion: message.params?.protocolVersion ?? '2025-06-18',
+        capabilities: { tools: {} },
+        serverInfo: { name: 'bench', version: '1.0.0' },
+      },
     };
   }
   if (message.method === 'tools/call') return { jsonrpc: '2.0', id: message.id, result: RESULT };
-  if (message.method === 'tools/list') return { jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } };
+  if (message.method === 'tools/list')
+    return { jsonrpc: '2.0', id: message.id, result: { tools: [{ name: 'echo', inputSchema: { type: 'object' } }] } };
   if (message.method === 'ping') return { jsonrpc: '2.0', id: message.id, result: {} };
   return { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } };
 }
@@ -58,7 +65,9 @@ async function streamable(req: IncomingMessage, res: ServerResponse): Promise<vo
     sessions.add(id);
     headers['mcp-session-id'] = id;
   } else if (!sid || !sessions.has(sid)) {
-    return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
+    return void res
+      .writeHead(404, { 'content-type': 'application/json' })
+      .end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
   }
   if (message.id === undefined) return void res.writeHead(202).end();
   const body = JSON.stringify(answer(message));
@@ -98,7 +107,7 @@ const server = createServer((req, res) => {
 });
 server.keepAliveTimeout = 60_000;
 // 0.0.0.0: the idle-connection test reaches it as 127.0.0.1..127.0.0.4 (one origin, one client pool, per 100 connections).
-server.listen(0, '0.0.0.0', () => {
+server.listen(port, '0.0.0.0', () => {
   const address = server.address();
   process.stdout.write(`${JSON.stringify({ port: typeof address === 'object' && address ? address.port : 0 })}\n`);
 });

@@ -1,226 +1,56 @@
 /**
- * One MCP server's connection lifecycle:
+ * One MCP server's connection lifecycle, and every decision about it:
  *
  *   connecting -> initializing -> ready -> expired -> reinitializing -> ready
- *        \------------\-------------\---------------------\-> authorizing -> ready | connecting
- *                                   \-> reconnecting -> (supervisor: RESTART) -> connecting
- *                                                   \-> (supervisor: GIVE_UP) -> failed
- *   any -> closing -> closed
+ *                                  |  \-> probing -> ready | expired | reconnecting | authorizing
+ *                                  \-> authorizing -> ready | connecting
+ *   (any failure) -> reconnecting -> (supervisor: RESTART) -> connecting
+ *                                \-> (supervisor: GIVE_UP) -> failed -> (revival) -> connecting
+ *   any -> closing -> closed;   RECONNECT: any -> connecting
  *
- * The machine owns the lifecycle only. Requests never pass through it: while `ready.serving`
- * the facade calls the transport directly; in every other state it holds them. The restart
- * policy lives with the supervisor, which answers CONNECTION_DOWN with RESTART or GIVE_UP.
- *
- * `authorizing`: the server answered 401 (or 403 `insufficient_scope`) and an auth provider is
- * configured. One authorization runs for however many requests were refused; afterwards a live
- * session goes back to `ready` (the refused requests are resent), otherwise the handshake reruns.
+ * The runtime reports evidence (SESSION_EXPIRED, SESSION_IN_DOUBT, SERVER_UNREACHABLE,
+ * CONNECTION_LOST, AUTHORIZATION_REQUIRED); the machine decides; the runtime executes the
+ * provided actions: `hold requests` / `release requests` (the request gate), `reject waiting
+ * requests`, `fail parked requests`, `settle doubtful requests`, `schedule revival`. Requests
+ * never pass through the machine: while `ready.serving` they go straight to the transport.
  *
  * Children: `sse-fallback` (in `connecting`, for `type: 'auto'` servers that refuse the
- * Streamable HTTP initialize with 400/404/405), `listener` and `keepalive` (in `ready`).
+ * Streamable HTTP initialize with 400/404/405), `listener` and `keepalive` (in `ready`), and one
+ * `probe` of the session (in `probing`).
  */
-import type { KeepaliveSettings } from './keepalive.machine.js';
-import type { SseFallbackOutput } from './sse-fallback.machine.js';
-import { assign, sendParent, setup, type ActorLogic, type ActorSystem, type AnyEventObject, type PromiseActorLogic } from 'xstate';
+import { connectionSetup } from './connection.setup.js';
+import { failureOf, type Failure, type ProbeVerdict } from './connection.types.js';
+import { DEFAULT_REVIVE, reviveDelay } from './restart-policy.js';
 
-export type TransportKind = 'http' | 'sse' | 'stdio';
-export type ConfiguredTransport = 'auto' | TransportKind;
+export * from './connection.types.js';
 
-export interface ConnectionInput {
-  server: string;
-  transport: ConfiguredTransport;
-  /** Bound on waiting for the listener before requests are released. */
-  listenerOpenTimeoutMs: number;
-  /** How long `ready` must last before the supervisor may reset the restart budget. */
-  provenAfterMs: number;
-  keepalive: KeepaliveSettings | false;
-}
+// Repeated transition parts, typed by what they read from the event.
+/** `remember error` with an invoked actor's error. */
+const rememberActorError = {
+  type: 'remember error',
+  params: ({ event }: { event: { error: unknown } }) => failureOf(event.error),
+} as const;
+/** `remember error` with an event's error text (never fatal). */
+const rememberEventError = {
+  type: 'remember error',
+  params: ({ event }: { event: { error: string } }) => ({ error: event.error, fatal: false }),
+} as const;
+/** `remember error` with a lost connection (fatal when the event says so). */
+const rememberLostConnection = {
+  type: 'remember error',
+  params: ({ event }: { event: { error: string; fatal?: boolean } }) => ({
+    error: event.error,
+    fatal: event.fatal === true,
+  }),
+} as const;
+const needsAuthorizationGuard = {
+  type: 'needs authorization',
+  params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }),
+} as const;
+/** Leaving `probing` any way but "alive": the doubtful requests are parked for replay. */
+const parkDoubtfulRequests = { type: 'settle doubtful requests', params: { lost: true } } as const;
 
-/** Statuses on the Streamable HTTP initialize that send an `auto` server to legacy SSE (spec: 400, 404, 405). */
-const FALLBACK_STATUSES = [400, 404, 405];
-
-export interface SessionInfo {
-  protocolVersion: string;
-  serverInfo: { name: string; version: string; [key: string]: unknown };
-  capabilities: Record<string, unknown>;
-  instructions?: string | undefined;
-  /** Which session this is; a 404 for an older one must not end this one. */
-  sessionGeneration: number;
-}
-
-export interface ConnectionContext {
-  server: string;
-  configuredTransport: ConfiguredTransport;
-  /** The transport in use. */
-  transport: TransportKind | undefined;
-  /** Decided for good: by the first successful handshake, or by a fallback. */
-  latchedTransport: TransportKind | undefined;
-  keepalive: KeepaliveSettings | false;
-  session: SessionInfo | undefined;
-  listenerOpenTimeoutMs: number;
-  provenAfterMs: number;
-  lastError: string | undefined;
-  /** The last failure was one a restart cannot fix (e.g. unsupported protocol version). */
-  fatal: boolean;
-}
-
-export type ConnectionEvent =
-  /** A request carrying the session id was answered 404. */
-  | { type: 'SESSION_EXPIRED'; generation: number }
-  /** The transport died (network failure, child exit, keepalive misses); `fatal` when a restart cannot help. */
-  | { type: 'CONNECTION_LOST'; error: string; fatal?: boolean }
-  /** A request was refused for want of credentials (401, or 403 `insufficient_scope`) and an auth provider can fix it. */
-  | { type: 'AUTHORIZATION_REQUIRED'; error: string }
-  | { type: 'LISTENER_SETTLED' }
-  | { type: 'LISTENER_LOST'; error: string }
-  | { type: 'RESTART' }
-  /** `fatal`: no restart was tried, the failure is one a restart cannot fix. */
-  | { type: 'GIVE_UP'; reason: string; fatal?: boolean }
-  | { type: 'CLOSE' };
-
-/** What the connection tells its supervisor. */
-export type ConnectionReport =
-  | { type: 'CONNECTION_DOWN'; server: string; error: string; fatal: boolean }
-  | { type: 'CONNECTION_PROVEN'; server: string };
-
-export interface ServerRef {
-  server: string;
-}
-
-export interface ConnectTransportInput extends ServerRef {
-  /** What to open: `auto` means Streamable HTTP first. */
-  transport: ConfiguredTransport;
-}
-
-interface ActorError {
-  error: unknown;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Errors marked `fatal` (an unsupported protocol version, a command that cannot start) skip restarts. */
-function isFatal(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { fatal?: unknown }).fatal === true;
-}
-
-/** A refusal an auth provider can fix: a 401/403 challenge that is not marked fatal (no provider configured). */
-function needsAuthorization(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'AUTHORIZATION_REQUIRED' && !isFatal(error);
-}
-
-/** The top-level state of a snapshot value: `{ ready: 'serving' }` → `'ready'`. */
-export function topLevelState(value: unknown): string {
-  return typeof value === 'string' ? value : Object.keys(value as object)[0]!;
-}
-
-/** A short, secret-free reason for a transition, from the event that caused it. */
-export function describeCause(event: AnyEventObject, value?: unknown): string {
-  // The same handshake failure either falls back or goes down: the state entered tells which.
-  if (typeof value === 'object' && value !== null && (value as Record<string, unknown>).connecting === 'falling back') {
-    return 'Streamable HTTP refused; falling back to legacy SSE';
-  }
-  if (value === 'authorizing' && event.type.startsWith('xstate.error.actor.')) return 'authorization required';
-  switch (event.type) {
-    case 'xstate.init':
-      return 'start';
-    case 'xstate.done.actor.transport':
-      return 'transport ready';
-    case 'xstate.done.actor.handshake':
-      return 'initialized';
-    case 'xstate.done.actor.authorize':
-      return 'authorized';
-    case 'AUTHORIZATION_REQUIRED':
-      return 'authorization required';
-    case 'xstate.done.actor.close':
-      return 'closed';
-    case 'xstate.done.actor.sse-fallback':
-      return (event as unknown as { output?: { found?: boolean } }).output?.found ? 'legacy SSE endpoint found' : 'legacy SSE probe failed';
-    case 'SESSION_EXPIRED':
-      return 'session expired (HTTP 404)';
-    case 'CONNECTION_LOST':
-      return 'connection lost';
-    case 'LISTENER_LOST':
-      return 'listening stream lost';
-    case 'RESTART':
-      return 'restart';
-    case 'GIVE_UP':
-      return (event as { fatal?: boolean }).fatal ? 'a restart cannot fix it' : 'restart budget spent';
-    case 'CLOSE':
-      return 'close requested';
-    default:
-      if (event.type.startsWith('xstate.error.actor.')) return `${event.type.slice('xstate.error.actor.'.length)} failed`;
-      return event.type;
-  }
-}
-
-/** The error text an event carries (actor errors, GIVE_UP reasons, a failed fallback), if any. */
-export function eventError(event: AnyEventObject): string | undefined {
-  if (event.type === 'xstate.done.actor.sse-fallback') return (event as unknown as { output?: { error?: string } }).output?.error;
-  if ('error' in event) return errorText((event as unknown as ActorError).error);
-  if (event.type === 'GIVE_UP') return (event as unknown as { reason: string }).reason;
-  return undefined;
-}
-
-export const connectionMachine = setup({
-  types: {
-    input: {} as ConnectionInput,
-    context: {} as ConnectionContext,
-    events: {} as ConnectionEvent,
-  },
-  actors: {
-    'connect transport': {} as PromiseActorLogic<{ transport: TransportKind }, ConnectTransportInput>,
-    'sse-fallback': {} as ActorLogic<any, any, { server: string; reason: string }, ActorSystem<any>>,
-    'initialize session': {} as PromiseActorLogic<SessionInfo, ServerRef>,
-    'close session': {} as PromiseActorLogic<void, ServerRef>,
-    authorize: {} as PromiseActorLogic<void, ServerRef>,
-    listener: {} as ActorLogic<any, any, ServerRef, ActorSystem<any>>,
-    keepalive: {} as ActorLogic<any, any, { server: string; settings: KeepaliveSettings | false }, ActorSystem<any>>,
-  },
-  actions: {
-    'remember transport': assign({ transport: ({ event }) => (event as unknown as { output: { transport: TransportKind } }).output.transport }),
-    'remember session': assign({
-      session: ({ event }) => (event as unknown as { output: SessionInfo }).output,
-      latchedTransport: ({ context }) => context.latchedTransport ?? context.transport,
-      lastError: undefined,
-      fatal: false,
-    }),
-    'latch legacy SSE': assign({ latchedTransport: 'sse' }),
-    'remember fallback failure': assign({
-      lastError: ({ event }) => (event as unknown as { output: SseFallbackOutput & { found: false } }).output.error,
-    }),
-    'remember error': assign({
-      lastError: ({ event }) => eventError(event),
-      fatal: ({ event }) => {
-        if (event.type === 'CONNECTION_LOST') return event.fatal === true;
-        return 'error' in event ? isFatal((event as ActorError).error) : false;
-      },
-    }),
-    'forget session': assign({ session: undefined }),
-    'report connection down': sendParent(({ context }) => ({
-      type: 'CONNECTION_DOWN' as const,
-      server: context.server,
-      error: context.lastError ?? 'connection lost',
-      fatal: context.fatal,
-    }) satisfies ConnectionReport),
-    'report session proven': sendParent(({ context }) => ({ type: 'CONNECTION_PROVEN' as const, server: context.server }) satisfies ConnectionReport),
-  },
-  guards: {
-    'should fall back to legacy SSE': ({ context, event }) => {
-      const status = (event as unknown as { error?: { status?: unknown } }).error?.status;
-      return context.configuredTransport === 'auto' && context.latchedTransport === undefined && FALLBACK_STATUSES.includes(status as number);
-    },
-    'needs authorization': ({ event }) => needsAuthorization((event as unknown as Partial<ActorError>).error),
-    'has session': ({ context }) => context.session !== undefined,
-    'found legacy endpoint': ({ event }) => (event as unknown as { output: SseFallbackOutput }).output.found,
-    'is current session': ({ context, event }) =>
-      event.type === 'SESSION_EXPIRED' && context.session !== undefined && event.generation === context.session.sessionGeneration,
-  },
-  delays: {
-    'listener open timeout': ({ context }) => context.listenerOpenTimeoutMs,
-    'session proven delay': ({ context }) => context.provenAfterMs,
-  },
-}).createMachine({
+export const connectionMachine = connectionSetup.createMachine({
   id: 'connection',
   context: ({ input }) => ({
     server: input.server,
@@ -231,27 +61,44 @@ export const connectionMachine = setup({
     session: undefined,
     listenerOpenTimeoutMs: input.listenerOpenTimeoutMs,
     provenAfterMs: input.provenAfterMs,
+    revive: input.revive ?? DEFAULT_REVIVE,
+    revivals: 0,
     lastError: undefined,
     fatal: false,
   }),
   initial: 'connecting',
   on: {
     CLOSE: '.closing',
+    RECONNECT: { target: '.connecting', actions: ['forget session', 'forget revivals', 'replace transport'] },
   },
   states: {
     connecting: {
+      entry: 'hold requests',
       initial: 'opening transport',
       states: {
         'opening transport': {
           invoke: {
             id: 'transport',
             src: 'connect transport',
-            input: ({ context }) => ({ server: context.server, transport: context.latchedTransport ?? context.configuredTransport }),
-            onDone: { target: '#connection.initializing', actions: 'remember transport' },
+            input: ({ context }) => ({
+              server: context.server,
+              transport: context.latchedTransport ?? context.configuredTransport,
+            }),
+            onDone: {
+              target: '#connection.initializing',
+              actions: { type: 'remember transport', params: ({ event }) => event.output },
+            },
             onError: [
               // A legacy SSE stream can be refused with 401 when it opens.
-              { guard: 'needs authorization', target: '#connection.authorizing', actions: 'remember error' },
-              { target: '#connection.reconnecting', actions: 'remember error' },
+              {
+                guard: needsAuthorizationGuard,
+                target: '#connection.authorizing',
+                actions: rememberActorError,
+              },
+              {
+                target: '#connection.reconnecting',
+                actions: rememberActorError,
+              },
             ],
           },
         },
@@ -262,8 +109,18 @@ export const connectionMachine = setup({
             src: 'sse-fallback',
             input: ({ context }) => ({ server: context.server, reason: context.lastError ?? 'refused' }),
             onDone: [
-              { guard: 'found legacy endpoint', target: 'opening transport', actions: 'latch legacy SSE' },
-              { target: '#connection.reconnecting', actions: 'remember fallback failure' },
+              {
+                guard: { type: 'found legacy endpoint', params: ({ event }) => event.output },
+                target: 'opening transport',
+                actions: 'latch legacy SSE',
+              },
+              {
+                target: '#connection.reconnecting',
+                actions: {
+                  type: 'remember error',
+                  params: ({ event }) => ({ error: event.output.found ? undefined : event.output.error, fatal: false }),
+                },
+              },
             ],
           },
         },
@@ -274,20 +131,35 @@ export const connectionMachine = setup({
         id: 'handshake',
         src: 'initialize session',
         input: ({ context }) => ({ server: context.server }),
-        onDone: { target: 'ready', actions: 'remember session' },
+        onDone: { target: 'ready', actions: { type: 'remember session', params: ({ event }) => event.output } },
         onError: [
-          { guard: 'needs authorization', target: 'authorizing', actions: 'remember error' },
-          { guard: 'should fall back to legacy SSE', target: 'connecting.falling back', actions: 'remember error' },
-          { target: 'reconnecting', actions: 'remember error' },
+          {
+            guard: needsAuthorizationGuard,
+            target: 'authorizing',
+            actions: rememberActorError,
+          },
+          {
+            guard: { type: 'should fall back to legacy SSE', params: ({ event }) => ({ error: event.error }) },
+            target: 'connecting.falling back',
+            actions: rememberActorError,
+          },
+          {
+            target: 'reconnecting',
+            actions: rememberActorError,
+          },
         ],
       },
       // The transport can die mid-handshake (a legacy SSE stream, a stdio child).
-      on: { CONNECTION_LOST: { target: 'reconnecting', actions: 'remember error' } },
+      on: { CONNECTION_LOST: { target: 'reconnecting', actions: rememberLostConnection } },
     },
     ready: {
       invoke: [
         { id: 'listener', src: 'listener', input: ({ context }) => ({ server: context.server }) },
-        { id: 'keepalive', src: 'keepalive', input: ({ context }) => ({ server: context.server, settings: context.keepalive }) },
+        {
+          id: 'keepalive',
+          src: 'keepalive',
+          input: ({ context }) => ({ server: context.server, settings: context.keepalive }),
+        },
       ],
       initial: 'opening listener',
       states: {
@@ -297,18 +169,93 @@ export const connectionMachine = setup({
           on: { LISTENER_SETTLED: 'serving' },
           after: { 'listener open timeout': 'serving' },
         },
-        serving: {},
+        serving: {
+          entry: ['release requests', 'settle attempt'],
+          exit: 'hold requests',
+        },
       },
-      after: { 'session proven delay': { actions: 'report session proven' } },
+      after: { 'session proven delay': { actions: ['report session proven', 'forget revivals'] } },
       on: {
-        SESSION_EXPIRED: { guard: 'is current session', target: 'expired' },
-        AUTHORIZATION_REQUIRED: { target: 'authorizing', actions: 'remember error' },
-        CONNECTION_LOST: { target: 'reconnecting', actions: 'remember error' },
-        LISTENER_LOST: { target: 'reconnecting', actions: 'remember error' },
+        SESSION_EXPIRED: {
+          guard: { type: 'is current session', params: ({ event }) => event },
+          target: 'expired',
+        },
+        LISTENER_REFUSED_SESSION: 'expired',
+        SESSION_IN_DOUBT: {
+          guard: { type: 'is current session', params: ({ event }) => event },
+          target: 'probing',
+        },
+        SERVER_UNREACHABLE: {
+          target: 'reconnecting',
+          actions: rememberEventError,
+        },
+        AUTHORIZATION_REQUIRED: {
+          target: 'authorizing',
+          actions: rememberEventError,
+        },
+        CONNECTION_LOST: { target: 'reconnecting', actions: rememberLostConnection },
+        LISTENER_LOST: {
+          target: 'reconnecting',
+          actions: rememberEventError,
+        },
+      },
+    },
+    // One probe on the session decides what an ambiguous sign meant; requests wait meanwhile.
+    probing: {
+      invoke: {
+        id: 'probe',
+        src: 'probe session',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: [
+          {
+            guard: { type: 'session is alive', params: ({ event }) => event.output },
+            target: 'ready',
+            actions: { type: 'settle doubtful requests', params: { lost: false } },
+          },
+          {
+            guard: { type: 'session is lost', params: ({ event }) => event.output },
+            target: 'expired',
+            actions: parkDoubtfulRequests,
+          },
+          {
+            guard: { type: 'probe was refused', params: ({ event }) => event.output },
+            target: 'authorizing',
+            actions: [
+              parkDoubtfulRequests,
+              { type: 'remember error', params: ({ event }) => probeFailure(event.output) },
+            ],
+          },
+          {
+            target: 'reconnecting',
+            actions: [
+              parkDoubtfulRequests,
+              { type: 'remember error', params: ({ event }) => probeFailure(event.output) },
+            ],
+          },
+        ],
+        onError: {
+          target: 'reconnecting',
+          actions: [parkDoubtfulRequests, rememberActorError],
+        },
+      },
+      on: {
+        SESSION_EXPIRED: {
+          guard: { type: 'is current session', params: ({ event }) => event },
+          target: 'expired',
+          actions: parkDoubtfulRequests,
+        },
+        SERVER_UNREACHABLE: {
+          target: 'reconnecting',
+          actions: [parkDoubtfulRequests, rememberEventError],
+        },
+        CONNECTION_LOST: {
+          target: 'reconnecting',
+          actions: [parkDoubtfulRequests, rememberLostConnection],
+        },
       },
     },
     expired: {
-      // The 404 proved the session is gone: forget it, then one coalesced handshake.
+      // The session is gone: forget it, then one coalesced handshake. Parked requests wait for it.
       entry: 'forget session',
       always: 'reinitializing',
     },
@@ -317,13 +264,21 @@ export const connectionMachine = setup({
         id: 'handshake',
         src: 'initialize session',
         input: ({ context }) => ({ server: context.server }),
-        onDone: { target: 'ready', actions: 'remember session' },
+        onDone: { target: 'ready', actions: { type: 'remember session', params: ({ event }) => event.output } },
         onError: [
-          { guard: 'needs authorization', target: 'authorizing', actions: 'remember error' },
-          { target: 'reconnecting', actions: 'remember error' },
+          {
+            guard: needsAuthorizationGuard,
+            target: 'authorizing',
+            actions: rememberActorError,
+          },
+          // No loop: a handshake that fails goes through the restart policy.
+          {
+            target: 'reconnecting',
+            actions: rememberActorError,
+          },
         ],
       },
-      on: { CONNECTION_LOST: { target: 'reconnecting', actions: 'remember error' } },
+      on: { CONNECTION_LOST: { target: 'reconnecting', actions: rememberLostConnection } },
     },
     authorizing: {
       // One authorization for every refused request; requests are held meanwhile.
@@ -331,24 +286,52 @@ export const connectionMachine = setup({
         id: 'authorize',
         src: 'authorize',
         input: ({ context }) => ({ server: context.server }),
-        onDone: [
-          { guard: 'has session', target: 'ready' },
-          { target: 'connecting' },
-        ],
-        onError: { target: 'reconnecting', actions: 'remember error' },
+        onDone: [{ guard: 'has session', target: 'ready' }, { target: 'connecting' }],
+        onError: {
+          target: 'reconnecting',
+          actions: [rememberActorError, 'fail parked requests'],
+        },
       },
-      on: { CONNECTION_LOST: { target: 'reconnecting', actions: 'remember error' } },
+      on: { CONNECTION_LOST: { target: 'reconnecting', actions: rememberLostConnection } },
     },
     reconnecting: {
-      entry: ['forget session', 'report connection down'],
+      // Requests keep waiting (each within its own timeout) for the connection to come back.
+      entry: ['forget session', 'report connection down', 'settle attempt'],
       on: {
         RESTART: 'connecting',
-        GIVE_UP: { target: 'failed', actions: assign({ lastError: ({ context, event }) => context.lastError ?? event.reason }) },
+        GIVE_UP: {
+          target: 'failed',
+          actions: { type: 'remember give-up reason', params: ({ event }) => event },
+        },
       },
     },
-    /** The restart budget is spent (or the failure cannot be fixed by a restart). */
-    failed: {},
+    /** The restart budget is spent, or the failure is one a restart cannot fix. */
+    failed: {
+      initial: 'deciding',
+      states: {
+        deciding: {
+          always: [{ guard: 'may revive', target: 'waiting to revive' }, { target: 'for good' }],
+        },
+        // A long-running agent has nobody to restart it: try again, with a capped backoff.
+        'waiting to revive': {
+          entry: {
+            type: 'schedule revival',
+            params: ({ context }) => ({
+              delayMs: context.revive === false ? 0 : reviveDelay(context.revivals, context.revive),
+            }),
+          },
+          after: { 'revive delay': { target: '#connection.connecting', actions: 'count revival' } },
+        },
+        'for good': {
+          entry: {
+            type: 'reject waiting requests',
+            params: ({ context }) => ({ reason: `the server has failed: ${context.lastError ?? 'unknown error'}` }),
+          },
+        },
+      },
+    },
     closing: {
+      entry: { type: 'reject waiting requests', params: { reason: 'the connection was closed' } },
       invoke: {
         id: 'close',
         src: 'close session',
@@ -356,10 +339,18 @@ export const connectionMachine = setup({
         onDone: 'closed',
         onError: 'closed',
       },
-      on: { CLOSE: {} },
+      on: { CLOSE: {}, RECONNECT: {} },
     },
     closed: {
       type: 'final',
+      entry: 'settle attempt',
     },
   },
 });
+
+/** A probe that did not find the session alive, as a failure. */
+function probeFailure(probe: ProbeVerdict): Failure {
+  if (probe.verdict === 'unreachable' || probe.verdict === 'unauthorized') return { error: probe.error, fatal: false };
+  if (probe.verdict === 'session lost') return { error: probe.evidence, fatal: false };
+  return { error: undefined, fatal: false };
+}

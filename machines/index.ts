@@ -1,8 +1,32 @@
 /** The pure machines, for diagrams, inspection and custom composition. */
-export { connectionMachine, describeCause, type ConnectionContext, type ConnectionEvent, type ConnectionInput, type ConnectionReport, type SessionInfo } from './connection.machine.js';
+export {
+  connectionMachine,
+  type ConnectionContext,
+  type ConnectionEvent,
+  type ConnectionInput,
+  type ConnectionReport,
+  type SessionInfo,
+} from './connection.machine.js';
+export { describeCause, eventError, topLevelState } from './transition-cause.js';
 export { listenerMachine, type ListenerContext, type ListenerEvent, type ListenerReport } from './listener.machine.js';
-export { supervisorMachine, type SupervisorContext, type SupervisorEvent, type SupervisorInput } from './supervisor.machine.js';
+export {
+  supervisorMachine,
+  type SupervisorContext,
+  type SupervisorEvent,
+  type SupervisorInput,
+} from './supervisor.machine.js';
 export * from './restart-policy.js';
 export * from './stream-policy.js';
-export { keepaliveMachine, type KeepaliveContext, type KeepaliveInput, type KeepaliveSettings, type ProbeOutput } from './keepalive.machine.js';
-export { sseFallbackMachine, type SseFallbackContext, type SseFallbackInput, type SseFallbackOutput } from './sse-fallback.machine.js';
+export {
+  keepaliveMachine,
+  type KeepaliveContext,
+  type KeepaliveInput,
+  type KeepaliveSettings,
+  type ProbeOutput,
+} from './keepalive.machine.js';
+export {
+  sseFallbackMachine,
+  type SseFallbackContext,
+  type SseFallbackInput,
+  type SseFallbackOutput,
+} from './sse-fallback.machine.js';

@@ -5,7 +5,6 @@
  * connection is dead; the connection is told, and reconnects.
  */
 import { assign, sendParent, setup, type PromiseActorLogic } from 'xstate';
-import type { ConnectionEvent } from './connection.machine.js';
 
 export interface KeepaliveSettings {
   intervalMs: number;
@@ -27,6 +26,9 @@ export interface ProbeInput {
 /** `skipped`: requests were in flight, so no probe was sent. */
 export type ProbeOutput = { skipped: true } | { skipped: false; rttMs: number };
 
+/** What the keepalive tells its connection: `maxMissed` probes in a row got no answer. */
+export type KeepaliveReport = { type: 'CONNECTION_LOST'; error: string };
+
 export interface KeepaliveContext {
   server: string;
   settings: KeepaliveSettings | false;
@@ -44,25 +46,19 @@ export const keepaliveMachine = setup({
     probe: {} as PromiseActorLogic<ProbeOutput, ProbeInput>,
   },
   actions: {
-    'record answer': assign({
-      missed: 0,
-      lastError: undefined,
-      lastRttMs: ({ context, event }) => {
-        const output = (event as unknown as { output: ProbeOutput }).output;
-        return output.skipped ? context.lastRttMs : output.rttMs;
-      },
-    }),
-    'count miss': assign({
-      missed: ({ context }) => context.missed + 1,
-      lastError: ({ event }) => {
-        const error = (event as unknown as { error: unknown }).error;
-        return error instanceof Error ? error.message : String(error);
-      },
-    }),
-    'report connection dead': sendParent(({ context }) => ({
-      type: 'CONNECTION_LOST' as const,
+    // A skipped probe proves nothing: the misses so far stand (requests in flight that time out
+    // are the connection's evidence, see SESSION_IN_DOUBT).
+    'record answer': assign((_, probe: ProbeOutput) =>
+      probe.skipped ? {} : { missed: 0, lastError: undefined, lastRttMs: probe.rttMs },
+    ),
+    'count miss': assign(({ context }, params: { error: unknown }) => ({
+      missed: context.missed + 1,
+      lastError: params.error instanceof Error ? params.error.message : String(params.error),
+    })),
+    'report connection dead': sendParent(({ context }): KeepaliveReport => ({
+      type: 'CONNECTION_LOST',
       error: `${context.missed} keepalive probes in a row got no answer (last: ${context.lastError ?? 'no answer'})`,
-    }) satisfies ConnectionEvent),
+    })),
   },
   guards: {
     'is disabled': ({ context }) => context.settings === false,
@@ -73,7 +69,13 @@ export const keepaliveMachine = setup({
   },
 }).createMachine({
   id: 'keepalive',
-  context: ({ input }) => ({ server: input.server, settings: input.settings, missed: 0, lastRttMs: undefined, lastError: undefined }),
+  context: ({ input }) => ({
+    server: input.server,
+    settings: input.settings,
+    missed: 0,
+    lastRttMs: undefined,
+    lastError: undefined,
+  }),
   initial: 'starting',
   states: {
     starting: {
@@ -86,9 +88,12 @@ export const keepaliveMachine = setup({
       invoke: {
         id: 'probe',
         src: 'probe',
-        input: ({ context }) => ({ server: context.server, timeoutMs: context.settings === false ? 0 : context.settings.timeoutMs }),
-        onDone: { target: 'waiting', actions: 'record answer' },
-        onError: { target: 'missed', actions: 'count miss' },
+        input: ({ context }) => ({
+          server: context.server,
+          timeoutMs: context.settings === false ? 0 : context.settings.timeoutMs,
+        }),
+        onDone: { target: 'waiting', actions: { type: 'record answer', params: ({ event }) => event.output } },
+        onError: { target: 'missed', actions: { type: 'count miss', params: ({ event }) => ({ error: event.error }) } },
       },
     },
     missed: {

@@ -53,3 +53,19 @@ export function restartDelay(attempt: number, backoff: BackoffPolicy, random: ()
   const spread = base * backoff.jitter;
   return Math.max(0, Math.round(base - spread + random() * 2 * spread));
 }
+
+/**
+ * Revival: once the restart budget is spent, a server that failed for a reason a restart can fix
+ * is tried again, every `initialMs * 2^revivals`, capped at `maxMs`, for as long as it takes.
+ * A long-running agent has nobody to restart it by hand.
+ */
+export interface ReviveSettings {
+  initialMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_REVIVE: ReviveSettings = { initialMs: 1_000, maxMs: 30_000 };
+
+export function reviveDelay(revivals: number, settings: ReviveSettings): number {
+  return Math.min(settings.maxMs, settings.initialMs * 2 ** Math.min(revivals, 30));
+}

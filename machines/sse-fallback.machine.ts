@@ -1,6 +1,6 @@
 /**
  * The fallback from Streamable HTTP to legacy HTTP+SSE, for `type: 'auto'` servers whose
- * `initialize` POST was answered 400, 404 or 405 (SPEC-CHECKLIST §46-47). It opens the legacy
+ * `initialize` POST was answered 400, 404 or 405 (docs/client-requirements.md §46-47). It opens the legacy
  * GET stream and waits for its `endpoint` event (the transport bounds that wait). It ends with
  * `{ found: true }`, or `{ found: false, error }` naming both failures; never with an error, so
  * the connection decides what happens next.
@@ -28,16 +28,13 @@ export const sseFallbackMachine = setup({
     output: {} as SseFallbackOutput,
   },
   actors: {
-    // Provided by src/actors: opens the legacy stream, resolves once `endpoint` arrived.
+    // Provided by src/runtime/actors: opens the legacy stream, resolves once `endpoint` arrived.
     'open legacy stream': {} as PromiseActorLogic<void, SseFallbackInput>,
   },
   actions: {
-    'remember probe failure': assign({
-      error: ({ context, event }) => {
-        const error = (event as unknown as { error: unknown }).error;
-        const text = error instanceof Error ? error.message : String(error);
-        return `Streamable HTTP was refused (${context.reason}) and the legacy SSE probe failed too (${text})`;
-      },
+    'remember probe failure': assign(({ context }, params: { error: unknown }) => {
+      const text = params.error instanceof Error ? params.error.message : String(params.error);
+      return { error: `Streamable HTTP was refused (${context.reason}) and the legacy SSE probe failed too (${text})` };
     }),
   },
 }).createMachine({
@@ -51,7 +48,10 @@ export const sseFallbackMachine = setup({
         src: 'open legacy stream',
         input: ({ context }) => ({ server: context.server, reason: context.reason }),
         onDone: 'found endpoint',
-        onError: { target: 'no endpoint', actions: 'remember probe failure' },
+        onError: {
+          target: 'no endpoint',
+          actions: { type: 'remember probe failure', params: ({ event }) => ({ error: event.error }) },
+        },
       },
     },
     'found endpoint': { type: 'final' },

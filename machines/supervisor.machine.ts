@@ -4,15 +4,21 @@
  * the supervisor answers RESTART after a backoff while the restart budget lasts, else GIVE_UP.
  * One server's restarts never touch another's counters.
  */
-import { assign, cancel, enqueueActions, raise, sendTo, setup, type ActorLogic, type ActorSystem, type AnyEventObject } from 'xstate';
-import type { ConnectionReport } from './connection.machine.js';
-import { hasRestartBudget, NEW_RESTART_RECORD, restartDelay, type RestartPolicy, type RestartRecord } from './restart-policy.js';
+import { assign, cancel, enqueueActions, raise, sendTo, setup } from 'xstate';
+import type { connectionMachine, ConnectionInput, ConnectionReport, ServerRef } from './connection.machine.js';
+import {
+  hasRestartBudget,
+  NEW_RESTART_RECORD,
+  restartDelay,
+  type RestartPolicy,
+  type RestartRecord,
+} from './restart-policy.js';
 
 export interface SupervisedServer {
   name: string;
   restart: RestartPolicy;
   /** Passed through to the connection actor. */
-  connection: Record<string, unknown>;
+  connection: ConnectionInput;
 }
 
 export interface SupervisorInput {
@@ -28,6 +34,8 @@ export interface SupervisorContext {
   closed: string[];
   /** Connection actors that threw (a bug): the server is failed, the others go on. */
   crashed: Record<string, string>;
+  /** Servers being removed: forgotten once their connection has closed. */
+  removing: string[];
   random: () => number;
 }
 
@@ -35,11 +43,16 @@ export type SupervisorEvent =
   | ConnectionReport
   /** A restart left the sliding window. */
   | { type: 'RESTART_WINDOW_PASSED'; server: string; epoch: number }
+  /** A server added at run time (`sup.add`): it starts at once. */
+  | { type: 'ADD_SERVER'; server: SupervisedServer }
+  /** A server removed at run time (`sup.remove`): its connection closes, then it is forgotten. */
+  | { type: 'REMOVE_SERVER'; server: string }
   | { type: 'STOP' }
   | { type: `xstate.done.actor.${string}` }
   | { type: `xstate.error.actor.${string}`; error: unknown };
 
 type DownEvent = Extract<SupervisorEvent, { type: 'CONNECTION_DOWN' }>;
+type WindowPassedEvent = Extract<SupervisorEvent, { type: 'RESTART_WINDOW_PASSED' }>;
 
 function policyOf(context: SupervisorContext, server: string): RestartPolicy {
   const entry = context.servers.find((s) => s.name === server);
@@ -71,55 +84,85 @@ export const supervisorMachine = setup({
   },
   actors: {
     // Provided by src/supervisor.ts: the connection machine with its effects bound.
-    connection: {} as ActorLogic<any, any, any, ActorSystem<any>>,
+    connection: {} as typeof connectionMachine,
   },
   actions: {
+    /** A connection actor threw (a bug): its runtime fails the server's requests (provided by src/). */
+    'fail crashed server': (_, _params: { server: string; error: unknown }) => {},
     'start connections': enqueueActions(({ context, enqueue }) => {
       for (const server of context.servers) {
         enqueue.spawnChild('connection', { id: server.name, systemId: server.name, input: server.connection });
       }
     }),
-    'count restart': assign({
-      restarts: ({ context, event }) => {
-        const { server } = event as DownEvent;
-        const record = recordOf(context, server);
-        return { ...context.restarts, [server]: { ...record, inWindow: record.inWindow + 1, attempt: record.attempt + 1, total: record.total + 1 } };
-      },
+    'add server': assign(({ context }, { server }: { server: SupervisedServer }) => ({
+      servers: [...context.servers, server],
+      restarts: { ...context.restarts, [server.name]: NEW_RESTART_RECORD },
+    })),
+    'start connection': enqueueActions(({ enqueue }, { server }: { server: SupervisedServer }) => {
+      enqueue.spawnChild('connection', { id: server.name, systemId: server.name, input: server.connection });
     }),
-    'schedule restart': enqueueActions(({ context, event, enqueue }) => {
-      const { server } = event as DownEvent;
+    'close connection': sendTo((_, { server }: ServerRef) => server, { type: 'CLOSE' }),
+    'remember removal': assign(({ context }, { server }: ServerRef) => ({ removing: [...context.removing, server] })),
+    'forget removed server': assign(({ context, event }) => {
+      const server = endedServer(event.type);
+      if (!context.removing.includes(server)) return {};
+      const { [server]: _record, ...restarts } = context.restarts;
+      const { [server]: _crash, ...crashed } = context.crashed;
+      return {
+        servers: context.servers.filter((s) => s.name !== server),
+        restarts,
+        crashed,
+        closed: context.closed.filter((name) => name !== server),
+        removing: context.removing.filter((name) => name !== server),
+      };
+    }),
+    'count restart': assign(({ context }, { server }: DownEvent) => {
+      const record = recordOf(context, server);
+      return {
+        restarts: {
+          ...context.restarts,
+          [server]: { ...record, inWindow: record.inWindow + 1, attempt: record.attempt + 1, total: record.total + 1 },
+        },
+      };
+    }),
+    'schedule restart': enqueueActions(({ context, enqueue }, { server }: DownEvent) => {
       // The record was already counted: attempt 1 waits initialMs.
-      const delay = restartDelay(recordOf(context, server).attempt - 1, policyOf(context, server).backoff, context.random);
+      const delay = restartDelay(
+        recordOf(context, server).attempt - 1,
+        policyOf(context, server).backoff,
+        context.random,
+      );
       // At most one pending restart per server.
       enqueue.cancel(restartId(server));
       enqueue.sendTo(server, { type: 'RESTART' }, { id: restartId(server), delay });
     }),
     'schedule window expiry': raise(
-      ({ context, event }) => ({ type: 'RESTART_WINDOW_PASSED' as const, server: (event as DownEvent).server, epoch: recordOf(context, (event as DownEvent).server).epoch }),
-      { delay: ({ context, event }) => policyOf(context, (event as DownEvent).server).withinMs },
+      ({ context }, { server }: DownEvent) => ({
+        type: 'RESTART_WINDOW_PASSED' as const,
+        server,
+        epoch: recordOf(context, server).epoch,
+      }),
+      { delay: ({ context }, { server }: DownEvent) => policyOf(context, server).withinMs },
     ),
-    'forget one restart': assign({
-      restarts: ({ context, event }) => {
-        const { server } = event as { server: string };
-        const record = recordOf(context, server);
-        return { ...context.restarts, [server]: { ...record, inWindow: Math.max(0, record.inWindow - 1) } };
-      },
+    'forget one restart': assign(({ context }, { server }: ServerRef) => {
+      const record = recordOf(context, server);
+      return { restarts: { ...context.restarts, [server]: { ...record, inWindow: Math.max(0, record.inWindow - 1) } } };
     }),
-    'reset restart budget': assign({
-      restarts: ({ context, event }) => {
-        const { server } = event as { server: string };
-        const record = recordOf(context, server);
-        return { ...context.restarts, [server]: { ...record, inWindow: 0, attempt: 0, epoch: record.epoch + 1 } };
-      },
+    'reset restart budget': assign(({ context }, { server }: ServerRef) => {
+      const record = recordOf(context, server);
+      return {
+        restarts: { ...context.restarts, [server]: { ...record, inWindow: 0, attempt: 0, epoch: record.epoch + 1 } },
+      };
     }),
     'give up on server': sendTo(
-      ({ event }) => (event as DownEvent).server,
-      ({ context, event }) => {
-        const down = event as DownEvent;
+      (_, down: DownEvent) => down.server,
+      ({ context }, down: DownEvent) => {
         const policy = policyOf(context, down.server);
         return {
           type: 'GIVE_UP' as const,
-          reason: down.fatal ? down.error : `${down.error} (restart budget spent: ${policy.maxRestarts} restarts within ${policy.withinMs} ms)`,
+          reason: down.fatal
+            ? down.error
+            : `${down.error} (restart budget spent: ${policy.maxRestarts} restarts within ${policy.withinMs} ms)`,
           fatal: down.fatal,
         };
       },
@@ -135,21 +178,21 @@ export const supervisorMachine = setup({
         return context.closed.includes(server) ? context.closed : [...context.closed, server];
       },
     }),
-    'remember crash': assign({
-      crashed: ({ context, event }) => ({ ...context.crashed, [endedServer(event.type)]: describe((event as { error?: unknown }).error) }),
-    }),
+    'remember crash': assign(({ context, event }) => ({
+      crashed: { ...context.crashed, [endedServer(event.type)]: describe('error' in event ? event.error : undefined) },
+    })),
     'cancel pending restart': cancel(({ event }) => restartId(endedServer(event.type))),
   },
   guards: {
-    'can restart': ({ context, event }) => {
-      const down = event as DownEvent;
-      return !down.fatal && hasRestartBudget(recordOf(context, down.server), policyOf(context, down.server));
-    },
-    'is current window': ({ context, event }) => {
-      const passed = event as { server: string; epoch: number };
-      return recordOf(context, passed.server).epoch === passed.epoch;
-    },
+    'can restart': ({ context }, down: DownEvent) =>
+      !down.fatal && hasRestartBudget(recordOf(context, down.server), policyOf(context, down.server)),
+    'is current window': ({ context }, passed: WindowPassedEvent) =>
+      recordOf(context, passed.server).epoch === passed.epoch,
     'all connections closed': ({ context }) => context.closed.length >= context.servers.length,
+    'is a new server': ({ context }, { server }: { server: SupervisedServer }) =>
+      !context.servers.some((s) => s.name === server.name),
+    'is supervised': ({ context }, { server }: ServerRef) =>
+      context.servers.some((s) => s.name === server) && !context.removing.includes(server),
   },
 }).createMachine({
   id: 'supervisor',
@@ -158,25 +201,66 @@ export const supervisorMachine = setup({
     restarts: Object.fromEntries(input.servers.map((s) => [s.name, NEW_RESTART_RECORD])),
     closed: [],
     crashed: {},
+    removing: [],
     random: input.random ?? Math.random,
   }),
   initial: 'running',
   on: {
     // A connection reached `closed` (closed on its own, or during stop).
-    'xstate.done.actor.*': { actions: ['remember ended connection', 'cancel pending restart'] },
+    'xstate.done.actor.*': {
+      actions: ['remember ended connection', 'cancel pending restart', 'forget removed server'],
+    },
     // A connection actor threw: isolate it, the supervisor and the other servers go on.
-    'xstate.error.actor.*': { actions: ['remember crash', 'remember ended connection', 'cancel pending restart'] },
+    'xstate.error.actor.*': {
+      actions: [
+        'remember crash',
+        {
+          type: 'fail crashed server',
+          params: ({ event }) => ({
+            server: endedServer(event.type),
+            error: 'error' in event ? event.error : undefined,
+          }),
+        },
+        'remember ended connection',
+        'cancel pending restart',
+        'forget removed server',
+      ],
+    },
   },
   states: {
     running: {
       entry: 'start connections',
       on: {
         CONNECTION_DOWN: [
-          { guard: 'can restart', actions: ['count restart', 'schedule restart', 'schedule window expiry'] },
-          { actions: 'give up on server' },
+          {
+            guard: { type: 'can restart', params: ({ event }) => event },
+            actions: [
+              { type: 'count restart', params: ({ event }) => event },
+              { type: 'schedule restart', params: ({ event }) => event },
+              { type: 'schedule window expiry', params: ({ event }) => event },
+            ],
+          },
+          { actions: { type: 'give up on server', params: ({ event }) => event } },
         ],
-        CONNECTION_PROVEN: { actions: 'reset restart budget' },
-        RESTART_WINDOW_PASSED: { guard: 'is current window', actions: 'forget one restart' },
+        CONNECTION_PROVEN: { actions: { type: 'reset restart budget', params: ({ event }) => event } },
+        RESTART_WINDOW_PASSED: {
+          guard: { type: 'is current window', params: ({ event }) => event },
+          actions: { type: 'forget one restart', params: ({ event }) => event },
+        },
+        ADD_SERVER: {
+          guard: { type: 'is a new server', params: ({ event }) => event },
+          actions: [
+            { type: 'add server', params: ({ event }) => event },
+            { type: 'start connection', params: ({ event }) => event },
+          ],
+        },
+        REMOVE_SERVER: {
+          guard: { type: 'is supervised', params: ({ event }) => event },
+          actions: [
+            { type: 'remember removal', params: ({ event }) => event },
+            { type: 'close connection', params: ({ event }) => event },
+          ],
+        },
         STOP: 'stopping',
       },
     },

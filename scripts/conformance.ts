@@ -56,11 +56,29 @@ mkdirSync(outDir, { recursive: true });
 const rows: Array<{ scenario: string; passed: number; failed: number; warnings: number; ok: boolean }> = [];
 for (const scenario of only.length > 0 ? SCENARIOS.filter((name) => only.includes(name)) : SCENARIOS) {
   const dir = `${outDir}/${scenario.replace('/', '-')}`;
-  const run = spawnSync('npm', ['exec', '--yes', '--package=node@22', '--', 'node', suite, 'client', '--command', client, '--scenario', scenario, '-o', dir], {
-    cwd: root,
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
+  const run = spawnSync(
+    'npm',
+    [
+      'exec',
+      '--yes',
+      '--package=node@22',
+      '--',
+      'node',
+      suite,
+      'client',
+      '--command',
+      client,
+      '--scenario',
+      scenario,
+      '-o',
+      dir,
+    ],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 120_000,
+    },
+  );
   let checks: Check[] = [];
   try {
     checks = JSON.parse(readFileSync(findChecks(dir), 'utf8')) as Check[];
@@ -79,7 +97,8 @@ for (const scenario of only.length > 0 ? SCENARIOS.filter((name) => only.include
 }
 
 console.log('\n| scenario | checks passed | failed | warnings | result |\n| --- | --- | --- | --- | --- |');
-for (const row of rows) console.log(`| ${row.scenario} | ${row.passed} | ${row.failed} | ${row.warnings} | ${row.ok ? 'PASS' : 'FAIL'} |`);
+for (const row of rows)
+  console.log(`| ${row.scenario} | ${row.passed} | ${row.failed} | ${row.warnings} | ${row.ok ? 'PASS' : 'FAIL'} |`);
 const failures = rows.filter((r) => !r.ok).length;
 console.log(`\nconformance: ${rows.length - failures} passed, ${failures} failed`);
 process.exit(failures === 0 ? 0 : 1);

@@ -3,13 +3,14 @@
  * Desktop, Cursor and VS Code. Errors name the server and the field.
  */
 import { z } from 'zod';
-import { ConfigError } from './protocol/errors.js';
-import { isAuthProvider, type AuthConfig } from './auth/resolve-auth.js';
+import type { SecretSources } from './observe/redact.js';
+import { ConfigError } from './errors.js';
+import { isAuthProvider, type AuthConfig } from './auth/resolve-provider.js';
 import { parseOAuthOptions } from './auth/options.js';
 
-export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
-export const DEFAULT_MAX_QUEUED_REQUESTS = 1_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_QUEUED_REQUESTS = 1_000;
 
 const BackoffSchema = z.strictObject({
   initialMs: z.number().int().positive().default(500),
@@ -37,6 +38,15 @@ const KeepaliveSchema = z.union([
   }),
 ]);
 
+/** After the restart budget is spent: try again every initialMs·2^n, capped at maxMs; `false` stays failed. */
+const ReviveSchema = z.union([
+  z.literal(false),
+  z.strictObject({
+    initialMs: z.number().int().positive().default(1_000),
+    maxMs: z.number().int().positive().max(3_600_000).default(30_000),
+  }),
+]);
+
 const TRANSPORT_ALIASES: Record<string, 'auto' | 'http' | 'sse' | 'stdio'> = {
   auto: 'auto',
   http: 'http',
@@ -49,7 +59,9 @@ const TRANSPORT_ALIASES: Record<string, 'auto' | 'http' | 'sse' | 'stdio'> = {
 
 const TransportTypeSchema = z
   .string()
-  .refine((value) => value in TRANSPORT_ALIASES, { message: `must be one of ${Object.keys(TRANSPORT_ALIASES).join(', ')}` })
+  .refine((value) => value in TRANSPORT_ALIASES, {
+    message: `must be one of ${Object.keys(TRANSPORT_ALIASES).join(', ')}`,
+  })
   .transform((value) => TRANSPORT_ALIASES[value]!);
 
 const common = {
@@ -59,12 +71,18 @@ const common = {
   maxQueuedRequests: z.number().int().positive().default(DEFAULT_MAX_QUEUED_REQUESTS),
   keepalive: KeepaliveSchema.default(KeepaliveSchema.parse({})),
   restart: RestartSchema.default(RestartSchema.parse({})),
+  revive: ReviveSchema.default(ReviveSchema.parse({})),
+  /** Requests in a row that time out with nothing answered before the connection is probed (0: never). */
+  probeAfterTimeouts: z.number().int().nonnegative().default(3),
 };
 
 /** An AuthProvider, or OAuth client options (checked in detail when the provider is built). */
-const AuthSchema = z.custom<AuthConfig>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
-  error: 'must be OAuth client options (an object) or an AuthProvider',
-});
+const AuthSchema = z.custom<AuthConfig>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  {
+    error: 'must be OAuth client options (an object) or an AuthProvider',
+  },
+);
 
 const UrlServerSchema = z.looseObject({
   url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
@@ -106,7 +124,7 @@ const CommandServerSchema = z.looseObject({
   ...common,
 });
 
-export const ServerConfigSchema = z.union([UrlServerSchema, CommandServerSchema], {
+const ServerConfigSchema = z.union([UrlServerSchema, CommandServerSchema], {
   error: 'needs either `url` (an HTTP server) or `command` (a stdio server)',
 });
 
@@ -114,6 +132,7 @@ export type ServerConfigInput = z.input<typeof UrlServerSchema> | z.input<typeof
 export type BackoffPolicy = z.output<typeof BackoffSchema>;
 export type RestartPolicy = z.output<typeof RestartSchema>;
 export type KeepaliveConfig = z.output<typeof KeepaliveSchema>;
+export type ReviveConfig = z.output<typeof ReviveSchema>;
 export type StdioShutdownConfig = z.output<typeof ShutdownSchema>;
 export type StdioStderrConfig = z.output<typeof StderrSchema>;
 
@@ -125,6 +144,8 @@ interface CommonResolved {
   maxQueuedRequests: number;
   keepalive: KeepaliveConfig;
   restart: RestartPolicy;
+  revive: ReviveConfig;
+  probeAfterTimeouts: number;
 }
 export interface UrlServerConfig extends CommonResolved {
   kind: 'url';
@@ -155,7 +176,14 @@ function toConfigError(prefix: string, error: z.ZodError): ConfigError {
 }
 
 /** `/sse` at the end of the path (trailing slash and query allowed) means legacy HTTP+SSE. */
-export function looksLikeLegacySse(url: URL): boolean {
+/** Where a server's configuration holds secrets, for the one redaction rule (observe/redact.ts). */
+export function secretSources(config: ServerConfig): SecretSources {
+  return config.kind === 'command'
+    ? { headers: config.headers, env: config.env }
+    : { headers: config.headers, url: config.url };
+}
+
+function looksLikeLegacySse(url: URL): boolean {
   return /\/sse\/?$/.test(url.pathname);
 }
 
@@ -165,7 +193,8 @@ export function parseServerConfig(name: string, input: unknown): ServerConfig {
   const parsed = ServerConfigSchema.safeParse(input);
   if (!parsed.success) {
     // The union's own message is vague; re-run the branch the input was aiming at for precise paths.
-    const aim = typeof input === 'object' && input !== null && 'command' in input ? CommandServerSchema : UrlServerSchema;
+    const aim =
+      typeof input === 'object' && input !== null && 'command' in input ? CommandServerSchema : UrlServerSchema;
     const precise = typeof input === 'object' && input !== null ? aim.safeParse(input) : parsed;
     throw toConfigError(`servers.${name}`, precise.success ? parsed.error : precise.error);
   }
@@ -178,28 +207,55 @@ export function parseServerConfig(name: string, input: unknown): ServerConfig {
     maxQueuedRequests: value.maxQueuedRequests,
     keepalive: value.keepalive,
     restart: value.restart,
+    revive: value.revive,
+    probeAfterTimeouts: value.probeAfterTimeouts,
   };
   if ('url' in value) {
     const url = new URL(value.url as string);
-    if (value.type === 'stdio') throw new ConfigError(`invalid configuration: servers.${name}.type: 'stdio' needs \`command\`, not \`url\``, [{ path: `servers.${name}.type`, message: "'stdio' needs `command`" }]);
+    if (value.type === 'stdio')
+      throw new ConfigError(`invalid configuration: servers.${name}.type: 'stdio' needs \`command\`, not \`url\``, [
+        { path: `servers.${name}.type`, message: "'stdio' needs `command`" },
+      ]);
     const type = value.type ?? (looksLikeLegacySse(url) ? 'sse' : 'auto');
     // OAuth options are checked here, so a config file's mistakes name their field at load time.
     if (value.auth !== undefined && !isAuthProvider(value.auth)) parseOAuthOptions(value.auth, `servers.${name}.auth`);
     return { kind: 'url', url, type, auth: value.auth as AuthConfig | undefined, ...shared };
   }
   if ('auth' in value && value.auth !== undefined) {
-    throw new ConfigError(`invalid configuration: servers.${name}.auth: authorization applies to HTTP servers (\`url\`); a stdio server gets its credentials from \`env\``, [{ path: `servers.${name}.auth`, message: 'only for `url` servers' }]);
+    throw new ConfigError(
+      `invalid configuration: servers.${name}.auth: authorization applies to HTTP servers (\`url\`); a stdio server gets its credentials from \`env\``,
+      [{ path: `servers.${name}.auth`, message: 'only for `url` servers' }],
+    );
   }
-  if (value.type && value.type !== 'stdio') throw new ConfigError(`invalid configuration: servers.${name}.type: '${value.type}' needs \`url\`, not \`command\``, [{ path: `servers.${name}.type`, message: `'${value.type}' needs \`url\`` }]);
-  return { kind: 'command', command: value.command, args: value.args, env: value.env, cwd: value.cwd, type: 'stdio', shutdown: value.shutdown, stderr: value.stderr, ...shared };
+  if (value.type && value.type !== 'stdio')
+    throw new ConfigError(
+      `invalid configuration: servers.${name}.type: '${value.type}' needs \`url\`, not \`command\``,
+      [{ path: `servers.${name}.type`, message: `'${value.type}' needs \`url\`` }],
+    );
+  return {
+    kind: 'command',
+    command: value.command,
+    args: value.args,
+    env: value.env,
+    cwd: value.cwd,
+    type: 'stdio',
+    shutdown: value.shutdown,
+    stderr: value.stderr,
+    ...shared,
+  };
 }
 
 export function parseServers(servers: unknown): ServerConfig[] {
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) {
-    throw new ConfigError('invalid configuration: servers: must be an object mapping server names to configs', [{ path: 'servers', message: 'must be an object' }]);
+    throw new ConfigError('invalid configuration: servers: must be an object mapping server names to configs', [
+      { path: 'servers', message: 'must be an object' },
+    ]);
   }
   const entries = Object.entries(servers);
-  if (entries.length === 0) throw new ConfigError('invalid configuration: servers: at least one server is needed', [{ path: 'servers', message: 'is empty' }]);
+  if (entries.length === 0)
+    throw new ConfigError('invalid configuration: servers: at least one server is needed', [
+      { path: 'servers', message: 'is empty' },
+    ]);
   return entries.map(([name, config]) => parseServerConfig(name, config));
 }
 
@@ -216,5 +272,7 @@ export function fromMcpServersJson(json: unknown): Record<string, ServerConfigIn
       return servers as Record<string, ServerConfigInput>;
     }
   }
-  throw new ConfigError('invalid configuration: expected an object with an `mcpServers` (or `servers`) map', [{ path: 'mcpServers', message: 'missing' }]);
+  throw new ConfigError('invalid configuration: expected an object with an `mcpServers` (or `servers`) map', [
+    { path: 'mcpServers', message: 'missing' },
+  ]);
 }

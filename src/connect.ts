@@ -2,7 +2,7 @@
  * `connect()`: one server, as a supervisor of one, with the same recovery and restarts.
  */
 import type { ServerConfigInput } from './config.js';
-import { ConnectionClosedError } from './protocol/errors.js';
+import { ConnectionClosedError } from './errors.js';
 import type { ServerHandle } from './server-handle.js';
 import { createSupervisor, type SupervisorOptions } from './supervisor.js';
 
@@ -27,7 +27,9 @@ export async function connect(config: ServerConfigInput, options: ConnectOptions
   if (status.state !== 'ready') {
     const failure = supervisor.lastFailureOf(name);
     await supervisor.stop();
-    throw failure ?? new ConnectionClosedError(`could not connect: ${status.lastError ?? status.state}`, { server: name });
+    throw (
+      failure ?? new ConnectionClosedError(`could not connect: ${status.lastError ?? status.state}`, { server: name })
+    );
   }
   // For a supervisor of one, closing the server stops the whole supervisor.
   const close = handle.close.bind(handle);

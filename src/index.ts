@@ -4,10 +4,28 @@
 export { connect, type ConnectOptions } from './connect.js';
 export { createSupervisor, Supervisor, type SupervisorOptions, type SupervisorEvents } from './supervisor.js';
 export { ServerHandle, type ServerStatus } from './server-handle.js';
-export type { ConnectionState, TransitionEvent, RequestOptions, RuntimeEvents, LogMessage } from './server-runtime.js';
-export type { ClientHandlers, Handler, HandlerContext, ElicitationOptions } from './server-requests.js';
+export type {
+  ConnectionState,
+  TransitionEvent,
+  RequestOptions,
+  RuntimeEvents,
+  LogMessage,
+} from './runtime/server-runtime.js';
+export type { ClientHandlers, Handler, HandlerContext, ElicitationOptions } from './runtime/server-requests.js';
 export type { Progress } from './protocol/pending.js';
-export { fromMcpServersJson, parseServerConfig, type ServerConfig, type ServerConfigInput, type RestartPolicy, type BackoffPolicy, type KeepaliveConfig, type StdioShutdownConfig, type StdioStderrConfig, type StderrForward, type StderrListener } from './config.js';
+export {
+  fromMcpServersJson,
+  parseServerConfig,
+  type ServerConfig,
+  type ServerConfigInput,
+  type RestartPolicy,
+  type BackoffPolicy,
+  type KeepaliveConfig,
+  type StdioShutdownConfig,
+  type StdioStderrConfig,
+  type StderrForward,
+  type StderrListener,
+} from './config.js';
 export {
   McpSupervisorError,
   McpError,
@@ -15,6 +33,7 @@ export {
   EndpointTimeoutError,
   ProtocolError,
   SessionExpiredError,
+  OutcomeUnknownError,
   ConnectionClosedError,
   SpawnError,
   RequestTimeoutError,
@@ -28,16 +47,44 @@ export {
   ConfigError,
   isMcpSupervisorError,
   type ErrorCode,
-} from './protocol/errors.js';
-export { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION, type CallToolResult, type ListToolsResult, type Tool, type Implementation } from './protocol/messages.js';
+} from './errors.js';
+export {
+  SUPPORTED_PROTOCOL_VERSIONS,
+  LATEST_PROTOCOL_VERSION,
+  type CallToolResult,
+  type ListToolsResult,
+  type Tool,
+  type Implementation,
+} from './protocol/messages.js';
 export type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from './protocol/jsonrpc.js';
 export type { TransportKind } from './transports/transport.js';
 export { VERSION } from './version.js';
 // Authorization: the built-in OAuth 2.1 client, token stores, a loopback redirect for CLIs.
 // The OAuth building blocks (discovery, PKCE, JWT, …) are in `mcp-supervisor/auth`.
-export { createOAuthProvider, parseOAuthOptions, type OAuthProvider, type OAuthClientOptions, type OAuthGrant, type RedirectHandler } from './auth/index.js';
+export {
+  createOAuthProvider,
+  parseOAuthOptions,
+  type OAuthProvider,
+  type OAuthClientOptions,
+  type OAuthGrant,
+  type RedirectHandler,
+} from './auth/index.js';
 export { memoryTokenStore, fileTokenStore } from './auth/token-store.js';
-export { createLoopbackRedirect, defaultOpenBrowser, type LoopbackRedirect, type LoopbackRedirectOptions } from './auth/loopback-redirect.js';
-export { isAuthProvider, type AuthConfig } from './auth/resolve-auth.js';
-export type { AuthProvider, AuthChallenge, AuthStatus, TokenStore, StoredAuthorization, OAuthTokens, OAuthClientInformation, TokenEndpointAuthMethod } from './auth/types.js';
-export { silentLogger, type Logger } from './logger.js';
+export {
+  createLoopbackRedirect,
+  defaultOpenBrowser,
+  type LoopbackRedirect,
+  type LoopbackRedirectOptions,
+} from './auth/loopback-redirect.js';
+export { isAuthProvider, type AuthConfig } from './auth/resolve-provider.js';
+export type {
+  AuthProvider,
+  AuthChallenge,
+  AuthStatus,
+  TokenStore,
+  StoredAuthorization,
+  OAuthTokens,
+  OAuthClientInformation,
+  TokenEndpointAuthMethod,
+} from './auth/types.js';
+export { silentLogger, type Logger } from './observe/logger.js';

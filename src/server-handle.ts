@@ -3,7 +3,7 @@
  * it talks to the server's runtime, never to a particular session or transport.
  */
 import type { CallToolResult, Implementation, ListToolsResult } from './protocol/messages.js';
-import type { RequestOptions, RuntimeEvents, ServerRuntime, ConnectionState } from './server-runtime.js';
+import type { RequestOptions, RuntimeEvents, ServerRuntime, ConnectionState } from './runtime/server-runtime.js';
 import type { TransportKind } from './transports/transport.js';
 import type { AuthStatus } from './auth/types.js';
 
@@ -18,6 +18,8 @@ export interface ServerStatus {
   sessionId: '[redacted]' | undefined;
   restarts: number;
   lastError: string | undefined;
+  /** While `failed` and a revival is due: when the next attempt is (epoch ms). */
+  nextAttemptAt?: number | undefined;
   keepalive: { lastRttMs: number | undefined; missed: number };
   /** Requests sent and awaiting an answer, and requests waiting for the connection. */
   requests: { inFlight: number; waiting: number };
@@ -32,6 +34,7 @@ export interface ServerStatus {
 export interface HandleOwner {
   restartsOf(server: string): number;
   closeServer(server: string): Promise<void>;
+  reconnectServer(server: string): Promise<void>;
 }
 
 const MAX_TOOL_PAGES = 100;
@@ -83,22 +86,35 @@ export class ServerHandle {
 
   status(): ServerStatus {
     const runtime = this.runtime;
-    const session = runtime.session;
+    const session = runtime.session();
+    const state = runtime.state();
     return {
       name: runtime.name,
-      state: runtime.state ?? 'stopped',
+      state,
       transport: runtime.transportKind,
       protocolVersion: session?.protocolVersion,
       serverInfo: session?.serverInfo,
       sessionId: session && runtime.transport?.hasSession ? '[redacted]' : undefined,
       restarts: this.owner.restartsOf(runtime.name),
-      lastError: runtime.lastError,
-      keepalive: { ...runtime.keepalive },
+      lastError: runtime.lastError(),
+      nextAttemptAt: state === 'failed' ? runtime.nextAttemptAt : undefined,
+      keepalive: runtime.keepalive(),
       requests: { inFlight: Math.max(0, runtime.pending.size - runtime.gate.waiting), waiting: runtime.gate.waiting },
       pid: runtime.transport?.pid,
-      stderrTail: runtime.config.kind === 'command' ? (runtime.transport?.stderrTail?.() ?? []) : undefined,
+      stderrTail:
+        runtime.config.kind === 'command'
+          ? (runtime.transport?.stderrTail?.() ?? []).map((line) => runtime.redact(line))
+          : undefined,
       auth: runtime.authorization.status(),
     };
+  }
+
+  /**
+   * A new transport and a new session now, whatever the state (a failed server too: its revival
+   * backoff starts over). Resolves when the connection serves again, or went down once more.
+   */
+  reconnect(): Promise<void> {
+    return this.owner.reconnectServer(this.runtime.name);
   }
 
   /** Ends this server's session (DELETE) and stops its connection; requests then fail fast. */

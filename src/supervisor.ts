@@ -3,24 +3,23 @@
  * with their effects, and exposes the supervisor and per-server handles. Users never touch
  * XState; the optional `inspect` observer sees the whole actor tree.
  */
-import { createActor, type Actor, type InspectionEvent, type Observer } from 'xstate';
-import type { ConnectionContext } from '../machines/connection.machine.js';
+import { createActor, type Actor, type ActorRefFrom, type InspectionEvent, type Observer } from 'xstate';
 import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
-import { supervisorMachine, type SupervisedServer } from '../machines/supervisor.machine.js';
-import { providedConnectionMachine } from './actors/connection-actors.js';
-import { registerRuntimes } from './actors/runtime-registry.js';
-import { parseServers, type ServerConfigInput } from './config.js';
-import { assertTransportSupported } from './transports/create-transport.js';
-import { Emitter } from './emitter.js';
-import { logTransition, silentLogger, type Logger } from './logger.js';
-import { createSanitizer, configuredSecrets, type Sanitizer } from './sanitize.js';
-import { ConfigError, ConnectionClosedError } from './protocol/errors.js';
+import type { SupervisedServer } from '../machines/supervisor.machine.js';
+import { type providedConnectionMachine, providedSupervisorMachine } from './runtime/actors/connection-actors.js';
+import { registerRuntimes } from './runtime/actors/runtime-registry.js';
+import { parseServerConfig, parseServers, secretSources, type ServerConfig, type ServerConfigInput } from './config.js';
+import { Emitter } from './observe/emitter.js';
+import { logTransition, silentLogger, type Logger } from './observe/logger.js';
+import { createSanitizer, type Sanitizer } from './observe/inspection.js';
+import { secretsOf } from './observe/redact.js';
+import { ConfigError, ConnectionClosedError } from './errors.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Implementation } from './protocol/messages.js';
 import type { Progress } from './protocol/pending.js';
-import type { ClientHandlers, ElicitationOptions } from './server-requests.js';
+import type { ClientHandlers, ElicitationOptions } from './runtime/server-requests.js';
 import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
-import { ServerRuntime, type LogMessage, type RuntimeEvents, type TransitionEvent } from './server-runtime.js';
+import { ServerRuntime, type LogMessage, type RuntimeEvents, type TransitionEvent } from './runtime/server-runtime.js';
 import type { Timers } from './transports/transport.js';
 import { VERSION } from './version.js';
 
@@ -50,56 +49,88 @@ export interface SupervisorEvents extends Record<string, unknown> {
 }
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
-/** Provided once: every supervisor shares the machine definitions (see actors/runtime-registry.ts). */
-const providedSupervisorMachine = supervisorMachine.provide({ actors: { connection: providedConnectionMachine } });
+
+type ConnectionRef = ActorRefFrom<typeof providedConnectionMachine>;
 
 export class Supervisor implements HandleOwner {
   private readonly runtimes = new Map<string, ServerRuntime>();
   private readonly handles = new Map<string, ServerHandle>();
+  private readonly configs = new Map<string, ServerConfig>();
   private readonly events = new Emitter<SupervisorEvents>();
-  private readonly servers: SupervisedServer[];
-  private readonly sanitizer: Sanitizer | undefined;
-  private actor: Actor<typeof supervisorMachine> | undefined;
+  private sanitizer: Sanitizer | undefined;
+  private actor: Actor<typeof providedSupervisorMachine> | undefined;
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private rootError: Error | undefined;
 
   constructor(private readonly options: SupervisorOptions) {
-    const configs = parseServers(options.servers);
-    for (const config of configs) assertTransportSupported(config);
-    if (options.inspect) this.sanitizer = createSanitizer(configuredSecrets(configs.map((config) => (config.kind === 'command' ? { ...config.headers, ...config.env } : config.headers))));
-    this.servers = configs.map((config) => ({
-      name: config.name,
-      restart: config.restart ?? DEFAULT_RESTART_POLICY,
-      connection: {
-        server: config.name,
-        transport: config.type,
-        listenerOpenTimeoutMs: Math.min(config.requestTimeoutMs, 10_000),
-        provenAfterMs: config.restart.provenAfterMs,
-        keepalive: config.keepalive,
-      },
-    }));
-    for (const config of configs) {
-      const runtime = new ServerRuntime({
-        config,
-        clientInfo: options.clientInfo ?? DEFAULT_CLIENT_INFO,
-        handlers: options.handlers,
-        elicitation: options.elicitation,
-        timers: options.timers,
-      });
-      const server = config.name;
-      const logger = options.logger ?? silentLogger;
-      // One hook per server, not a subscription per event: every server pays for it while idle.
-      runtime.events.forward((event, payload) => this.relay(server, logger, event, payload));
-      this.runtimes.set(config.name, runtime);
-      this.handles.set(config.name, new ServerHandle(runtime, this));
-    }
+    for (const config of parseServers(options.servers)) this.adopt(config);
+    this.updateSanitizer();
   }
 
   /** Starts every server; resolves once each is ready or has failed its first attempt (it keeps retrying). */
   start(): Promise<void> {
     this.starting ??= this.launch();
     return this.starting;
+  }
+
+  /**
+   * Adds a server at run time (validated like the configured ones; a name in use is a
+   * ConfigError). It starts at once if the supervisor has started. Returns its handle.
+   */
+  add(name: string, config: ServerConfigInput): ServerHandle {
+    if (this.handles.has(name)) throw new ConfigError(`invalid configuration: servers.${name}: the name is in use`);
+    if (this.stopping) throw new ConnectionClosedError('the supervisor is stopping', { server: name });
+    const handle = this.adopt(parseServerConfig(name, config));
+    this.updateSanitizer();
+    if (this.actor) {
+      this.runtimes.get(name)!.system = this.actor.system;
+      this.actor.send({ type: 'ADD_SERVER', server: supervisedServer(this.configs.get(name)!) });
+    }
+    return handle;
+  }
+
+  /** Closes a server (DELETE) and forgets it; its handle rejects every request with ConnectionClosedError. */
+  async remove(name: string): Promise<void> {
+    const runtime = this.runtimes.get(name);
+    if (!runtime) throw new ConfigError(`unknown server '${name}' (configured: ${this.names()})`);
+    this.handles.delete(name);
+    this.configs.delete(name);
+    this.updateSanitizer();
+    const ref = this.connection(name);
+    if (ref && this.actor) {
+      const closed = waitForEnd(ref);
+      this.actor.send({ type: 'REMOVE_SERVER', server: name });
+      await closed;
+    }
+    runtime.rejectWaitingRequests('the server was removed');
+    await runtime.closeSession().catch(() => {});
+    this.runtimes.delete(name);
+  }
+
+  private adopt(config: ServerConfig): ServerHandle {
+    const runtime = new ServerRuntime({
+      config,
+      clientInfo: this.options.clientInfo ?? DEFAULT_CLIENT_INFO,
+      handlers: this.options.handlers,
+      elicitation: this.options.elicitation,
+      timers: this.options.timers,
+    });
+    const server = config.name;
+    const logger = this.options.logger ?? silentLogger;
+    // One hook per server, not a subscription per event: every server pays for it while idle.
+    runtime.events.forward((event, payload) => this.relay(server, logger, event, payload));
+    const handle = new ServerHandle(runtime, this);
+    this.runtimes.set(server, runtime);
+    this.handles.set(server, handle);
+    this.configs.set(server, config);
+    return handle;
+  }
+
+  /** Inspection events are sanitized by the secrets of every server configured now. */
+  private updateSanitizer(): void {
+    if (this.options.inspect)
+      this.sanitizer = createSanitizer(secretsOf([...this.configs.values()].map(secretSources)));
   }
 
   private async launch(): Promise<void> {
@@ -109,7 +140,7 @@ export class Supervisor implements HandleOwner {
       return runtime;
     };
     const actor = createActor(providedSupervisorMachine, {
-      input: { servers: this.servers, random: this.options.random },
+      input: { servers: [...this.configs.values()].map(supervisedServer), random: this.options.random },
       inspect: (event) => this.inspect(event),
     });
     this.actor = actor;
@@ -118,25 +149,26 @@ export class Supervisor implements HandleOwner {
       error: (error) => {
         // The root must never die unobserved; every server is failed with the cause.
         this.rootError = error instanceof Error ? error : new Error(String(error));
-        for (const runtime of this.runtimes.values()) runtime.pending.failAll(new ConnectionClosedError(`supervisor crashed: ${this.rootError.message}`, { server: runtime.name }));
+        for (const runtime of this.runtimes.values())
+          runtime.pending.failAll(
+            new ConnectionClosedError(`supervisor crashed: ${this.rootError.message}`, { server: runtime.name }),
+          );
       },
     });
-    for (const runtime of this.runtimes.values()) {
-      runtime.sendToConnection = (event) => actor.system.get(runtime.name)?.send(event);
-    }
+    for (const runtime of this.runtimes.values()) runtime.system = actor.system;
     actor.start();
     await Promise.all([...this.runtimes.values()].map((runtime) => runtime.firstOutcome));
   }
 
+  /** Observes: transitions become events (nothing is started or decided here), the user's inspector sees sanitized copies. */
   private inspect(event: InspectionEvent): void {
     // Microsteps show transient states (expired) too; the snapshot event covers the start.
     if (event.type === '@xstate.microstep' || event.type === '@xstate.snapshot') {
       const systemId = (event.actorRef as { systemId?: string }).systemId;
       const runtime = systemId === undefined ? undefined : this.runtimes.get(systemId);
-      if (runtime && event.actorRef !== this.actor) {
-        const snapshot = event.snapshot as unknown as { status: string; error?: unknown; value: unknown; context: ConnectionContext };
-        if (snapshot.status === 'error') runtime.onCrash(snapshot.error);
-        else runtime.onSnapshot(snapshot.value, snapshot.context, event.event);
+      const snapshot = event.snapshot as { status?: string; value?: unknown };
+      if (runtime && event.actorRef !== this.actor && snapshot.status !== 'error') {
+        runtime.onTransition(snapshot.value, event.event);
       }
     }
     const user = this.options.inspect;
@@ -154,7 +186,10 @@ export class Supervisor implements HandleOwner {
 
   private async halt(): Promise<void> {
     const actor = this.actor;
-    if (!actor) return;
+    if (!actor) {
+      for (const runtime of this.runtimes.values()) runtime.rejectWaitingRequests('the supervisor was stopped');
+      return;
+    }
     // No waiting for start(): a stop during connect ends the attempt (start() then resolves too).
     await new Promise<void>((resolve) => {
       const subscription = actor.subscribe({ complete: () => resolve(), error: () => resolve() });
@@ -170,8 +205,12 @@ export class Supervisor implements HandleOwner {
 
   server(name: string): ServerHandle {
     const handle = this.handles.get(name);
-    if (!handle) throw new ConfigError(`unknown server '${name}' (configured: ${[...this.handles.keys()].join(', ')})`);
+    if (!handle) throw new ConfigError(`unknown server '${name}' (configured: ${this.names()})`);
     return handle;
+  }
+
+  private names(): string {
+    return [...this.handles.keys()].join(', ');
   }
 
   status(): Record<string, ServerStatus> {
@@ -194,7 +233,12 @@ export class Supervisor implements HandleOwner {
   }
 
   /** A server's event, as the supervisor's own (tagged with the server) and as log entries. */
-  private relay<K extends keyof RuntimeEvents>(server: string, logger: Logger, event: K, payload: RuntimeEvents[K]): void {
+  private relay<K extends keyof RuntimeEvents>(
+    server: string,
+    logger: Logger,
+    event: K,
+    payload: RuntimeEvents[K],
+  ): void {
     switch (event) {
       case 'transition': {
         const transition = payload as RuntimeEvents['transition'];
@@ -229,17 +273,56 @@ export class Supervisor implements HandleOwner {
 
   /** Closes one server (what its handle's `close()` does); the others go on. */
   async closeServer(name: string): Promise<void> {
-    const ref = this.actor?.system.get(name);
+    const ref = this.connection(name);
     if (!ref || ref.getSnapshot().status !== 'active') return;
-    await new Promise<void>((resolve) => {
-      const subscription = ref.subscribe({ complete: () => resolve(), error: () => resolve() });
-      ref.send({ type: 'CLOSE' });
-      if (ref.getSnapshot().status !== 'active') {
-        subscription.unsubscribe();
-        resolve();
-      }
-    });
+    const closed = waitForEnd(ref);
+    ref.send({ type: 'CLOSE' });
+    await closed;
   }
+
+  /** `handle.reconnect()`: resolves when the connection serves again, or went down once more. */
+  async reconnectServer(name: string): Promise<void> {
+    const runtime = this.runtimes.get(name);
+    const ref = this.connection(name);
+    if (!runtime || !ref || ref.getSnapshot().status !== 'active' || runtime.state() === 'closing') {
+      throw new ConnectionClosedError('cannot reconnect: the connection is closed', { server: name });
+    }
+    const attempt = runtime.nextAttempt();
+    ref.send({ type: 'RECONNECT' });
+    await attempt;
+  }
+
+  /** A server's connection actor (its systemId is the server's name). */
+  private connection(name: string): ConnectionRef | undefined {
+    return this.actor?.system.get(name) as ConnectionRef | undefined;
+  }
+}
+
+/** Resolves when an actor has ended (closed, or crashed). */
+function waitForEnd(ref: ConnectionRef): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const subscription = ref.subscribe({ complete: () => resolve(), error: () => resolve() });
+    if (ref.getSnapshot().status !== 'active') {
+      subscription.unsubscribe();
+      resolve();
+    }
+  });
+}
+
+/** What the supervisor machine needs of a server: its name, restart policy and connection input. */
+function supervisedServer(config: ServerConfig): SupervisedServer {
+  return {
+    name: config.name,
+    restart: config.restart ?? DEFAULT_RESTART_POLICY,
+    connection: {
+      server: config.name,
+      transport: config.type,
+      listenerOpenTimeoutMs: Math.min(config.requestTimeoutMs, 10_000),
+      provenAfterMs: config.restart.provenAfterMs,
+      keepalive: config.keepalive,
+      revive: config.revive,
+    },
+  };
 }
 
 export function createSupervisor(options: SupervisorOptions): Supervisor {

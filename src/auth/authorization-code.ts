@@ -2,7 +2,7 @@
  * The authorization code grant with PKCE (OAuth 2.1 §4.1): build the authorization URL, hand it
  * to `onRedirect`, check the redirect (state, iss, error), and redeem the code.
  */
-import { AuthorizationError } from '../protocol/errors.js';
+import { AuthorizationError } from '../errors.js';
 import type { ClientCredentials } from './client-auth.js';
 import type { Discovery } from './discovery.js';
 import type { HttpContext } from './http.js';
@@ -20,11 +20,16 @@ export interface AuthorizationCodeInput {
   scope: string | undefined;
 }
 
-export async function authorizationCodeGrant(input: AuthorizationCodeInput, ctx: HttpContext & { signal: AbortSignal }): Promise<OAuthTokens> {
+export async function authorizationCodeGrant(
+  input: AuthorizationCodeInput,
+  ctx: HttpContext & { signal: AbortSignal },
+): Promise<OAuthTokens> {
   const { discovery, credentials } = input;
   assertS256Supported(discovery.metadata, ctx.server);
   if (!discovery.authorizationEndpoint) {
-    throw new AuthorizationError(`authorization server ${discovery.issuer} publishes no authorization_endpoint`, { server: ctx.server });
+    throw new AuthorizationError(`authorization server ${discovery.issuer} publishes no authorization_endpoint`, {
+      server: ctx.server,
+    });
   }
   const pkce = createPkce();
   const state = createState();
@@ -45,19 +50,28 @@ export async function authorizationCodeGrant(input: AuthorizationCodeInput, ctx:
   } catch (error) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
     if (error instanceof AuthorizationError) throw error;
-    throw new AuthorizationError(`the authorization step (onRedirect) failed: ${error instanceof TypeError ? 'it did not return an absolute URL' : error instanceof Error ? error.message : String(error)}`, {
-      server: ctx.server,
-      fatal: false,
-      retryable: true,
-      cause: error,
-    });
+    throw new AuthorizationError(
+      `the authorization step (onRedirect) failed: ${error instanceof TypeError ? 'it did not return an absolute URL' : error instanceof Error ? error.message : String(error)}`,
+      {
+        server: ctx.server,
+        fatal: false,
+        retryable: true,
+        cause: error,
+      },
+    );
   }
   const code = readRedirect(returned, state, discovery, ctx.server);
   return requestTokens(
     {
       what: 'authorization_code grant',
       endpoint: discovery.tokenEndpoint,
-      params: { grant_type: 'authorization_code', code, redirect_uri: input.redirectUri, code_verifier: pkce.verifier, resource: input.resource },
+      params: {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: input.redirectUri,
+        code_verifier: pkce.verifier,
+        resource: input.resource,
+      },
       credentials,
     },
     ctx,
@@ -68,7 +82,10 @@ export async function authorizationCodeGrant(input: AuthorizationCodeInput, ctx:
 function readRedirect(returned: URL, state: string, discovery: Discovery, server: string): string {
   const params = returned.searchParams;
   if (params.get('state') !== state) {
-    throw new AuthorizationError('the redirect from the authorization server carries a state that does not match the request; ignoring it', { server });
+    throw new AuthorizationError(
+      'the redirect from the authorization server carries a state that does not match the request; ignoring it',
+      { server },
+    );
   }
   const iss = params.get('iss');
   if (iss !== null && iss !== discovery.issuer) {
@@ -77,11 +94,14 @@ function readRedirect(returned: URL, state: string, discovery: Discovery, server
   const error = params.get('error');
   if (error !== null) {
     const description = params.get('error_description');
-    throw new AuthorizationError(`the authorization server refused the authorization request (${error}${description ? `: ${description.slice(0, 200)}` : ''})`, {
-      server,
-      oauthError: error,
-      fatal: error !== 'temporarily_unavailable',
-    });
+    throw new AuthorizationError(
+      `the authorization server refused the authorization request (${error}${description ? `: ${description.slice(0, 200)}` : ''})`,
+      {
+        server,
+        oauthError: error,
+        fatal: error !== 'temporarily_unavailable',
+      },
+    );
   }
   const code = params.get('code');
   if (!code) throw new AuthorizationError('the redirect from the authorization server carries no code', { server });

@@ -3,7 +3,7 @@
  * from what the client holds and the server supports, and applying it to a request.
  */
 import type { KeyObject } from 'node:crypto';
-import { AuthorizationError } from '../protocol/errors.js';
+import { AuthorizationError } from '../errors.js';
 import { formEncode } from './http.js';
 import { clientAssertion, type SigningAlgorithm } from './jwt.js';
 import type { OAuthClientInformation, TokenEndpointAuthMethod } from './types.js';
@@ -51,13 +51,19 @@ export function registrationAuthMethod(supported: readonly string[] | undefined)
 }
 
 /** Adds the client's authentication to a token request's form and headers. */
-export function applyClientAuth(credentials: ClientCredentials, form: URLSearchParams, headers: Record<string, string>, server: string): void {
+export function applyClientAuth(
+  credentials: ClientCredentials,
+  form: URLSearchParams,
+  headers: Record<string, string>,
+  server: string,
+): void {
   const { client, method } = credentials;
   switch (method) {
     case 'client_secret_basic': {
       const secret = requireSecret(client, method, server);
       // RFC 6749 §2.3.1: both parts form-encoded before base64
-      headers['authorization'] = `Basic ${Buffer.from(`${formEncode(client.client_id)}:${formEncode(secret)}`).toString('base64')}`;
+      headers['authorization'] =
+        `Basic ${Buffer.from(`${formEncode(client.client_id)}:${formEncode(secret)}`).toString('base64')}`;
       return;
     }
     case 'client_secret_post':
@@ -65,7 +71,8 @@ export function applyClientAuth(credentials: ClientCredentials, form: URLSearchP
       form.set('client_secret', requireSecret(client, method, server));
       return;
     case 'private_key_jwt': {
-      if (!credentials.signingKey) throw new AuthorizationError('private_key_jwt client authentication needs privateKeyPem', { server });
+      if (!credentials.signingKey)
+        throw new AuthorizationError('private_key_jwt client authentication needs privateKeyPem', { server });
       const { key, algorithm, keyId } = credentials.signingKey;
       form.set('client_id', client.client_id);
       form.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
@@ -79,6 +86,10 @@ export function applyClientAuth(credentials: ClientCredentials, form: URLSearchP
 }
 
 function requireSecret(client: OAuthClientInformation, method: TokenEndpointAuthMethod, server: string): string {
-  if (!client.client_secret) throw new AuthorizationError(`${method} client authentication needs a client secret, and client ${client.client_id} has none`, { server });
+  if (!client.client_secret)
+    throw new AuthorizationError(
+      `${method} client authentication needs a client secret, and client ${client.client_id} has none`,
+      { server },
+    );
   return client.client_secret;
 }

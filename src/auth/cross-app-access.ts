@@ -4,16 +4,16 @@
  * (RFC 8693 token exchange), then present it to the MCP server's authorization server with the
  * JWT bearer grant (RFC 7523 §2.1).
  */
-import { AuthorizationError } from '../protocol/errors.js';
+import { AuthorizationError } from '../errors.js';
 import type { ClientCredentials } from './client-auth.js';
 import { formEncode, type HttpContext } from './http.js';
 import { postTokenRequest, requestTokens } from './token-endpoint.js';
 import type { OAuthTokens } from './types.js';
 
-export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
-export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
-export const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
-export const ID_JAG_TYPE = 'urn:ietf:params:oauth:token-type:id-jag';
+const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
+const ID_JAG_TYPE = 'urn:ietf:params:oauth:token-type:id-jag';
 
 export interface CrossAppAccessInput {
   idpTokenEndpoint: URL;
@@ -32,7 +32,8 @@ export async function crossAppAccessGrant(input: CrossAppAccessInput, ctx: HttpC
   const headers: Record<string, string> = {};
   const idpAuth: Record<string, string | undefined> = {};
   if (input.idpClientSecret) {
-    headers['authorization'] = `Basic ${Buffer.from(`${formEncode(input.idpClientId)}:${formEncode(input.idpClientSecret)}`).toString('base64')}`;
+    headers['authorization'] =
+      `Basic ${Buffer.from(`${formEncode(input.idpClientId)}:${formEncode(input.idpClientSecret)}`).toString('base64')}`;
   } else {
     idpAuth['client_id'] = input.idpClientId;
   }
@@ -55,10 +56,16 @@ export async function crossAppAccessGrant(input: CrossAppAccessInput, ctx: HttpC
     ctx,
   );
   const grant = exchanged['access_token'];
-  if (typeof grant !== 'string' || grant === '') throw new AuthorizationError('token exchange at the IdP: the answer has no access_token (ID-JAG)', { server: ctx.server });
+  if (typeof grant !== 'string' || grant === '')
+    throw new AuthorizationError('token exchange at the IdP: the answer has no access_token (ID-JAG)', {
+      server: ctx.server,
+    });
   const issuedType = exchanged['issued_token_type'];
   if (issuedType !== undefined && issuedType !== ID_JAG_TYPE) {
-    throw new AuthorizationError(`token exchange at the IdP: issued_token_type is ${JSON.stringify(issuedType)}, expected ${ID_JAG_TYPE}`, { server: ctx.server });
+    throw new AuthorizationError(
+      `token exchange at the IdP: issued_token_type is ${JSON.stringify(issuedType)}, expected ${ID_JAG_TYPE}`,
+      { server: ctx.server },
+    );
   }
   return requestTokens(
     {

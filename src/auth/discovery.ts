@@ -5,7 +5,7 @@
  * priority order. Without any PRM the 2025-03-26 rules apply: metadata at the MCP server's
  * origin, or the default `/authorize`, `/token` and `/register` there.
  */
-import { AuthorizationError } from '../protocol/errors.js';
+import { AuthorizationError } from '../errors.js';
 import { describeUrl, httpCall, parseJsonObject, type HttpCall, type HttpContext } from './http.js';
 import {
   authorizationServerMetadataSchema,
@@ -45,7 +45,10 @@ export function protectedResourceMetadataUrls(resourceUrl: URL, fromHeader: stri
 export function authorizationServerMetadataUrls(issuer: URL): URL[] {
   const path = issuer.pathname.replace(/\/$/, '');
   if (path === '') {
-    return [new URL('/.well-known/oauth-authorization-server', issuer.origin), new URL('/.well-known/openid-configuration', issuer.origin)];
+    return [
+      new URL('/.well-known/oauth-authorization-server', issuer.origin),
+      new URL('/.well-known/openid-configuration', issuer.origin),
+    ];
   }
   return [
     new URL(`/.well-known/oauth-authorization-server${path}`, issuer.origin),
@@ -54,7 +57,11 @@ export function authorizationServerMetadataUrls(issuer: URL): URL[] {
   ];
 }
 
-export async function discover(resourceUrl: URL, resourceMetadataFromHeader: string | undefined, ctx: HttpContext): Promise<Discovery> {
+export async function discover(
+  resourceUrl: URL,
+  resourceMetadataFromHeader: string | undefined,
+  ctx: HttpContext,
+): Promise<Discovery> {
   const prm = await fetchProtectedResourceMetadata(resourceUrl, resourceMetadataFromHeader, ctx);
   if (prm) {
     const issuer = prm.document.authorization_servers[0]!;
@@ -66,7 +73,10 @@ export async function discover(resourceUrl: URL, resourceMetadataFromHeader: str
       );
     }
     if (trimSlash(found.document.issuer) !== trimSlash(issuer)) {
-      throw new AuthorizationError(`authorization server metadata at ${found.url} names issuer ${found.document.issuer}, expected ${issuer}`, { server: ctx.server });
+      throw new AuthorizationError(
+        `authorization server metadata at ${found.url} names issuer ${found.document.issuer}, expected ${issuer}`,
+        { server: ctx.server },
+      );
     }
     return { resourceMetadata: prm, issuer: found.document.issuer, ...endpointsOf(found.document) };
   }
@@ -91,7 +101,12 @@ async function fetchProtectedResourceMetadata(
     const call: HttpCall = { what: 'protected resource metadata', method: 'GET', url };
     const answer = await httpCall(call, ctx);
     if (answer.status < 200 || answer.status >= 300) continue;
-    const document = validateDocument(protectedResourceMetadataSchema, parseJsonObject(answer, call, ctx), `protected resource metadata at ${describeUrl(url)}`, ctx.server);
+    const document = validateDocument(
+      protectedResourceMetadataSchema,
+      parseJsonObject(answer, call, ctx),
+      `protected resource metadata at ${describeUrl(url)}`,
+      ctx.server,
+    );
     if (!resourceCovers(document.resource, resourceUrl)) {
       // A server must not send the client to authorize for some other resource (RFC 9728 §3.3).
       throw new AuthorizationError(
@@ -104,15 +119,26 @@ async function fetchProtectedResourceMetadata(
   return undefined;
 }
 
-async function fetchAuthorizationServerMetadata(issuer: URL, ctx: HttpContext): Promise<{ url: string; document: AuthorizationServerMetadata } | undefined> {
+async function fetchAuthorizationServerMetadata(
+  issuer: URL,
+  ctx: HttpContext,
+): Promise<{ url: string; document: AuthorizationServerMetadata } | undefined> {
   for (const url of authorizationServerMetadataUrls(issuer)) {
     const call: HttpCall = { what: 'authorization server metadata', method: 'GET', url };
     const answer = await httpCall(call, ctx);
     if (answer.status >= 500) {
-      throw new AuthorizationError(`authorization server metadata: GET ${describeUrl(url)} answered HTTP ${answer.status}`, { server: ctx.server, fatal: false, retryable: true });
+      throw new AuthorizationError(
+        `authorization server metadata: GET ${describeUrl(url)} answered HTTP ${answer.status}`,
+        { server: ctx.server, fatal: false, retryable: true },
+      );
     }
     if (answer.status < 200 || answer.status >= 300) continue;
-    const document = validateDocument(authorizationServerMetadataSchema, parseJsonObject(answer, call, ctx), `authorization server metadata at ${describeUrl(url)}`, ctx.server);
+    const document = validateDocument(
+      authorizationServerMetadataSchema,
+      parseJsonObject(answer, call, ctx),
+      `authorization server metadata at ${describeUrl(url)}`,
+      ctx.server,
+    );
     return { url: describeUrl(url), document };
   }
   return undefined;

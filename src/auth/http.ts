@@ -4,8 +4,9 @@
  * bodies, and errors that name the step and the URL (without its query) but no secret.
  */
 import { request } from 'undici';
-import { AuthorizationError } from '../protocol/errors.js';
-import { isAbortError, readBodyBounded } from '../transports/http-body.js';
+import { AuthorizationError } from '../errors.js';
+import { isAbortError, McpSupervisorError } from '../errors.js';
+import { readBodyBounded } from '../transports/response-body.js';
 
 /** Metadata documents and token responses are small; anything bigger is refused. */
 const MAX_BODY_BYTES = 256 * 1024;
@@ -52,11 +53,19 @@ export async function httpCall(call: HttpCall, ctx: HttpContext): Promise<HttpAn
     return { status: response.statusCode, text, contentType };
   } catch (error) {
     if (isAbortError(error) || ctx.signal?.aborted) throw ctx.signal?.reason ?? error;
-    const code = (error as { code?: string } | null)?.code;
+    // The bounded body read already says what failed (a typed error): its message, not its code.
+    const code = error instanceof McpSupervisorError ? undefined : (error as { code?: string } | null)?.code;
     const reason =
-      code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' ? `timed out after ${ctx.timeoutMs} ms` : (code ?? (error instanceof Error ? error.message : String(error)));
+      code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'
+        ? `timed out after ${ctx.timeoutMs} ms`
+        : (code ?? (error instanceof Error ? error.message : String(error)));
     // Network trouble may pass: not fatal, worth retrying.
-    throw new AuthorizationError(`${call.what}: ${where} failed: ${reason}`, { server: ctx.server, fatal: false, retryable: true, cause: error });
+    throw new AuthorizationError(`${call.what}: ${where} failed: ${reason}`, {
+      server: ctx.server,
+      fatal: false,
+      retryable: true,
+      cause: error,
+    });
   }
 }
 
@@ -66,10 +75,16 @@ export function parseJsonObject(answer: HttpAnswer, call: HttpCall, ctx: HttpCon
   try {
     value = JSON.parse(answer.text);
   } catch {
-    throw new AuthorizationError(`${call.what}: ${call.method} ${describeUrl(call.url)} answered HTTP ${answer.status} with a body that is not JSON`, { server: ctx.server });
+    throw new AuthorizationError(
+      `${call.what}: ${call.method} ${describeUrl(call.url)} answered HTTP ${answer.status} with a body that is not JSON`,
+      { server: ctx.server },
+    );
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new AuthorizationError(`${call.what}: ${call.method} ${describeUrl(call.url)} answered HTTP ${answer.status} with JSON that is not an object`, { server: ctx.server });
+    throw new AuthorizationError(
+      `${call.what}: ${call.method} ${describeUrl(call.url)} answered HTTP ${answer.status} with JSON that is not an object`,
+      { server: ctx.server },
+    );
   }
   return value as Record<string, unknown>;
 }

@@ -1,8 +1,18 @@
 /** The built-in OAuth 2.1 client for MCP servers, and its building blocks. */
 export { createOAuthProvider, type OAuthProvider, type OAuthProviderContext } from './oauth-provider.js';
 export { parseOAuthOptions, type OAuthClientOptions, type OAuthGrant, type RedirectHandler } from './options.js';
-export { parseWwwAuthenticate, parseBearerChallenge, type Challenge, type BearerChallenge } from './www-authenticate.js';
-export { discover, protectedResourceMetadataUrls, authorizationServerMetadataUrls, type Discovery } from './discovery.js';
+export {
+  parseWwwAuthenticate,
+  parseBearerChallenge,
+  type Challenge,
+  type BearerChallenge,
+} from './www-authenticate.js';
+export {
+  discover,
+  protectedResourceMetadataUrls,
+  authorizationServerMetadataUrls,
+  type Discovery,
+} from './discovery.js';
 export { canonicalResource, resourceCovers } from './resource.js';
 export type { ProtectedResourceMetadata, AuthorizationServerMetadata } from './metadata.js';
 export { createPkce, s256, assertS256Supported, type Pkce } from './pkce.js';

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { AuthorizationError, ConfigError, describeError } from '../protocol/errors.js';
+import { AuthorizationError, ConfigError, describeError } from '../errors.js';
 
 export interface LoopbackRedirectOptions {
   /** The port to listen on; 0 (the default) picks a free one. */
@@ -44,7 +44,7 @@ export interface LoopbackRedirect {
    * on a flow that no longer exists). Rejects with a `ConfigError` for an authorization URL that
    * is not http(s) or whose `redirect_uri` parameter is not this listener's.
    */
-  onRedirect(authorizationUrl: URL, signal: AbortSignal): Promise<URL>;
+  onRedirect: (authorizationUrl: URL, signal: AbortSignal) => Promise<URL>;
   /** Stops the server (rejecting a waiting `onRedirect`) and frees the port. Idempotent. */
   close(): Promise<void>;
 }
@@ -91,38 +91,74 @@ export async function createLoopbackRedirect(options: LoopbackRedirectOptions = 
   if (host === 'localhost') {
     // Browsers may resolve localhost to ::1 first; without IPv6 loopback 127.0.0.1 alone serves.
     const secondary = createServer(handle);
-    if (await listen(secondary, boundPort, '::1').then(() => true, () => false)) servers.push(secondary);
+    if (
+      await listen(secondary, boundPort, '::1').then(
+        () => true,
+        () => false,
+      )
+    )
+      servers.push(secondary);
   }
   for (const server of servers) server.unref();
 
   function answer(request: IncomingMessage, response: ServerResponse): void {
-    if (!loopbackHosts.has((request.headers.host ?? '').toLowerCase())) return send(response, 400, page('Bad request', 'Unexpected host.'));
+    if (!loopbackHosts.has((request.headers.host ?? '').toLowerCase()))
+      return send(response, 400, page('Bad request', 'Unexpected host.'));
     const url = new URL(request.url ?? '/', redirectUri);
     if (url.pathname !== path) return send(response, 404, page('Not found', 'Nothing here.'));
     if (request.method !== 'GET') return send(response, 405, page('Method not allowed', 'Only GET.'), { allow: 'GET' });
-    if (!pending) return send(response, 400, page('No authorization in progress', 'Nothing is waiting for this answer. You can close this window.'));
+    if (!pending)
+      return send(
+        response,
+        400,
+        page('No authorization in progress', 'Nothing is waiting for this answer. You can close this window.'),
+      );
     const params = url.searchParams;
     const error = params.get('error');
-    if (error === null && !params.has('code')) return send(response, 400, page('Not an authorization response', 'This address expects the authorization server’s redirect.'));
+    if (error === null && !params.has('code'))
+      return send(
+        response,
+        400,
+        page('Not an authorization response', 'This address expects the authorization server’s redirect.'),
+      );
     // A stale tab from an earlier attempt must not end (or feed a wrong code to) the current one.
     if (pending.state !== null && params.has('state') && params.get('state') !== pending.state) {
-      return send(response, 400, page('Outdated authorization response', 'This answer belongs to an earlier attempt. Please use the most recent browser tab.'));
+      return send(
+        response,
+        400,
+        page(
+          'Outdated authorization response',
+          'This answer belongs to an earlier attempt. Please use the most recent browser tab.',
+        ),
+      );
     }
-    if (error === null) send(response, 200, options.successHtml ?? page('Authorization complete', 'You can close this window and return to the application.'));
+    if (error === null)
+      send(
+        response,
+        200,
+        options.successHtml ??
+          page('Authorization complete', 'You can close this window and return to the application.'),
+      );
     else send(response, 200, page('Authorization failed', describeOAuthError(error, params.get('error_description'))));
     pending.resolve(url);
   }
 
   async function onRedirect(authorizationUrl: URL, signal: AbortSignal): Promise<URL> {
-    if (!(authorizationUrl instanceof URL) || (authorizationUrl.protocol !== 'https:' && authorizationUrl.protocol !== 'http:')) {
+    if (
+      !(authorizationUrl instanceof URL) ||
+      (authorizationUrl.protocol !== 'https:' && authorizationUrl.protocol !== 'http:')
+    ) {
       throw new ConfigError('the authorization URL must be an http(s) URL');
     }
     const registered = authorizationUrl.searchParams.get('redirect_uri');
     if (registered !== null && registered !== redirectUri) {
-      throw new ConfigError(`the authorization URL's redirect_uri is not ${redirectUri}, so the browser would never come back to this listener`);
+      throw new ConfigError(
+        `the authorization URL's redirect_uri is not ${redirectUri}, so the browser would never come back to this listener`,
+      );
     }
     if (closing) throw new AuthorizationError('the loopback redirect listener is closed', { fatal: false });
-    if (pending) throw new AuthorizationError('another authorization is already waiting for the browser', { fatal: false });
+    if (pending)
+      throw new AuthorizationError('another authorization is already waiting for the browser', { fatal: false });
     if (signal.aborted) throw aborted(signal);
 
     print(`Open this URL in your browser to authorize: ${authorizationUrl.href}`);
@@ -135,7 +171,11 @@ export async function createLoopbackRedirect(options: LoopbackRedirectOptions = 
       };
       const onAbort = () => current.reject(aborted(signal));
       const timer = setTimeout(() => {
-        current.reject(new AuthorizationError(`no authorization response arrived at ${redirectUri} within ${timeoutMs} ms`, { fatal: false }));
+        current.reject(
+          new AuthorizationError(`no authorization response arrived at ${redirectUri} within ${timeoutMs} ms`, {
+            fatal: false,
+          }),
+        );
       }, timeoutMs);
       const current: Pending = {
         state: authorizationUrl.searchParams.get('state'),
@@ -158,7 +198,9 @@ export async function createLoopbackRedirect(options: LoopbackRedirectOptions = 
       // A browser that cannot be opened is no reason to fail: the URL is printed above.
       void Promise.resolve()
         .then(() => open(new URL(authorizationUrl.href)))
-        .catch((error: unknown) => print(`Could not open a browser (${describeError(error)}); open the URL above yourself.`));
+        .catch((error: unknown) =>
+          print(`Could not open a browser (${describeError(error)}); open the URL above yourself.`),
+        );
     }
     return callback;
   }
@@ -181,7 +223,8 @@ export async function createLoopbackRedirect(options: LoopbackRedirectOptions = 
  * endpoint comes from remote metadata and must not open files or other handlers.
  */
 export function defaultOpenBrowser(url: URL): void {
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError('only http(s) URLs are opened in the browser');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError('only http(s) URLs are opened in the browser');
   const [command, args] =
     process.platform === 'darwin'
       ? ['open', [url.href]]
@@ -198,18 +241,31 @@ export function defaultOpenBrowser(url: URL): void {
 }
 
 function checkOptions(port: number, host: string, path: string, timeoutMs: number): void {
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError(`loopback redirect: port must be an integer from 0 to 65535, not ${String(port)}`);
-  if (host !== '127.0.0.1' && host !== 'localhost') throw new ConfigError(`loopback redirect: host must be '127.0.0.1' or 'localhost', not ${JSON.stringify(host)}`);
-  if (typeof path !== 'string' || !/^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*$/.test(path) || new URL(path, 'http://127.0.0.1').pathname !== path) {
-    throw new ConfigError(`loopback redirect: path must be an absolute, normalised URL path such as '/callback', not ${JSON.stringify(path)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new ConfigError(`loopback redirect: port must be an integer from 0 to 65535, not ${String(port)}`);
+  if (host !== '127.0.0.1' && host !== 'localhost')
+    throw new ConfigError(`loopback redirect: host must be '127.0.0.1' or 'localhost', not ${JSON.stringify(host)}`);
+  if (
+    typeof path !== 'string' ||
+    !/^\/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*$/.test(path) ||
+    new URL(path, 'http://127.0.0.1').pathname !== path
+  ) {
+    throw new ConfigError(
+      `loopback redirect: path must be an absolute, normalised URL path such as '/callback', not ${JSON.stringify(path)}`,
+    );
   }
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_TIMER_MS) throw new ConfigError(`loopback redirect: timeoutMs must be a positive integer of milliseconds, not ${String(timeoutMs)}`);
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_TIMER_MS)
+    throw new ConfigError(
+      `loopback redirect: timeoutMs must be a positive integer of milliseconds, not ${String(timeoutMs)}`,
+    );
 }
 
 function listen(server: Server, port: number, address: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: Error & { code?: string }) => {
-      reject(new ConfigError(`loopback redirect: cannot listen on ${address}:${port} (${error.code ?? error.message})`));
+      reject(
+        new ConfigError(`loopback redirect: cannot listen on ${address}:${port} (${error.code ?? error.message})`),
+      );
     };
     server.once('error', onError);
     server.listen({ port, host: address, exclusive: true }, () => {

@@ -3,9 +3,11 @@
  * Authorization Server Metadata (RFC 8414 / OpenID Connect Discovery). Unknown fields pass.
  */
 import { z } from 'zod';
-import { AuthorizationError } from '../protocol/errors.js';
+import { AuthorizationError } from '../errors.js';
 
-const httpUrl = z.string().refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), 'must be an http(s) URL');
+const httpUrl = z
+  .string()
+  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), 'must be an http(s) URL');
 const strings = z.array(z.string());
 
 export const protectedResourceMetadataSchema = z.looseObject({
@@ -35,6 +37,8 @@ export type AuthorizationServerMetadata = z.infer<typeof authorizationServerMeta
 export function validateDocument<T>(schema: z.ZodType<T>, value: unknown, what: string, server: string): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => `${issue.path.join('.') || '(document)'}: ${issue.message}`).join('; ');
+  const issues = result.error.issues
+    .map((issue) => `${issue.path.join('.') || '(document)'}: ${issue.message}`)
+    .join('; ');
   throw new AuthorizationError(`${what} is invalid: ${issues}`, { server });
 }

@@ -4,8 +4,7 @@
  * discovery, client identity and a full grant; step-up on `insufficient_scope`; a limit on
  * attempts that do not lead to a successful request.
  */
-import { AuthorizationError, ConfigError } from '../protocol/errors.js';
-import { isAbortError } from '../transports/http-body.js';
+import { AuthorizationError, ConfigError, isAbortError } from '../errors.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { chooseAuthMethod, type ClientCredentials, type SigningKey } from './client-auth.js';
 import { clientCredentialsGrant } from './client-credentials.js';
@@ -19,7 +18,14 @@ import { resolveClient } from './registration.js';
 import { canonicalResource } from './resource.js';
 import { scopesCover, selectScope, unionScopes } from './scopes.js';
 import { memoryTokenStore } from './token-store.js';
-import type { AuthChallenge, AuthProvider, AuthStatus, OAuthClientInformation, OAuthTokens, TokenStore } from './types.js';
+import type {
+  AuthChallenge,
+  AuthProvider,
+  AuthStatus,
+  OAuthClientInformation,
+  OAuthTokens,
+  TokenStore,
+} from './types.js';
 import { parseBearerChallenge, type BearerChallenge } from './www-authenticate.js';
 
 export interface OAuthProviderContext {
@@ -72,9 +78,10 @@ class OAuthClientProvider implements OAuthProvider {
     // supplies both from its loopback listener after the file was validated.
     for (const field of ['redirectUri', 'onRedirect'] as const) {
       if (this.#grant === 'authorization_code' && !this.#options[field]) {
-        throw new ConfigError(`${path}.${field}: required for the authorization_code grant (it completes the browser step)`, [
-          { path: `${path}.${field}`, message: 'required for the authorization_code grant' },
-        ]);
+        throw new ConfigError(
+          `${path}.${field}: required for the authorization_code grant (it completes the browser step)`,
+          [{ path: `${path}.${field}`, message: 'required for the authorization_code grant' }],
+        );
       }
     }
     this.#resourceUrl = new URL(context.resourceUrl.href);
@@ -83,7 +90,11 @@ class OAuthClientProvider implements OAuthProvider {
     this.#store = this.#options.store ?? memoryTokenStore();
     if (this.#options.privateKeyPem) {
       const key = loadPrivateKey(this.#options.privateKeyPem);
-      this.#signingKey = { key, algorithm: this.#options.signingAlgorithm ?? defaultAlgorithm(key)!, keyId: this.#options.keyId };
+      this.#signingKey = {
+        key,
+        algorithm: this.#options.signingAlgorithm ?? defaultAlgorithm(key)!,
+        keyId: this.#options.keyId,
+      };
     }
     this.#loaded = this.#load();
     // Observed here; ready() and authorize() still reject with the store's error.
@@ -127,10 +138,13 @@ class OAuthClientProvider implements OAuthProvider {
     signal.throwIfAborted();
     const maxAttempts = this.#options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     if (this.#attempts >= maxAttempts) {
-      throw new AuthorizationError(`gave up after ${this.#attempts} authorization attempts that did not lead to a successful request (HTTP ${challenge.status} again)`, {
-        server: this.#server,
-        oauthError: parseBearerChallenge(challenge.wwwAuthenticate).error,
-      });
+      throw new AuthorizationError(
+        `gave up after ${this.#attempts} authorization attempts that did not lead to a successful request (HTTP ${challenge.status} again)`,
+        {
+          server: this.#server,
+          oauthError: parseBearerChallenge(challenge.wwwAuthenticate).error,
+        },
+      );
     }
     const bearer = parseBearerChallenge(challenge.wwwAuthenticate);
     const ctx = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
@@ -146,7 +160,9 @@ class OAuthClientProvider implements OAuthProvider {
       this.#attempts++;
       return;
     }
-    const scope = stepUp ? unionScopes(this.#requestedScope, this.#tokens?.scope, bearer.scope) : unionScopes(this.#requestedScope, this.#initialScope(bearer, discovery));
+    const scope = stepUp
+      ? unionScopes(this.#requestedScope, this.#tokens?.scope, bearer.scope)
+      : unionScopes(this.#requestedScope, this.#initialScope(bearer, discovery));
     const credentials = await this.#credentials(discovery, ctx);
     const tokens = await this.#runGrant(discovery, credentials, scope, ctx);
     await this.#accept(tokens, scope);
@@ -171,11 +187,20 @@ class OAuthClientProvider implements OAuthProvider {
     if (!refreshToken || !scopesCover(this.#tokens?.scope ?? this.#requestedScope, bearer.scope)) return false;
     try {
       const credentials = await this.#credentials(discovery, ctx);
-      const tokens = await refreshGrant({ tokenEndpoint: discovery.tokenEndpoint, credentials, refreshToken, resource: this.resource }, ctx);
+      const tokens = await refreshGrant(
+        { tokenEndpoint: discovery.tokenEndpoint, credentials, refreshToken, resource: this.resource },
+        ctx,
+      );
       await this.#accept(tokens, this.#tokens?.scope ?? this.#requestedScope);
       return true;
     } catch (error) {
-      if (isAbortError(error) || ctx.signal?.aborted || !(error instanceof AuthorizationError) || error.oauthError === undefined) throw error;
+      if (
+        isAbortError(error) ||
+        ctx.signal?.aborted ||
+        !(error instanceof AuthorizationError) ||
+        error.oauthError === undefined
+      )
+        throw error;
       // The server refused the refresh token (expired, revoked, rotated away): start over.
       this.#tokens = this.#tokens ? { ...this.#tokens, refresh_token: undefined } : undefined;
       if (error.oauthError === 'invalid_client' && !this.#options.clientId) this.#client = undefined;
@@ -189,17 +214,40 @@ class OAuthClientProvider implements OAuthProvider {
       this.#client = resolved.client;
       await this.#save();
     }
-    const method = chooseAuthMethod(resolved.client, discovery.metadata?.token_endpoint_auth_methods_supported, this.#options.tokenEndpointAuthMethod, !!this.#signingKey);
+    const method = chooseAuthMethod(
+      resolved.client,
+      discovery.metadata?.token_endpoint_auth_methods_supported,
+      this.#options.tokenEndpointAuthMethod,
+      !!this.#signingKey,
+    );
     return { client: resolved.client, method, signingKey: this.#signingKey, audience: discovery.issuer };
   }
 
-  async #runGrant(discovery: Discovery, credentials: ClientCredentials, scope: string | undefined, ctx: HttpContext & { signal: AbortSignal }): Promise<OAuthTokens> {
+  async #runGrant(
+    discovery: Discovery,
+    credentials: ClientCredentials,
+    scope: string | undefined,
+    ctx: HttpContext & { signal: AbortSignal },
+  ): Promise<OAuthTokens> {
     const o = this.#options;
     switch (this.#grant) {
       case 'authorization_code':
-        return authorizationCodeGrant({ discovery, credentials, redirectUri: o.redirectUri!, onRedirect: o.onRedirect!, resource: this.resource, scope }, ctx);
+        return authorizationCodeGrant(
+          {
+            discovery,
+            credentials,
+            redirectUri: o.redirectUri!,
+            onRedirect: o.onRedirect!,
+            resource: this.resource,
+            scope,
+          },
+          ctx,
+        );
       case 'client_credentials':
-        return clientCredentialsGrant({ tokenEndpoint: discovery.tokenEndpoint, credentials, resource: this.resource, scope }, ctx);
+        return clientCredentialsGrant(
+          { tokenEndpoint: discovery.tokenEndpoint, credentials, resource: this.resource, scope },
+          ctx,
+        );
       case 'cross_app_access': {
         const idToken = typeof o.idpIdToken === 'function' ? await o.idpIdToken() : o.idpIdToken!;
         return crossAppAccessGrant(

@@ -3,7 +3,7 @@
  * from a config file; `onRedirect`, `idpIdToken` as a function, and `store` come from code.
  */
 import { z } from 'zod';
-import { ConfigError } from '../protocol/errors.js';
+import { ConfigError } from '../errors.js';
 import { SIGNING_ALGORITHMS, defaultAlgorithm, keyMismatch, loadPrivateKey, type SigningAlgorithm } from './jwt.js';
 import type { TokenEndpointAuthMethod, TokenStore } from './types.js';
 
@@ -69,7 +69,9 @@ export interface OAuthClientOptions {
   timeoutMs?: number | undefined;
 }
 
-const httpsOrHttpUrl = z.string().refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
+const httpsOrHttpUrl = z
+  .string()
+  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
 const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function', 'must be a function');
 
 const schema = z
@@ -79,14 +81,22 @@ const schema = z
     clientSecret: z.string().min(1).optional(),
     clientMetadataUrl: z
       .string()
-      .refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:' && new URL(v).pathname !== '/', 'must be an https URL with a path')
+      .refine(
+        (v) => URL.canParse(v) && new URL(v).protocol === 'https:' && new URL(v).pathname !== '/',
+        'must be an https URL with a path',
+      )
       .optional(),
     clientName: z.string().min(1).optional(),
-    redirectUri: z.string().refine((v) => URL.canParse(v), 'must be an absolute URL').optional(),
+    redirectUri: z
+      .string()
+      .refine((v) => URL.canParse(v), 'must be an absolute URL')
+      .optional(),
     onRedirect: fn.optional(),
     scope: z.string().optional(),
     offlineAccess: z.boolean().optional(),
-    tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']).optional(),
+    tokenEndpointAuthMethod: z
+      .enum(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'])
+      .optional(),
     privateKeyPem: z.string().min(1).optional(),
     signingAlgorithm: z.enum(SIGNING_ALGORITHMS).optional(),
     keyId: z.string().min(1).optional(),
@@ -94,30 +104,50 @@ const schema = z
     idpIdToken: z.union([z.string().min(1), fn]).optional(),
     idpClientId: z.string().min(1).optional(),
     idpClientSecret: z.string().min(1).optional(),
-    store: z.custom<TokenStore>((v) => typeof v === 'object' && v !== null && ['load', 'save', 'clear'].every((k) => typeof (v as Record<string, unknown>)[k] === 'function'), 'must have load, save and clear methods').optional(),
+    store: z
+      .custom<TokenStore>(
+        (v) =>
+          typeof v === 'object' &&
+          v !== null &&
+          ['load', 'save', 'clear'].every((k) => typeof (v as Record<string, unknown>)[k] === 'function'),
+        'must have load, save and clear methods',
+      )
+      .optional(),
     maxAttempts: z.number().int().min(1).optional(),
     timeoutMs: z.number().int().positive().optional(),
   })
   .superRefine((o, ctx) => {
     const need = (field: string, message: string) => ctx.addIssue({ code: 'custom', path: [field], message });
     const grant = o.grant ?? 'authorization_code';
-    if (grant !== 'authorization_code' && !o.clientId) need('clientId', `required for the ${grant} grant (it needs a pre-registered client)`);
-    if (grant === 'client_credentials' && !o.clientSecret && !o.privateKeyPem) need('clientSecret', 'the client_credentials grant needs clientSecret or privateKeyPem');
+    if (grant !== 'authorization_code' && !o.clientId)
+      need('clientId', `required for the ${grant} grant (it needs a pre-registered client)`);
+    if (grant === 'client_credentials' && !o.clientSecret && !o.privateKeyPem)
+      need('clientSecret', 'the client_credentials grant needs clientSecret or privateKeyPem');
     if (grant === 'cross_app_access') {
       if (!o.idpTokenEndpoint) need('idpTokenEndpoint', 'required for the cross_app_access grant');
       if (!o.idpIdToken) need('idpIdToken', 'required for the cross_app_access grant');
       if (!o.idpClientId) need('idpClientId', 'required for the cross_app_access grant');
     }
-    if (o.clientSecret && !o.clientId) need('clientSecret', 'set clientId too: a secret belongs to a pre-registered client');
-    if (o.tokenEndpointAuthMethod === 'private_key_jwt' && !o.privateKeyPem) need('privateKeyPem', 'required for tokenEndpointAuthMethod private_key_jwt');
-    if (o.clientId && (o.tokenEndpointAuthMethod === 'client_secret_basic' || o.tokenEndpointAuthMethod === 'client_secret_post') && !o.clientSecret) {
+    if (o.clientSecret && !o.clientId)
+      need('clientSecret', 'set clientId too: a secret belongs to a pre-registered client');
+    if (o.tokenEndpointAuthMethod === 'private_key_jwt' && !o.privateKeyPem)
+      need('privateKeyPem', 'required for tokenEndpointAuthMethod private_key_jwt');
+    if (
+      o.clientId &&
+      (o.tokenEndpointAuthMethod === 'client_secret_basic' || o.tokenEndpointAuthMethod === 'client_secret_post') &&
+      !o.clientSecret
+    ) {
       need('clientSecret', `required for tokenEndpointAuthMethod ${o.tokenEndpointAuthMethod}`);
     }
     if (o.privateKeyPem) {
       try {
         const key = loadPrivateKey(o.privateKeyPem);
         const algorithm = o.signingAlgorithm ?? defaultAlgorithm(key);
-        if (!algorithm) need('signingAlgorithm', `cannot infer an algorithm for a ${key.asymmetricKeyType} key; set signingAlgorithm`);
+        if (!algorithm)
+          need(
+            'signingAlgorithm',
+            `cannot infer an algorithm for a ${key.asymmetricKeyType} key; set signingAlgorithm`,
+          );
         else {
           const mismatch = keyMismatch(key, algorithm);
           if (mismatch) need('signingAlgorithm', mismatch);
@@ -136,6 +166,9 @@ const schema = z
 export function parseOAuthOptions(value: unknown, path = 'auth'): OAuthClientOptions {
   const result = schema.safeParse(value);
   if (result.success) return result.data as OAuthClientOptions;
-  const issues = result.error.issues.map((issue) => ({ path: [path, ...issue.path.map(String)].join('.'), message: issue.message }));
+  const issues = result.error.issues.map((issue) => ({
+    path: [path, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
   throw new ConfigError(issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues);
 }

@@ -3,7 +3,7 @@
  * refused rather than downgraded to `plain`.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { AuthorizationError } from '../protocol/errors.js';
+import { AuthorizationError } from '../errors.js';
 import type { AuthorizationServerMetadata } from './metadata.js';
 
 export interface Pkce {
@@ -30,10 +30,16 @@ export function assertS256Supported(metadata: AuthorizationServerMetadata | unde
   if (!metadata) return;
   const methods = metadata.code_challenge_methods_supported;
   if (!methods) {
-    throw new AuthorizationError(`authorization server ${metadata.issuer} does not advertise code_challenge_methods_supported, so PKCE cannot be guaranteed; refusing to proceed`, { server });
+    throw new AuthorizationError(
+      `authorization server ${metadata.issuer} does not advertise code_challenge_methods_supported, so PKCE cannot be guaranteed; refusing to proceed`,
+      { server },
+    );
   }
   if (!methods.includes('S256')) {
-    throw new AuthorizationError(`authorization server ${metadata.issuer} does not support the S256 PKCE method (it lists ${methods.join(', ') || 'none'}); refusing to proceed`, { server });
+    throw new AuthorizationError(
+      `authorization server ${metadata.issuer} does not support the S256 PKCE method (it lists ${methods.join(', ') || 'none'}); refusing to proceed`,
+      { server },
+    );
   }
 }
 

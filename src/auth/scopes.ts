@@ -16,7 +16,13 @@ export interface ScopeInputs {
 export function selectScope(inputs: ScopeInputs): string | undefined {
   const base = splitScope(inputs.challengeScope ?? inputs.configuredScope ?? inputs.resourceScopes?.join(' '));
   // Asking for offline_access alone would narrow a server's default scope to just that.
-  if (base.length > 0 && inputs.offlineAccess && inputs.serverScopes?.includes('offline_access') && !base.includes('offline_access')) base.push('offline_access');
+  if (
+    base.length > 0 &&
+    inputs.offlineAccess &&
+    inputs.serverScopes?.includes('offline_access') &&
+    !base.includes('offline_access')
+  )
+    base.push('offline_access');
   return joinScope(base);
 }
 
@@ -33,7 +39,7 @@ export function scopesCover(granted: string | undefined, required: string | unde
   return splitScope(required).every((s) => have.has(s));
 }
 
-export function splitScope(scope: string | undefined): string[] {
+function splitScope(scope: string | undefined): string[] {
   return scope ? scope.split(/\s+/).filter((s) => s !== '') : [];
 }
 

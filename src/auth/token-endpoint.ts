@@ -3,15 +3,21 @@
  * an OAuth error response an AuthorizationError carrying the server's `error` code. Secrets sent
  * in the request are redacted from anything the server echoes back.
  */
-import { AuthorizationError } from '../protocol/errors.js';
-import { redactSecrets } from '../transports/http-body.js';
+import { AuthorizationError } from '../errors.js';
+import { NO_SECRETS, redact } from '../observe/redact.js';
 import { excerpt } from '../protocol/jsonrpc.js';
 import { applyClientAuth, type ClientCredentials } from './client-auth.js';
 import { describeUrl, httpCall, parseJsonObject, type HttpCall, type HttpContext } from './http.js';
 import type { OAuthTokens } from './types.js';
 
 /** Errors after which the same request cannot succeed; others (invalid_grant) may with a new grant. */
-const FATAL_OAUTH_ERRORS = new Set(['invalid_client', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'invalid_target']);
+const FATAL_OAUTH_ERRORS = new Set([
+  'invalid_client',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'invalid_target',
+]);
 
 export interface TokenRequest {
   /** For messages: 'authorization_code grant', 'refresh', 'token exchange at the IdP'… */
@@ -40,33 +46,64 @@ export async function postTokenRequest(request: TokenRequest, ctx: HttpContext):
     body = undefined;
   }
   const error = typeof body?.['error'] === 'string' ? body['error'] : undefined;
-  const description = typeof body?.['error_description'] === 'string' ? redactSecrets(excerpt(body['error_description'], 200), secrets) : undefined;
+  const description =
+    typeof body?.['error_description'] === 'string'
+      ? redact(excerpt(body['error_description'], 200), NO_SECRETS, secrets)
+      : undefined;
   const where = `POST ${describeUrl(request.endpoint)}`;
   if (!error) {
     const transient = answer.status >= 500 || answer.status === 429;
-    throw new AuthorizationError(`${request.what}: ${where} answered HTTP ${answer.status}`, { server: ctx.server, fatal: !transient, retryable: transient });
+    throw new AuthorizationError(`${request.what}: ${where} answered HTTP ${answer.status}`, {
+      server: ctx.server,
+      fatal: !transient,
+      retryable: transient,
+    });
   }
-  throw new AuthorizationError(`${request.what}: the authorization server refused (${redactSecrets(error, secrets)}${description ? `: ${description}` : ''})`, {
-    server: ctx.server,
-    oauthError: error,
-    fatal: FATAL_OAUTH_ERRORS.has(error),
-    retryable: false,
-  });
+  throw new AuthorizationError(
+    `${request.what}: the authorization server refused (${redact(error, NO_SECRETS, secrets)}${description ? `: ${description}` : ''})`,
+    {
+      server: ctx.server,
+      oauthError: error,
+      fatal: FATAL_OAUTH_ERRORS.has(error),
+      retryable: false,
+    },
+  );
 }
 
 /** A grant: POSTs its token request and reads the tokens from the answer. */
-export async function requestTokens(request: TokenRequest, ctx: HttpContext, previousRefreshToken?: string): Promise<OAuthTokens> {
+export async function requestTokens(
+  request: TokenRequest,
+  ctx: HttpContext,
+  previousRefreshToken?: string,
+): Promise<OAuthTokens> {
   return parseTokenResponse(await postTokenRequest(request, ctx), request.what, ctx.server, previousRefreshToken);
 }
 
 /** A token response (RFC 6749 §5.1) as OAuthTokens; only Bearer tokens are usable here. */
-export function parseTokenResponse(body: Record<string, unknown>, what: string, server: string, previousRefreshToken?: string): OAuthTokens {
+export function parseTokenResponse(
+  body: Record<string, unknown>,
+  what: string,
+  server: string,
+  previousRefreshToken?: string,
+): OAuthTokens {
   const accessToken = body['access_token'];
-  if (typeof accessToken !== 'string' || accessToken === '') throw new AuthorizationError(`${what}: the token response has no access_token`, { server });
+  if (typeof accessToken !== 'string' || accessToken === '')
+    throw new AuthorizationError(`${what}: the token response has no access_token`, { server });
   const tokenType = typeof body['token_type'] === 'string' ? body['token_type'] : 'Bearer';
-  if (tokenType.toLowerCase() !== 'bearer') throw new AuthorizationError(`${what}: token_type ${JSON.stringify(tokenType)} is not supported (only Bearer)`, { server });
-  const expiresIn = typeof body['expires_in'] === 'number' ? body['expires_in'] : typeof body['expires_in'] === 'string' ? Number(body['expires_in']) : undefined;
-  const refreshToken = typeof body['refresh_token'] === 'string' && body['refresh_token'] !== '' ? body['refresh_token'] : previousRefreshToken;
+  if (tokenType.toLowerCase() !== 'bearer')
+    throw new AuthorizationError(`${what}: token_type ${JSON.stringify(tokenType)} is not supported (only Bearer)`, {
+      server,
+    });
+  const expiresIn =
+    typeof body['expires_in'] === 'number'
+      ? body['expires_in']
+      : typeof body['expires_in'] === 'string'
+        ? Number(body['expires_in'])
+        : undefined;
+  const refreshToken =
+    typeof body['refresh_token'] === 'string' && body['refresh_token'] !== ''
+      ? body['refresh_token']
+      : previousRefreshToken;
   return {
     access_token: accessToken,
     token_type: 'Bearer',

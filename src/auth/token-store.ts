@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { AuthorizationError, ConfigError } from '../protocol/errors.js';
+import { AuthorizationError, ConfigError } from '../errors.js';
 import type { StoredAuthorization, TokenStore } from './types.js';
 
 export function memoryTokenStore(): TokenStore {
@@ -44,7 +44,8 @@ export function memoryTokenStore(): TokenStore {
  * - Values are copied in (as JSON, when `save` is called) and out (freshly parsed on each `load`).
  */
 export function fileTokenStore(path: string): TokenStore {
-  if (typeof path !== 'string' || path.length === 0) throw new ConfigError('fileTokenStore needs a non-empty file path');
+  if (typeof path !== 'string' || path.length === 0)
+    throw new ConfigError('fileTokenStore needs a non-empty file path');
   // Resolved once, so a later process.chdir() cannot move the store.
   const file = resolve(path);
   return {
@@ -120,7 +121,7 @@ async function readEntries(file: string): Promise<Map<string, StoredAuthorizatio
   const entries = new Map<string, StoredAuthorization>();
   for (const [key, value] of Object.entries(data)) {
     if (!isRecord(value)) throw corrupt(file, 'has an entry that is not an object');
-    entries.set(key, value as StoredAuthorization);
+    entries.set(key, value);
   }
   return entries;
 }
@@ -171,7 +172,10 @@ const PERMANENT_ERRNO = new Set(['EACCES', 'EPERM', 'EISDIR', 'ENOTDIR', 'EROFS'
 
 function ioError(message: string, error: unknown): AuthorizationError {
   const errno = errnoOf(error);
-  return new AuthorizationError(errno ? `${message} (${errno})` : message, { cause: error, fatal: errno !== undefined && PERMANENT_ERRNO.has(errno) });
+  return new AuthorizationError(errno ? `${message} (${errno})` : message, {
+    cause: error,
+    fatal: errno !== undefined && PERMANENT_ERRNO.has(errno),
+  });
 }
 
 function errnoOf(error: unknown): string | undefined {

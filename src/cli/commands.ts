@@ -2,7 +2,7 @@
  * The one-shot commands: `status`, `tools`, `call`. Each starts a supervisor, waits until its
  * servers are ready or down once, prints JSON on stdout, stops, and returns the exit code.
  */
-import { isMcpSupervisorError, McpError } from '../protocol/errors.js';
+import { isMcpSupervisorError, McpError } from '../errors.js';
 import type { ServerHandle } from '../server-handle.js';
 import { createSupervisor, type Supervisor } from '../supervisor.js';
 import { VERSION } from '../version.js';
@@ -36,7 +36,7 @@ export async function runStatus(servers: ServerMap, io: CommandIo): Promise<numb
  * `[server] rest…`: the first word names a server when it is one; with a single server
  * configured it may be left out.
  */
-export function splitServer(servers: ServerMap, words: readonly string[], usage: string): { server: string; rest: string[] } {
+function splitServer(servers: ServerMap, words: readonly string[], usage: string): { server: string; rest: string[] } {
   const names = Object.keys(servers);
   const [first, ...rest] = words;
   if (first !== undefined && Object.hasOwn(servers, first)) return { server: first, rest };
@@ -46,7 +46,12 @@ export function splitServer(servers: ServerMap, words: readonly string[], usage:
 }
 
 /** Runs `work` on one ready server of `servers`; prints why when it is not ready. */
-async function withServer(servers: ServerMap, name: string, io: CommandIo, work: (handle: ServerHandle) => Promise<number>): Promise<number> {
+async function withServer(
+  servers: ServerMap,
+  name: string,
+  io: CommandIo,
+  work: (handle: ServerHandle) => Promise<number>,
+): Promise<number> {
   const sup: Supervisor = createSupervisor({ servers: { [name]: servers[name]! }, clientInfo: CLIENT_INFO });
   try {
     await sup.start();
@@ -65,13 +70,18 @@ async function withServer(servers: ServerMap, name: string, io: CommandIo, work:
   }
 }
 
-export function describeRequestError(error: unknown): string {
+function describeRequestError(error: unknown): string {
   if (error instanceof McpError) return error.message;
   if (isMcpSupervisorError(error)) return `${error.name}: ${error.message}`;
   return error instanceof Error ? error.message : String(error);
 }
 
-export async function runTools(servers: ServerMap, words: readonly string[], timeoutMs: number, io: CommandIo): Promise<number> {
+export async function runTools(
+  servers: ServerMap,
+  words: readonly string[],
+  timeoutMs: number,
+  io: CommandIo,
+): Promise<number> {
   const { server, rest } = splitServer(servers, words, 'tools [server]');
   if (rest.length > 0) throw new UsageError(`tools [server]: unexpected '${rest.join(' ')}'`);
   return withServer(servers, server, io, async (handle) => {
@@ -81,12 +91,18 @@ export async function runTools(servers: ServerMap, words: readonly string[], tim
 }
 
 /** `call [server] <tool> [json]`: prints the CallToolResult; exit 1 when it is an error result. */
-export async function runCall(servers: ServerMap, words: readonly string[], timeoutMs: number, io: CommandIo): Promise<number> {
+export async function runCall(
+  servers: ServerMap,
+  words: readonly string[],
+  timeoutMs: number,
+  io: CommandIo,
+): Promise<number> {
   const usage = 'call [server] <tool> [json-arguments]';
   const { server, rest } = splitServer(servers, words, usage);
   const [tool, json, ...extra] = rest;
   if (tool === undefined) throw new UsageError(`${usage}: which tool?`);
-  if (extra.length > 0) throw new UsageError(`${usage}: unexpected '${extra.join(' ')}' (quote the JSON arguments as one word)`);
+  if (extra.length > 0)
+    throw new UsageError(`${usage}: unexpected '${extra.join(' ')}' (quote the JSON arguments as one word)`);
   const args = parseToolArguments(json);
   return withServer(servers, server, io, async (handle) => {
     const result = await handle.callTool(tool, args, { timeoutMs });
@@ -95,14 +111,17 @@ export async function runCall(servers: ServerMap, words: readonly string[], time
   });
 }
 
-export function parseToolArguments(json: string | undefined): Record<string, unknown> {
+function parseToolArguments(json: string | undefined): Record<string, unknown> {
   if (json === undefined) return {};
   let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new UsageError(`the tool arguments are not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(
+      `the tool arguments are not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('the tool arguments must be a JSON object, e.g. \'{"text":"hi"}\'');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new UsageError('the tool arguments must be a JSON object, e.g. \'{"text":"hi"}\'');
   return value as Record<string, unknown>;
 }

@@ -1,64 +1,84 @@
 /**
- * The embedded default of `npm start` (`watch --demo`): local MCP servers over every transport
- * this build supports, and the faults `--chaos` injects into them. The servers are the test
- * fixtures (dev-only), loaded at run time from the source checkout; a transport the build
- * does not support yet (createSupervisor throws a ConfigError) is left out, so new transports
- * show up here as soon as they land.
+ * The embedded default of `npm start` (`watch --demo`): local MCP servers over every transport,
+ * and the faults `--chaos` injects into them. The servers are the modules in servers/ (they need
+ * the dev dependencies, the official SDK among them), loaded at run time from the source checkout.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ServerConfigInput } from '../config.js';
-import { ConfigError } from '../protocol/errors.js';
-import { createSupervisor, type Supervisor } from '../supervisor.js';
+import type { Supervisor } from '../supervisor.js';
 import type { Fault } from './chaos.js';
+import { startWorkload, type WorkloadRun } from './workload.js';
 import { UsageError, type ServerMap } from './load-config.js';
 
 export interface Demo {
   servers: ServerMap;
-  /** Demo servers left out, with the reason (a transport this build lacks). */
-  skipped: string[];
   /** The faults `--chaos` injects, in the order they are taken. */
-  faults(sup: Supervisor): Fault[];
-  close(): Promise<void>;
+  faults: (sup: Supervisor) => Fault[];
+  /** Tool calls kept running under `--chaos` (answered and lost are shown). */
+  workload: (sup: Supervisor, note: (text: string) => void) => WorkloadRun;
+  close: () => Promise<void>;
 }
 
 /** Fast keepalive and restarts, so the table moves and heals within seconds. */
 const TUNING = {
   requestTimeoutMs: 10_000,
   keepalive: { intervalMs: 2_000, timeoutMs: 2_000, maxMissed: 2 },
-  restart: { maxRestarts: 1_000, withinMs: 60_000, provenAfterMs: 3_000, backoff: { initialMs: 200, maxMs: 3_000, factor: 2, jitter: 0.2 } },
+  restart: {
+    maxRestarts: 1_000,
+    withinMs: 60_000,
+    provenAfterMs: 3_000,
+    backoff: { initialMs: 200, maxMs: 3_000, factor: 2, jitter: 0.2 },
+  },
 } satisfies Partial<ServerConfigInput>;
 
 interface Started {
   servers: ServerMap;
-  faults(sup: Supervisor): Fault[];
-  close(): Promise<void>;
+  faults: (sup: Supervisor) => Fault[];
+  close: () => Promise<void>;
 }
 
 interface Candidate {
-  /** What the servers need, for the support check (placeholder addresses). */
-  probe: ServerMap;
-  /** A file the candidate needs besides the fixtures (the stdio server script). */
-  needs?: string;
   start(): Promise<Started>;
 }
 
-// Shapes of the fixture modules (test/fixtures), imported at run time only.
+// Shapes of the demo server modules (servers/), imported at run time only.
 interface SdkFixtureModule {
-  startSdkServer(options: { stateful: boolean }): Promise<{ url: string; terminateAllSessions(): Promise<void>; close(): Promise<void> }>;
+  startSdkServer: (options: {
+    stateful: boolean;
+  }) => Promise<{ url: string; terminateAllSessions(): Promise<void>; close(): Promise<void> }>;
 }
 interface HttpFixtureModule {
-  startHttpFixture(options: { responseMode?: 'json' | 'sse' }): Promise<{ url: string; expireAllSessions(): void; closeGetStreams(): void; getStreamCount(): number; close(): Promise<void> }>;
+  startHttpFixture: (options: { responseMode?: 'json' | 'sse' }) => Promise<{
+    url: string;
+    expireAllSessions(): void;
+    closeGetStreams(): void;
+    getStreamCount(): number;
+    close(): Promise<void>;
+  }>;
 }
 interface OAuthFixtureModule {
-  startOAuthServer(options?: { refreshTokens?: boolean }): Promise<{ mcpUrl: string; expireAccessTokens(): void; close(): Promise<void> }>;
-  approveAtOnce(authorizationUrl: URL, signal?: AbortSignal): Promise<string>;
+  startOAuthServer: (options?: {
+    refreshTokens?: boolean;
+  }) => Promise<{ mcpUrl: string; expireAccessTokens(): void; close(): Promise<void> }>;
+  approveAtOnce: (authorizationUrl: URL, signal?: AbortSignal) => Promise<string>;
+}
+interface SdkExampleModule {
+  startSdkExampleServer: () => Promise<{
+    url: string;
+    restart(): Promise<void>;
+    stop(): Promise<void>;
+    start(): Promise<void>;
+    close(): Promise<void>;
+  }>;
 }
 interface LegacyFixtureModule {
-  startLegacySseFixture(settings?: object): Promise<{ url: string; origin: string; streamCount(): number; closeStreams(): void; close(): Promise<void> }>;
+  startLegacySseFixture: (
+    settings?: object,
+  ) => Promise<{ url: string; origin: string; streamCount(): number; closeStreams(): void; close(): Promise<void> }>;
 }
 
-const FIXTURES = new URL('../../test/fixtures/', import.meta.url);
+const FIXTURES = new URL('../../servers/', import.meta.url);
 
 function fixturePath(file: string): string {
   return fileURLToPath(new URL(file, FIXTURES));
@@ -68,14 +88,40 @@ async function importFixture<T>(file: string): Promise<T> {
   return (await import(new URL(file, FIXTURES).href)) as T;
 }
 
-const PLACEHOLDER = 'http://127.0.0.1:9';
 const DEMO_REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
 function candidates(): Record<string, Candidate> {
   const stdioScript = fixturePath('stdio-server.mjs');
   return {
+    // Written like the SDK's 2025 examples: after a restart it answers the old session with 400.
+    'sdk-example': {
+      async start() {
+        const { startSdkExampleServer } = await importFixture<SdkExampleModule>('sdk-example-server.ts');
+        const server = await startSdkExampleServer();
+        return {
+          servers: { 'sdk-example': { url: server.url, type: 'http', ...TUNING } },
+          faults: () => [
+            {
+              name: 'restart-server',
+              inject: async () => {
+                await server.restart();
+                return "sdk-example restarted: its old session gets 400 'No valid session ID provided' (re-initialize, replay)";
+              },
+            },
+            {
+              name: 'outage',
+              inject: async () => {
+                await server.stop();
+                setTimeout(() => void server.start(), 1_500);
+                return 'sdk-example is down for 1.5 s (reconnecting at once; calls wait and are answered when it is back)';
+              },
+            },
+          ],
+          close: () => server.close(),
+        };
+      },
+    },
     'sdk-http': {
-      probe: { 'sdk-http': { url: `${PLACEHOLDER}/mcp`, type: 'http' } },
       async start() {
         const { startSdkServer } = await importFixture<SdkFixtureModule>('sdk-servers.ts');
         const server = await startSdkServer({ stateful: true });
@@ -95,7 +141,6 @@ function candidates(): Record<string, Candidate> {
       },
     },
     'fixture-http': {
-      probe: { 'fixture-http': { url: `${PLACEHOLDER}/mcp` } },
       async start() {
         const { startHttpFixture } = await importFixture<HttpFixtureModule>('http-fixture.ts');
         const fixture = await startHttpFixture({ responseMode: 'sse' });
@@ -123,8 +168,6 @@ function candidates(): Record<string, Candidate> {
       },
     },
     stdio: {
-      probe: { stdio: { command: process.execPath, args: [stdioScript] } },
-      needs: stdioScript,
       async start() {
         return {
           servers: { stdio: { command: process.execPath, args: [stdioScript], ...TUNING } },
@@ -144,9 +187,6 @@ function candidates(): Record<string, Candidate> {
       },
     },
     'oauth-http': {
-      // The support check needs some onRedirect; it is never called.
-      probe: { 'oauth-http': { url: `${PLACEHOLDER}/mcp`, type: 'http', auth: { redirectUri: DEMO_REDIRECT_URI, onRedirect: async () => DEMO_REDIRECT_URI } } },
-      needs: fixturePath('oauth-server.ts'),
       async start() {
         const { startOAuthServer, approveAtOnce } = await importFixture<OAuthFixtureModule>('oauth-server.ts');
         const fixture = await startOAuthServer({ refreshTokens: true });
@@ -168,14 +208,15 @@ function candidates(): Record<string, Candidate> {
       },
     },
     'legacy-sse': {
-      probe: { 'legacy-sse': { url: `${PLACEHOLDER}/sse` }, 'legacy-auto': { url: `${PLACEHOLDER}/mcp`, type: 'auto' } },
-      needs: fixturePath('legacy-sse-fixture.ts'),
       async start() {
         const { startLegacySseFixture } = await importFixture<LegacyFixtureModule>('legacy-sse-fixture.ts');
         const legacy = await startLegacySseFixture();
         return {
           // `legacy-auto` tries Streamable HTTP first, is refused (405) and falls back to SSE.
-          servers: { 'legacy-sse': { url: legacy.url, ...TUNING }, 'legacy-auto': { url: `${legacy.origin}/mcp`, type: 'auto', ...TUNING } },
+          servers: {
+            'legacy-sse': { url: legacy.url, ...TUNING },
+            'legacy-auto': { url: `${legacy.origin}/mcp`, type: 'auto', ...TUNING },
+          },
           faults: () => [
             {
               name: 'close-idle-streams',
@@ -193,41 +234,34 @@ function candidates(): Record<string, Candidate> {
   };
 }
 
-/** Why this build cannot run `servers`, or undefined when it can. */
-function unsupported(servers: ServerMap): string | undefined {
-  try {
-    createSupervisor({ servers });
-    return undefined;
-  } catch (error) {
-    if (error instanceof ConfigError) return error.message.replace(/^invalid configuration: /, '');
-    throw error;
-  }
-}
-
-/** Starts every demo server whose transport this build supports. */
+/** Starts every demo server. */
 export async function startDemo(): Promise<Demo> {
   if (!existsSync(fixturePath('sdk-servers.ts'))) {
-    throw new UsageError('--demo runs from a source checkout with dev dependencies (npm ci && npm start): its servers are the test fixtures in test/fixtures/');
+    throw new UsageError(
+      '--demo runs from a source checkout with dev dependencies (npm ci && npm start): its servers are the modules in servers/',
+    );
   }
   const started: Started[] = [];
-  const skipped: string[] = [];
   try {
-    for (const [name, candidate] of Object.entries(candidates())) {
-      const reason = candidate.needs && !existsSync(candidate.needs) ? `${candidate.needs} is missing` : unsupported(candidate.probe);
-      if (reason !== undefined) {
-        skipped.push(`${name}: ${reason}`);
-        continue;
-      }
-      started.push(await candidate.start());
-    }
+    for (const candidate of Object.values(candidates())) started.push(await candidate.start());
   } catch (error) {
     await Promise.allSettled(started.map((s) => s.close()));
     throw error;
   }
   return {
     servers: Object.assign({}, ...started.map((s) => s.servers)) as ServerMap,
-    skipped,
     faults: (sup) => interleave(started.map((s) => s.faults(sup))),
+    // A read-only tool (readOnlyHint): the calls a restart catches in flight are safe to replay.
+    workload: (sup, note) => {
+      const handle = sup.server('sdk-example');
+      const known = handle.listTools();
+      return startWorkload(
+        sup,
+        'sdk-example',
+        (_, n) => known.then(() => handle.callTool('lookup', { key: `k${n % 10}` })),
+        note,
+      );
+    },
     close: async () => {
       await Promise.allSettled(started.map((s) => s.close()));
     },

@@ -4,8 +4,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { toMermaid } from '../diagram.js';
-import { MACHINES, type MachineName } from '../machines-catalog.js';
+import { toMermaid } from './mermaid.js';
+import { MACHINES, type MachineName } from '../../machines/catalog.js';
 import { UsageError } from './load-config.js';
 
 export const MACHINE_NAMES = Object.keys(MACHINES) as MachineName[];

@@ -7,6 +7,8 @@
  */
 import { connect, createServer } from 'node:net';
 import type { InspectionEvent, Observer } from 'xstate';
+import type * as StatelyInspect from '@statelyai/inspect';
+import type * as StatelyInspectServer from '@statelyai/inspect/server';
 import { UsageError } from './load-config.js';
 
 export interface InspectorBridge {
@@ -17,9 +19,10 @@ export interface InspectorBridge {
   stop(): void;
 }
 
-const MISSING = 'inspect needs the optional peer dependency @statelyai/inspect: npm install --save-dev @statelyai/inspect';
+const MISSING =
+  'inspect needs the optional peer dependency @statelyai/inspect: npm install --save-dev @statelyai/inspect';
 
-async function loadInspect(): Promise<{ lib: typeof import('@statelyai/inspect'); server: typeof import('@statelyai/inspect/server') }> {
+async function loadInspect(): Promise<{ lib: typeof StatelyInspect; server: typeof StatelyInspectServer }> {
   try {
     const [lib, server] = await Promise.all([import('@statelyai/inspect'), import('@statelyai/inspect/server')]);
     return { lib, server };
@@ -35,7 +38,13 @@ async function assertPortFree(port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new UsageError(error.code === 'EADDRINUSE' ? `port ${port} is in use: choose another with --port` : `cannot listen on port ${port}: ${error.message}`));
+      reject(
+        new UsageError(
+          error.code === 'EADDRINUSE'
+            ? `port ${port} is in use: choose another with --port`
+            : `cannot listen on port ${port}: ${error.message}`,
+        ),
+      );
     });
     probe.listen(port, () => probe.close(() => resolve()));
   });

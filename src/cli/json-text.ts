@@ -21,7 +21,10 @@ export function parseJsonText(text: string): unknown {
   try {
     return JSON.parse(plain) as unknown;
   } catch (error) {
-    const found = locateJsonError(plain) ?? { offset: plain.length, reason: error instanceof Error ? error.message : String(error) };
+    const found = locateJsonError(plain) ?? {
+      offset: plain.length,
+      reason: error instanceof Error ? error.message : String(error),
+    };
     const { line, column } = lineAndColumn(plain, found.offset);
     throw new JsonSyntaxError(found.reason, line, column);
   }
@@ -67,18 +70,28 @@ function endOfString(text: string, start: number): number {
   return text.length;
 }
 
-export function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
   const column = offset - (before.lastIndexOf('\n') + 1) + 1;
   return { line, column };
 }
 
+/** Where the scanner stopped, thrown out of its recursion. */
+class SyntaxErrorAt extends Error {
+  constructor(
+    readonly offset: number,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
 /** A small strict JSON scanner: where the first syntax error is, and what it is. */
 export function locateJsonError(text: string): { offset: number; reason: string } | undefined {
   let i = 0;
   const fail = (reason: string): never => {
-    throw { offset: i, reason };
+    throw new SyntaxErrorAt(i, reason);
   };
   const ws = () => {
     while (i < text.length && /[ \t\r\n]/.test(text[i]!)) i++;
@@ -86,7 +99,8 @@ export function locateJsonError(text: string): { offset: number; reason: string 
   const describe = () => (i >= text.length ? 'unexpected end of input' : `unexpected ${JSON.stringify(text[i])}`);
   const expect = (char: string, what: string) => {
     ws();
-    if (text[i] !== char) fail(`expected ${what}, found ${i >= text.length ? 'the end of input' : JSON.stringify(text[i])}`);
+    if (text[i] !== char)
+      fail(`expected ${what}, found ${i >= text.length ? 'the end of input' : JSON.stringify(text[i])}`);
     i++;
   };
   const string = () => {
@@ -147,7 +161,7 @@ export function locateJsonError(text: string): { offset: number; reason: string 
     if (i < text.length) fail(`unexpected ${JSON.stringify(text[i])} after the JSON value`);
     return undefined;
   } catch (found) {
-    if (typeof found === 'object' && found !== null && 'offset' in found) return found as { offset: number; reason: string };
+    if (found instanceof SyntaxErrorAt) return { offset: found.offset, reason: found.reason };
     throw found;
   }
 }

@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { RedirectHandler } from '../auth/options.js';
-import { isAuthProvider, type AuthConfig } from '../auth/resolve-auth.js';
+import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
 import { fromMcpServersJson, type ServerConfigInput } from '../config.js';
-import { ConfigError } from '../protocol/errors.js';
+import { ConfigError } from '../errors.js';
 import { createSupervisor } from '../supervisor.js';
 import { JsonSyntaxError, parseJsonText } from './json-text.js';
 
@@ -32,19 +32,22 @@ export interface ServerSources {
 }
 
 /** Reads one `mcpServers` / `servers` JSON (or JSONC) file. */
-export function readConfigFile(file: string): ServerMap {
+function readConfigFile(file: string): ServerMap {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as { code?: string }).code;
-    throw new UsageError(`${file}: cannot read the config file${code === 'ENOENT' ? ' (no such file)' : code ? ` (${code})` : ''}`);
+    throw new UsageError(
+      `${file}: cannot read the config file${code === 'ENOENT' ? ' (no such file)' : code ? ` (${code})` : ''}`,
+    );
   }
   let json: unknown;
   try {
     json = parseJsonText(text);
   } catch (error) {
-    if (error instanceof JsonSyntaxError) throw new UsageError(`${file}: invalid JSON at line ${error.line}, column ${error.column}: ${error.reason}`);
+    if (error instanceof JsonSyntaxError)
+      throw new UsageError(`${file}: invalid JSON at line ${error.line}, column ${error.column}: ${error.reason}`);
     throw error;
   }
   try {
@@ -96,14 +99,23 @@ function assertRunnable(name: string, config: ServerConfigInput, from: string): 
  */
 function withBrowserStep(config: ServerConfigInput): ServerConfigInput {
   const auth = ('auth' in config ? config.auth : undefined) as AuthConfig | undefined;
-  if (auth === undefined || isAuthProvider(auth) || (auth.grant ?? 'authorization_code') !== 'authorization_code') return config;
+  if (auth === undefined || isAuthProvider(auth) || (auth.grant ?? 'authorization_code') !== 'authorization_code')
+    return config;
   const onRedirect: RedirectHandler = () => Promise.reject(new Error('not called: a stand-in for the check'));
-  return { ...config, auth: { ...auth, redirectUri: auth.redirectUri ?? 'http://127.0.0.1/callback', onRedirect: auth.onRedirect ?? onRedirect } };
+  return {
+    ...config,
+    auth: {
+      ...auth,
+      redirectUri: auth.redirectUri ?? 'http://127.0.0.1/callback',
+      onRedirect: auth.onRedirect ?? onRedirect,
+    },
+  };
 }
 
 function singleServer(sources: ServerSources): { name: string; config: ServerConfigInput; from: string } | undefined {
   const { url, command } = sources;
-  if (url !== undefined && command !== undefined) throw new UsageError('--url and --command cannot be combined: one names an HTTP server, the other a stdio server');
+  if (url !== undefined && command !== undefined)
+    throw new UsageError('--url and --command cannot be combined: one names an HTTP server, the other a stdio server');
   if (url === undefined && command === undefined) {
     if (sources.args.length > 0) throw new UsageError('--arg (or arguments after --) needs --command');
     if (sources.headers.length > 0) throw new UsageError('--header needs --url');
@@ -116,12 +128,23 @@ function singleServer(sources: ServerSources): { name: string; config: ServerCon
     if (sources.args.length > 0) throw new UsageError('--arg (or arguments after --) needs --command, not --url');
     const headers = Object.fromEntries(sources.headers.map(parseHeader));
     const auth = sources.oauth ? { auth: {} } : {};
-    return { name: sources.name ?? defaultUrlName(url), config: { url, headers, ...type, ...auth } as ServerConfigInput, from: '--url' };
+    return {
+      name: sources.name ?? defaultUrlName(url),
+      config: { url, headers, ...type, ...auth } as ServerConfigInput,
+      from: '--url',
+    };
   }
   if (sources.headers.length > 0) throw new UsageError('--header needs --url, not --command');
-  if (sources.oauth) throw new UsageError('--oauth needs --url, not --command: a stdio server gets its credentials from its environment');
+  if (sources.oauth)
+    throw new UsageError(
+      '--oauth needs --url, not --command: a stdio server gets its credentials from its environment',
+    );
   const name = sources.name ?? (basename(command!).replace(/\.(c|m)?js$/, '') || 'server');
-  return { name, config: { command: command!, args: [...sources.args], ...type } as ServerConfigInput, from: '--command' };
+  return {
+    name,
+    config: { command: command!, args: [...sources.args], ...type } as ServerConfigInput,
+    from: '--command',
+  };
 }
 
 function defaultUrlName(url: string): string {
@@ -133,7 +156,7 @@ function defaultUrlName(url: string): string {
 }
 
 /** `Authorization: Bearer x` or `Authorization=Bearer x`. */
-export function parseHeader(text: string): [string, string] {
+function parseHeader(text: string): [string, string] {
   const match = /^\s*([^:=\s]+)\s*[:=]\s*(.*)$/.exec(text);
   if (!match) throw new UsageError(`--header '${text}': expected 'Name: value'`);
   return [match[1]!, match[2]!.trim()];

@@ -4,12 +4,13 @@
  * Exit codes: 0 done, 1 a server or a request failed, 2 a usage or configuration error.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../protocol/errors.js';
+import { ConfigError } from '../errors.js';
 import { createSupervisor, type SupervisorOptions } from '../supervisor.js';
 import { VERSION } from '../version.js';
 import type { Fault } from './chaos.js';
+import type { Demo } from './demo.js';
 import { runCall, runStatus, runTools, type CommandIo } from './commands.js';
-import { prepareAuth } from './auth.js';
+import { prepareAuth } from './oauth-setup.js';
 import { diagramText, MACHINE_NAMES, writeDiagramFiles } from './diagrams.js';
 import { describeConfigError, loadServers, UsageError, type ServerMap } from './load-config.js';
 import { watch } from './watch.js';
@@ -107,11 +108,16 @@ function parse(argv: string[]): Parsed {
   const words = positionals.filter((token) => token.index < terminator).map((token) => token.value);
   const trailing = positionals.filter((token) => token.index > terminator).map((token) => token.value);
   const first = words.shift() ?? 'watch';
-  if (!(COMMANDS as readonly string[]).includes(first)) throw new UsageError(`unknown command '${first}': one of ${COMMANDS.join(', ')}`);
+  if (!(COMMANDS as readonly string[]).includes(first))
+    throw new UsageError(`unknown command '${first}': one of ${COMMANDS.join(', ')}`);
   return { command: first as Command, words, values: result.values, trailing };
 }
 
-function number(values: Values, option: 'duration' | 'chaos-every' | 'port' | 'timeout', fallback?: number): number | undefined {
+function number(
+  values: Values,
+  option: 'duration' | 'chaos-every' | 'port' | 'timeout',
+  fallback?: number,
+): number | undefined {
   const text = values[option];
   if (text === undefined) return fallback;
   const value = Number(text);
@@ -123,6 +129,8 @@ interface Servers {
   servers: ServerMap;
   notes: string[];
   faults: (sup: ReturnType<typeof createSupervisor>) => Fault[];
+  /** The demo's steady traffic under --chaos. */
+  workload: Demo['workload'] | undefined;
   close: () => Promise<void>;
 }
 
@@ -139,7 +147,8 @@ async function collectServers(parsed: Parsed): Promise<Servers> {
     oauth: values.oauth ?? false,
   });
   if (!values.demo) {
-    if (Object.keys(loaded).length === 0) throw new UsageError('no servers: give --config <file>, --url <url>, --command <cmd> or --demo (see --help)');
+    if (Object.keys(loaded).length === 0)
+      throw new UsageError('no servers: give --config <file>, --url <url>, --command <cmd> or --demo (see --help)');
     if (values.chaos) throw new UsageError('--chaos needs --demo: it injects faults into the bundled demo servers');
   }
   const auth = await prepareAuth(loaded, {
@@ -149,7 +158,7 @@ async function collectServers(parsed: Parsed): Promise<Servers> {
     print: (line) => io.err(`${line}\n`),
   });
   const servers = auth.servers;
-  if (!values.demo) return { servers, notes: [], faults: () => [], close: auth.close };
+  if (!values.demo) return { servers, notes: [], faults: () => [], workload: undefined, close: auth.close };
   const demo = await import('./demo.js')
     .then(({ startDemo }) => startDemo())
     .catch(async (error: unknown) => {
@@ -162,11 +171,11 @@ async function collectServers(parsed: Parsed): Promise<Servers> {
       throw new UsageError(`server '${name}' is both a demo server and a configured one: rename yours`);
     }
   }
-  const notes = [`demo servers: ${Object.keys(demo.servers).join(', ')}`, ...demo.skipped.map((reason) => `demo server left out: ${reason}`)];
+  const notes = [`demo servers: ${Object.keys(demo.servers).join(', ')}`];
   const close = async () => {
     await Promise.all([demo.close(), auth.close()]);
   };
-  return { servers: { ...servers, ...demo.servers }, notes, faults: demo.faults, close };
+  return { servers: { ...servers, ...demo.servers }, notes, faults: demo.faults, workload: demo.workload, close };
 }
 
 const io: CommandIo = {
@@ -200,7 +209,13 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
       plain: values.plain,
       notes,
       title: `mcp-supervisor ${inspector ? 'inspect' : 'watch'}${values.demo ? ' --demo' : ''}${values.chaos ? ' --chaos' : ''} — Ctrl-C to stop`,
-      chaos: values.chaos ? { faults: source.faults(sup), everyMs: chaosEvery } : undefined,
+      chaos: values.chaos
+        ? {
+            faults: source.faults(sup),
+            everyMs: chaosEvery,
+            workload: source.workload ? (note) => source.workload!(sup, note) : undefined,
+          }
+        : undefined,
     });
   } finally {
     stopInspector();
@@ -211,12 +226,13 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
 async function run(argv: string[]): Promise<number> {
   const parsed = parse(argv);
   const { values } = parsed;
-  if (values.help) return io.out(HELP), 0;
-  if (values.version) return io.out(`${VERSION}\n`), 0;
+  if (values.help) return (io.out(HELP), 0);
+  if (values.version) return (io.out(`${VERSION}\n`), 0);
   const timeoutMs = number(values, 'timeout', 30_000)!;
   switch (parsed.command) {
     case 'diagram': {
-      if (parsed.words.length > 1) throw new UsageError(`diagram [machine]: unexpected '${parsed.words.slice(1).join(' ')}'`);
+      if (parsed.words.length > 1)
+        throw new UsageError(`diagram [machine]: unexpected '${parsed.words.slice(1).join(' ')}'`);
       if (values.out !== undefined) {
         for (const file of writeDiagramFiles(values.out, parsed.words[0])) io.out(`wrote ${file}\n`);
       } else io.out(diagramText(parsed.words[0]));

@@ -3,7 +3,7 @@
  * status, the clock and the terminal width, so they are easy to test and to reuse.
  */
 import type { ServerStatus } from '../server-handle.js';
-import type { TransitionEvent } from '../server-runtime.js';
+import type { TransitionEvent } from '../runtime/server-runtime.js';
 
 export interface Row {
   server: string;
@@ -31,7 +31,15 @@ const COLUMNS: { key: keyof Row; title: string }[] = [
   { key: 'lastError', title: 'LAST ERROR' },
 ];
 
-const ANSI = { reset: '\x1b[0m', bold: '\x1b[1m', dim: '\x1b[2m', red: '\x1b[31m', green: '\x1b[32m', yellow: '\x1b[33m', cyan: '\x1b[36m' };
+const ANSI = {
+  reset: '\x1b[0m',
+  bold: '\x1b[1m',
+  dim: '\x1b[2m',
+  red: '\x1b[31m',
+  green: '\x1b[32m',
+  yellow: '\x1b[33m',
+  cyan: '\x1b[36m',
+};
 const PLAIN_ERROR_WIDTH = 60;
 
 /** 850ms, 12s, 3m04s, 2h05m. */
@@ -54,7 +62,12 @@ export function truncate(text: string, width: number): string {
  * One row per server; `readySince` holds when each server last became ready, `lastErrors` the
  * last error each one reported (status().lastError is cleared once it recovers).
  */
-export function rowsOf(status: Record<string, ServerStatus>, readySince: ReadonlyMap<string, number>, now: number, lastErrors: ReadonlyMap<string, string> = new Map()): Row[] {
+export function rowsOf(
+  status: Record<string, ServerStatus>,
+  readySince: ReadonlyMap<string, number>,
+  now: number,
+  lastErrors: ReadonlyMap<string, string> = new Map(),
+): Row[] {
   return Object.values(status).map((s) => {
     const since = s.state === 'ready' ? readySince.get(s.name) : undefined;
     return {
@@ -69,7 +82,7 @@ export function rowsOf(status: Record<string, ServerStatus>, readySince: Readonl
   });
 }
 
-export function stateColor(state: string): string {
+function stateColor(state: string): string {
   if (state === 'ready') return ANSI.green;
   if (state === 'failed') return ANSI.red;
   if (state === 'closed' || state === 'closing' || state === 'stopped') return ANSI.dim;
@@ -96,7 +109,7 @@ export function renderTable(rows: readonly Row[], options: RenderOptions): strin
   return lines;
 }
 
-export function clock(at: number): string {
+function clock(at: number): string {
   return new Date(at).toISOString().slice(11, 23);
 }
 
@@ -113,8 +126,20 @@ export function formatNote(text: string, at: number, options: RenderOptions): st
 }
 
 /** The whole screen of a terminal: title, table, then as many recent lines as fit. */
-export function renderScreen(title: string, table: readonly string[], recent: readonly string[], rows: number, options: RenderOptions): string[] {
-  const head = [options.color ? `${ANSI.bold}${title}${ANSI.reset}` : title, '', ...table, '', options.color ? `${ANSI.dim}recent transitions${ANSI.reset}` : 'recent transitions'];
+export function renderScreen(
+  title: string,
+  table: readonly string[],
+  recent: readonly string[],
+  rows: number,
+  options: RenderOptions,
+): string[] {
+  const head = [
+    options.color ? `${ANSI.bold}${title}${ANSI.reset}` : title,
+    '',
+    ...table,
+    '',
+    options.color ? `${ANSI.dim}recent transitions${ANSI.reset}` : 'recent transitions',
+  ];
   const room = Math.max(3, rows - head.length - 1);
   return [...head, ...recent.slice(-room)];
 }

@@ -5,7 +5,17 @@
  */
 import type { Supervisor } from '../supervisor.js';
 import { startChaos, type ChaosRun, type Fault } from './chaos.js';
-import { formatNote, formatTransition, renderScreen, renderTable, rowsOf, screenFrame, truncate, type RenderOptions } from './render.js';
+import type { WorkloadRun } from './workload.js';
+import {
+  formatNote,
+  formatTransition,
+  renderScreen,
+  renderTable,
+  rowsOf,
+  screenFrame,
+  truncate,
+  type RenderOptions,
+} from './render.js';
 
 export interface WatchOptions {
   /** Print the table once, after every server is ready or down once, then stop. */
@@ -18,7 +28,14 @@ export interface WatchOptions {
   title?: string | undefined;
   /** Lines shown before the first transition (skipped demo servers, the inspector's address). */
   notes?: readonly string[] | undefined;
-  chaos?: { faults: readonly Fault[]; everyMs: number } | undefined;
+  chaos?:
+    | {
+        faults: readonly Fault[];
+        everyMs: number;
+        /** Steady traffic while the faults hit (answered and lost calls are shown as notes). */
+        workload?: ((note: (text: string) => void) => WorkloadRun) | undefined;
+      }
+    | undefined;
   out?: NodeJS.WriteStream | undefined;
   /** Stop on SIGINT / SIGTERM (default true; the handlers stay until the process exits). */
   handleSignals?: boolean | undefined;
@@ -76,6 +93,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
   const exited = new Promise<number>((resolve) => (resolveExit = resolve));
   let stopping = false;
   let chaos: ChaosRun | undefined;
+  let workload: WorkloadRun | undefined;
   let ticker: NodeJS.Timeout | undefined;
   let deadline: NodeJS.Timeout | undefined;
 
@@ -83,6 +101,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     if (stopping) return;
     stopping = true;
     chaos?.stop();
+    workload?.stop();
     clearInterval(ticker);
     clearTimeout(deadline);
     try {
@@ -136,7 +155,9 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     }
   } else if (options.chaos && !stopping) {
     const { faults, everyMs } = options.chaos;
-    chaos = startChaos(faults, everyMs, (text) => line(formatNote(text, Date.now(), { color: false })));
+    const note = (text: string) => line(formatNote(text, Date.now(), { color: false }));
+    chaos = startChaos(faults, everyMs, note);
+    workload = options.chaos.workload?.(note);
   }
   return exited;
 }

@@ -2,7 +2,7 @@
  * JSON-RPC 2.0 framing. Envelopes are checked cheaply by shape (no schema library on the hot
  * path); results are handed to the caller as-is and validated lazily where it matters.
  */
-import { ProtocolError } from './errors.js';
+import { ProtocolError } from '../errors.js';
 
 export type RequestId = string | number;
 
@@ -19,19 +19,19 @@ export interface JsonRpcNotification {
   params?: Record<string, unknown> | undefined;
 }
 
-export interface JsonRpcErrorObject {
+interface JsonRpcErrorObject {
   code: number;
   message: string;
   data?: unknown;
 }
 
-export interface JsonRpcResultResponse {
+interface JsonRpcResultResponse {
   jsonrpc: '2.0';
   id: RequestId;
   result: unknown;
 }
 
-export interface JsonRpcErrorResponse {
+interface JsonRpcErrorResponse {
   jsonrpc: '2.0';
   id: RequestId | null;
   error: JsonRpcErrorObject;
@@ -42,10 +42,6 @@ export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcRespo
 
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest {
   return 'method' in message && 'id' in message && message.id !== undefined && message.id !== null;
-}
-
-export function isNotification(message: JsonRpcMessage): message is JsonRpcNotification {
-  return 'method' in message && !('id' in message && message.id !== undefined && message.id !== null);
 }
 
 export function isResponse(message: JsonRpcMessage): message is JsonRpcResponse {
@@ -78,8 +74,10 @@ export function parseMessages(text: string, server?: string): JsonRpcMessage[] {
     throw new ProtocolError(`malformed JSON from server: ${excerpt(text)}`, { server, cause });
   }
   if (Array.isArray(value)) {
-    for (const item of value) {
-      if (!isEnvelope(item)) throw new ProtocolError(`not a JSON-RPC message in batch: ${excerpt(JSON.stringify(item))}`, { server });
+    for (let i = 0; i < value.length; i++) {
+      // Quote the text, never the parsed item: re-encoding a 100,000-deep array overflows the stack.
+      if (!isEnvelope(value[i]))
+        throw new ProtocolError(`item ${i} of a batch is not a JSON-RPC message: ${excerpt(text)}`, { server });
     }
     return value as JsonRpcMessage[];
   }
@@ -87,7 +85,29 @@ export function parseMessages(text: string, server?: string): JsonRpcMessage[] {
   return [value];
 }
 
+/**
+ * A message as its JSON text. Params that JSON cannot encode (a BigInt, a cycle, nesting deeper
+ * than the stack) are the caller's to fix: a ProtocolError naming the method (returned, for the
+ * caller to reject with), never a TypeError.
+ */
+export function encodeMessage(message: JsonRpcMessage, server?: string): string | ProtocolError {
+  try {
+    return JSON.stringify(message);
+  } catch (cause) {
+    const what = 'method' in message ? `'${message.method}'` : 'a response';
+    return new ProtocolError(`cannot send ${what}: its params cannot be encoded as JSON (${describeCause(cause)})`, {
+      server,
+      cause,
+    });
+  }
+}
+
+function describeCause(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
 export function excerpt(text: string, max = 120): string {
-  const oneLine = text.replace(/\s+/g, ' ');
+  // Only the head is quoted: no need to rewrite a body of megabytes first.
+  const oneLine = (text.length > 4 * max ? text.slice(0, 4 * max) : text).replace(/\s+/g, ' ');
   return oneLine.length > max ? `${oneLine.slice(0, max)}…` : oneLine;
 }

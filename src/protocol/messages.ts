@@ -13,7 +13,7 @@ export function isSupportedProtocolVersion(version: unknown): version is Protoco
   return (SUPPORTED_PROTOCOL_VERSIONS as readonly unknown[]).includes(version);
 }
 
-export const ImplementationSchema = z.looseObject({
+const ImplementationSchema = z.looseObject({
   name: z.string(),
   version: z.string(),
   title: z.string().optional(),
@@ -26,7 +26,6 @@ export const InitializeResultSchema = z.looseObject({
   serverInfo: ImplementationSchema,
   instructions: z.string().optional(),
 });
-export type InitializeResult = z.infer<typeof InitializeResultSchema>;
 
 export interface ClientCapabilities {
   roots?: { listChanged?: boolean };

@@ -3,10 +3,18 @@
  * timeout and abort signal. Ids come from one counter per server that never restarts, so ids
  * keep increasing across sessions. Timeouts share one timer per server (see deadlines.ts);
  * settling removes the abort listener: nothing outlives the request.
+ *
+ * A request is also the signal of its own HTTP exchange (`ExchangeSignal`): the transport hands
+ * it to undici, and a request that times out, is aborted or fails fires it, so its exchange is
+ * released at once (a server trickling its answer keeps no socket past the deadline). No
+ * AbortController per request: the request already exists, and the listener slot is a field.
  */
-import { McpError, RequestAbortedError, RequestTimeoutError } from './errors.js';
+import { McpError, RequestAbortedError, RequestTimeoutError } from '../errors.js';
 import type { JsonRpcResponse } from './jsonrpc.js';
 import { Deadlines } from './deadlines.js';
+
+/** Whether a request whose outcome is unknown is sent again: `safe` (default) when repeating it is safe, `always`, or `never`. */
+export type RetryMode = 'safe' | 'always' | 'never';
 
 export interface Progress {
   progressToken: string | number;
@@ -26,9 +34,24 @@ export interface CreateOptions {
   resetTimeoutOnProgress?: boolean | undefined;
   /** The hard limit when the timeout is reset by progress; default 10 × timeoutMs. */
   maxTotalTimeoutMs?: number | undefined;
+  /** Whether to send it again when its outcome is unknown (default `safe`). */
+  retry?: RetryMode | undefined;
 }
 
-export interface PendingRequest {
+/**
+ * What undici needs to abort one exchange (it accepts any EventTarget-like object): the caller's
+ * AbortSignal, or a pending request.
+ */
+export interface ExchangeSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+type ReleaseListener = () => void;
+
+export interface PendingRequest extends ExchangeSignal {
   id: number;
   readonly method: string;
   readonly params: Record<string, unknown> | undefined;
@@ -49,12 +72,50 @@ export interface PendingRequest {
   readonly resetTimeoutOnProgress: boolean;
   /** When a progress-extended request must end, whatever progress arrives. */
   readonly deadline: number;
+  /** Whether to send it again when its outcome is unknown. */
+  readonly retry: RetryMode;
+  /** Settled without its response (timed out, aborted, failed): its exchange is to be released. */
+  aborted: boolean;
+  /** Why it was released: the error the caller got. */
+  reason: Error | undefined;
+  /** The listeners of its exchanges (undici's): one, rarely more (a resume GET while the POST closes). */
+  releaseListeners: ReleaseListener | ReleaseListener[] | undefined;
+}
+
+// Shared by every request (no closure per request): `this` is the request.
+function addReleaseListener(this: PendingRequest, _type: 'abort', listener: ReleaseListener): void {
+  const current = this.releaseListeners;
+  if (current === undefined) this.releaseListeners = listener;
+  else if (typeof current === 'function') this.releaseListeners = [current, listener];
+  else current.push(listener);
+}
+
+function removeReleaseListener(this: PendingRequest, _type: 'abort', listener: ReleaseListener): void {
+  const current = this.releaseListeners;
+  if (current === listener) this.releaseListeners = undefined;
+  else if (Array.isArray(current)) {
+    const index = current.indexOf(listener);
+    if (index !== -1) current.splice(index, 1);
+  }
+}
+
+/** Fires the request's exchange listeners once: undici aborts the request and frees its socket. */
+function release(request: PendingRequest, reason: Error): void {
+  request.aborted = true;
+  request.reason = reason;
+  const listeners = request.releaseListeners;
+  if (listeners === undefined) return;
+  request.releaseListeners = undefined;
+  if (typeof listeners === 'function') listeners();
+  else for (const listener of listeners) listener();
 }
 
 export interface PendingOptions {
   server: string;
   /** Called when a sent request times out or is aborted: send `notifications/cancelled`. */
   cancel(request: PendingRequest, reason: string): void;
+  /** Called when a request times out (after it failed): evidence for the connection. */
+  timedOut?(request: PendingRequest): void;
 }
 
 export class PendingRequests {
@@ -77,7 +138,11 @@ export class PendingRequests {
     return this.byId.has(id as number);
   }
 
-  create(method: string, params: Record<string, unknown> | undefined, options: CreateOptions): { request: PendingRequest; promise: Promise<unknown> } {
+  create(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: CreateOptions,
+  ): { request: PendingRequest; promise: Promise<unknown> } {
     let resolve!: (value: unknown) => void;
     let reject!: (error: Error) => void;
     const promise = new Promise<unknown>((res, rej) => {
@@ -92,7 +157,9 @@ export class PendingRequests {
     const request: PendingRequest = {
       id,
       method,
-      params: progressToken ? { ...params, _meta: { ...(params?._meta as object | undefined), progressToken } } : params,
+      params: progressToken
+        ? { ...params, _meta: { ...(params?._meta as object | undefined), progressToken } }
+        : params,
       signal,
       timeoutMs,
       sent: false,
@@ -105,6 +172,12 @@ export class PendingRequests {
       onProgress: options.onProgress,
       resetTimeoutOnProgress: options.resetTimeoutOnProgress ?? false,
       deadline: now + (options.maxTotalTimeoutMs ?? 10 * timeoutMs),
+      retry: options.retry ?? 'safe',
+      aborted: false,
+      reason: undefined,
+      releaseListeners: undefined,
+      addEventListener: addReleaseListener,
+      removeEventListener: removeReleaseListener,
     };
     if (signal?.aborted) {
       reject(new RequestAbortedError(method, { server: this.options.server, cause: signal.reason }));
@@ -163,15 +236,17 @@ export class PendingRequests {
     return true;
   }
 
+  /** Rejects the request and releases whatever exchange it still has in flight. */
   fail(request: PendingRequest, error: Error): void {
     if (this.byId.get(request.id) !== request) return;
     this.finish(request);
     request.reject(error);
+    release(request, error);
   }
 
-  /** Fails the requests already on the wire; held ones keep waiting for the next connection. */
-  failSent(error: Error): void {
-    for (const request of [...this.byId.values()]) if (request.sent) this.fail(request, error);
+  /** The requests on the wire now (not waiting in the gate), in the order they were issued. */
+  sentRequests(): PendingRequest[] {
+    return [...this.byId.values()].filter((request) => request.sent);
   }
 
   failAll(error: Error): void {
@@ -187,11 +262,15 @@ export class PendingRequests {
     const { timeoutMs } = request;
     this.fail(request, new RequestTimeoutError(request.method, timeoutMs, { server: this.options.server }));
     if (request.sent && !request.uncancellable) this.options.cancel(request, `timed out after ${timeoutMs} ms`);
+    this.options.timedOut?.(request);
   }
 
   private abort(request: PendingRequest): void {
     if (!this.isPending(request)) return;
-    this.fail(request, new RequestAbortedError(request.method, { server: this.options.server, cause: request.signal?.reason }));
+    this.fail(
+      request,
+      new RequestAbortedError(request.method, { server: this.options.server, cause: request.signal?.reason }),
+    );
     if (request.sent && !request.uncancellable) this.options.cancel(request, 'aborted by the caller');
   }
 

@@ -3,14 +3,14 @@
  * transports exist.
  */
 import type { CommandServerConfig, ServerConfig, UrlServerConfig } from '../config.js';
-import { ConfigError } from '../protocol/errors.js';
-import { StreamableHttpTransport } from './http.js';
-import { LegacySseTransport } from './sse.js';
-import { StdioTransport } from './stdio.js';
+import { ConfigError } from '../errors.js';
+import { StreamableHttpTransport } from './http/streamable-http.js';
+import { LegacySseTransport } from './legacy-sse/legacy-sse.js';
+import { StdioTransport } from './stdio/stdio.js';
 import type { Timers, Transport, TransportSink } from './transport.js';
 import type { ConfiguredTransport } from '../../machines/connection.machine.js';
 import type { AuthProvider } from '../auth/types.js';
-import type { HttpOptions } from './http-auth.js';
+import type { HttpOptions } from './http-credentials.js';
 
 export interface TransportContext {
   sink: TransportSink;
@@ -21,21 +21,22 @@ export interface TransportContext {
   hasConnectedBefore?: (() => boolean) | undefined;
 }
 
-/** Throws a ConfigError for configs whose transport this build cannot run (stdio, Streamable HTTP and legacy SSE all run). */
-export function assertTransportSupported(config: ServerConfig): void {
-  void config;
-}
-
 /**
  * Builds the transport of `kind`: the connection machine decides it (`auto` opens Streamable
  * HTTP first and asks for `sse` after a fallback).
  */
-export function createTransport(config: ServerConfig, context: TransportContext, kind: ConfiguredTransport = config.type): Transport {
-  assertTransportSupported(config);
+export function createTransport(
+  config: ServerConfig,
+  context: TransportContext,
+  kind: ConfiguredTransport = config.type,
+): Transport {
   if (config.kind === 'command') return createStdioTransport(config, context);
   if (kind === 'sse') return createLegacySseTransport(config, context);
   if (kind === 'stdio') {
-    throw new ConfigError(`invalid configuration: servers.${config.name}.type: 'stdio' needs \`command\`, not \`url\``, [{ path: `servers.${config.name}.type`, message: "'stdio' needs `command`" }]);
+    throw new ConfigError(
+      `invalid configuration: servers.${config.name}.type: 'stdio' needs \`command\`, not \`url\``,
+      [{ path: `servers.${config.name}.type`, message: "'stdio' needs `command`" }],
+    );
   }
   return new StreamableHttpTransport(urlTransportOptions(config, context));
 }
@@ -55,13 +56,16 @@ function urlTransportOptions(config: UrlServerConfig, context: TransportContext)
 }
 
 /** The legacy HTTP+SSE (2024-11-05) transport for a URL server: `type: 'sse'`, or `auto` after a fallback. */
-export function createLegacySseTransport(config: ServerConfig, context: TransportContext): LegacySseTransport {
-  if (config.kind === 'command') throw new ConfigError(`invalid configuration: servers.${config.name}: legacy SSE needs \`url\``, [{ path: `servers.${config.name}.url`, message: 'required for sse' }]);
+function createLegacySseTransport(config: ServerConfig, context: TransportContext): LegacySseTransport {
+  if (config.kind === 'command')
+    throw new ConfigError(`invalid configuration: servers.${config.name}: legacy SSE needs \`url\``, [
+      { path: `servers.${config.name}.url`, message: 'required for sse' },
+    ]);
   return new LegacySseTransport(urlTransportOptions(config, context));
 }
 
 /** A stdio server: one child process per connection attempt. */
-export function createStdioTransport(config: CommandServerConfig, context: TransportContext): StdioTransport {
+function createStdioTransport(config: CommandServerConfig, context: TransportContext): StdioTransport {
   return new StdioTransport({
     server: config.name,
     command: config.command,

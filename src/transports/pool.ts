@@ -3,6 +3,12 @@
  * it and closed when the last one lets go. Long-lived SSE streams (GET listeners, resumes, legacy
  * streams) get a second, unbounded pool of their own: each holds a socket for as long as it is
  * open, so in the bounded pool the 129th ready connection could not even send its initialize.
+ *
+ * A message's exchange is released when its request settles without an answer (timed out,
+ * aborted, failed: see protocol/pending.ts), so a server that trickles its answers holds a
+ * socket of the bounded pool no longer than its requests' timeouts. A handshake never queues
+ * behind exchanges still in flight: when the message pool has no room it goes through the
+ * stream pool (`hasRoom`).
  */
 import { Pool } from 'undici';
 
@@ -14,12 +20,15 @@ interface Entry {
 
 const pools = new Map<string, Entry>();
 
+/** Connections of an origin's message pool. */
+const MESSAGE_CONNECTIONS = 128;
+
 export function acquirePool(origin: string): Pool {
   let entry = pools.get(origin);
   if (!entry) {
     entry = {
       pool: new Pool(origin, {
-        connections: 128,
+        connections: MESSAGE_CONNECTIONS,
         pipelining: 1,
         keepAliveTimeout: 30_000,
         // Long-lived SSE bodies must not be cut by undici's default 300 s body timeout;
@@ -41,6 +50,15 @@ export function streamPool(origin: string): Pool {
   if (!entry) throw new Error(`no pool acquired for ${origin}`);
   entry.streams ??= new Pool(origin, { connections: null, pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0 });
   return entry.streams;
+}
+
+/**
+ * Whether a request sent now starts at once: fewer requests in flight or waiting than the
+ * pool has connections. Counts every connection (O(128)): for handshakes, not for every call.
+ */
+export function hasRoom(pool: Pool): boolean {
+  const { running, pending } = pool.stats;
+  return running + pending < MESSAGE_CONNECTIONS;
 }
 
 export async function releasePool(origin: string): Promise<void> {

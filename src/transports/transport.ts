@@ -1,8 +1,9 @@
 /**
- * What the runtime needs from a transport. The Streamable HTTP transport is the first;
- * legacy SSE and stdio implement the same shape.
+ * What the runtime needs from a transport: Streamable HTTP, legacy HTTP+SSE and stdio implement
+ * the same shape.
  */
 import type { JsonRpcMessage } from '../protocol/jsonrpc.js';
+import type { ExchangeSignal } from '../protocol/pending.js';
 
 export type TransportKind = 'http' | 'sse' | 'stdio';
 
@@ -32,20 +33,24 @@ export interface TransportSink {
 }
 
 export interface SendOptions {
-  signal?: AbortSignal | undefined;
+  /**
+   * Aborts the request's exchanges (its POST and any resume GET): the pending request itself
+   * (fired when it times out, is aborted or fails), or any AbortSignal.
+   */
+  signal?: ExchangeSignal | undefined;
   /** This is the `initialize` request: take the session from a 2xx answer. */
   handshake?: boolean;
   /** This request's own timeout (default: the server's requestTimeoutMs); bounds its POST and any resume. */
   timeoutMs?: number | undefined;
 }
 
-export interface StreamCursorHooks {
-  onEventId(id: string): void;
-  onRetry(ms: number): void;
+interface StreamCursorHooks {
+  onEventId: (id: string) => void;
+  onRetry: (ms: number) => void;
 }
 
 export type ListenerOpenResult =
-  | { kind: 'open'; read(hooks: StreamCursorHooks): Promise<void>; cancel(): void }
+  | { kind: 'open'; read: (hooks: StreamCursorHooks) => Promise<void>; cancel: () => void }
   | { kind: 'unavailable'; status: number };
 
 export interface Transport {
@@ -62,7 +67,7 @@ export interface Transport {
    * rejects with a typed error otherwise (SessionExpiredError on a 404 for the current session).
    */
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void>;
-  /** Forgets the session (if `generation` is still current) before a new handshake. */
+  /** Forgets the session and bumps the generation, before a new handshake. */
   beginSession(): void;
   /** The handshake succeeded: later requests carry the negotiated protocol version. */
   completeSession(protocolVersion: string): void;

@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MACHINES } from '../../src/machines-catalog.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
-import { startSdkServer, type SdkServer } from '../fixtures/sdk-servers.js';
+import { MACHINES } from '../../machines/catalog.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
+import { startSdkServer, type SdkServer } from '../../servers/sdk-servers.js';
 import { ROOT, runCli } from './helpers.js';
 
 let fixture: HttpFixture;
@@ -17,14 +17,25 @@ afterAll(async () => {
   await Promise.all([fixture.close(), sdk.close()]);
 });
 
-const STDIO_SERVER = 'test/fixtures/stdio-server.mjs';
+const STDIO_SERVER = 'servers/stdio-server.mjs';
 
 describe('mcp-supervisor status', () => {
   it('prints every server status as JSON, the authorization header never shown', async () => {
-    const { code, stdout, stderr } = await runCli(['status', '--url', fixture.url, '--name', 'docs', '--header', 'authorization: Bearer s3cret-status']);
+    const { code, stdout, stderr } = await runCli([
+      'status',
+      '--url',
+      fixture.url,
+      '--name',
+      'docs',
+      '--header',
+      'authorization: Bearer s3cret-status',
+    ]);
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    const status = JSON.parse(stdout) as Record<string, { name: string; state: string; transport: string; sessionId: string; protocolVersion: string }>;
+    const status = JSON.parse(stdout) as Record<
+      string,
+      { name: string; state: string; transport: string; sessionId: string; protocolVersion: string }
+    >;
     expect(status.docs).toMatchObject({ name: 'docs', state: 'ready', transport: 'http', sessionId: '[redacted]' });
     expect(stdout).not.toContain('s3cret-status');
     expect(fixture.requests.some((r) => r.headers.authorization === 'Bearer s3cret-status')).toBe(true);
@@ -39,7 +50,10 @@ describe('mcp-supervisor status', () => {
   });
 
   it('runs a stdio server from --command with --arg, and with the arguments after --', async () => {
-    for (const args of [['--command', process.execPath, '--arg', STDIO_SERVER], ['--command', process.execPath, '--', STDIO_SERVER, '--tag', 'cli-test']]) {
+    for (const args of [
+      ['--command', process.execPath, '--arg', STDIO_SERVER],
+      ['--command', process.execPath, '--', STDIO_SERVER, '--tag', 'cli-test'],
+    ]) {
       const { code, stdout, stderr } = await runCli(['status', '--name', 'local', ...args]);
       expect(stderr).toBe('');
       expect(code).toBe(0);

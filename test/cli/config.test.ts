@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { runCli } from './helpers.js';
 
 let dir: string;
@@ -59,15 +59,25 @@ describe('--config', () => {
     const config = file('truncated.json', '{\n  "mcpServers": {\n    "docs": { "url": "http://x/mcp" }');
     const { code, stderr } = await runCli(['status', '--config', config]);
     expect(code).toBe(2);
-    expect(stderr).toMatch(new RegExp(`${config.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: invalid JSON at line 3, column 38: expected ',' or '}'`));
+    expect(stderr).toMatch(
+      new RegExp(
+        `${config.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: invalid JSON at line 3, column 38: expected ',' or '}'`,
+      ),
+    );
   });
 
   it('a bad field: the error names the file and servers.<name>.<field>', async () => {
-    const config = file('bad-field.json', JSON.stringify({ mcpServers: { ok: { url: fixture.url }, docs: { url: 'ftp://example.com' } } }));
+    const config = file(
+      'bad-field.json',
+      JSON.stringify({ mcpServers: { ok: { url: fixture.url }, docs: { url: 'ftp://example.com' } } }),
+    );
     const { code, stderr } = await runCli(['status', '--config', config]);
     expect(code).toBe(2);
     expect(stderr).toContain(`${config}: servers.docs.url: must be an http:// or https:// URL`);
-    const timeout = file('bad-timeout.json', JSON.stringify({ mcpServers: { docs: { url: fixture.url, requestTimeoutMs: 'soon' } } }));
+    const timeout = file(
+      'bad-timeout.json',
+      JSON.stringify({ mcpServers: { docs: { url: fixture.url, requestTimeoutMs: 'soon' } } }),
+    );
     const second = await runCli(['status', '--config', timeout]);
     expect(second.code).toBe(2);
     expect(second.stderr).toContain(`${timeout}: servers.docs.requestTimeoutMs:`);

@@ -31,18 +31,20 @@ export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
   let partial = '';
   let err = '';
   const waiters = new Set<() => void>();
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     out += chunk;
     const parts = (partial + chunk).split('\n');
     partial = parts.pop()!;
     lines.push(...parts);
     for (const wake of waiters) wake();
   });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => {
-    for (const wake of waiters) wake();
-    resolve(code);
-  }));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('close', (code) => {
+      for (const wake of waiters) wake();
+      resolve(code);
+    }),
+  );
   let closed = false;
   void exited.then(() => (closed = true));
   return {
@@ -55,7 +57,15 @@ export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
       const test = typeof match === 'function' ? match : (line: string) => match.test(line);
       return new Promise((resolve, reject) => {
         let checked = 0;
-        const timer = setTimeout(() => finish(new Error(`no stdout line matching ${String(match)} within ${timeoutMs} ms; stdout:\n${out}\nstderr:\n${err}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            finish(
+              new Error(
+                `no stdout line matching ${String(match)} within ${timeoutMs} ms; stdout:\n${out}\nstderr:\n${err}`,
+              ),
+            ),
+          timeoutMs,
+        );
         const finish = (error?: Error, line?: string) => {
           clearTimeout(timer);
           waiters.delete(check);
@@ -64,7 +74,12 @@ export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
         };
         const check = () => {
           for (; checked < lines.length; checked++) if (test(lines[checked]!)) return finish(undefined, lines[checked]);
-          if (closed || child.exitCode !== null) finish(new Error(`the CLI exited (${child.exitCode}) before a line matching ${String(match)}; stdout:\n${out}\nstderr:\n${err}`));
+          if (closed || child.exitCode !== null)
+            finish(
+              new Error(
+                `the CLI exited (${child.exitCode}) before a line matching ${String(match)}; stdout:\n${out}\nstderr:\n${err}`,
+              ),
+            );
         };
         waiters.add(check);
         check();
@@ -102,7 +117,12 @@ export async function collectWebSocket(url: string): Promise<{ messages: string[
     const req = request({
       host: hostname,
       port,
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': randomBytes(16).toString('base64') },
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': randomBytes(16).toString('base64'),
+      },
     });
     // Frames sent right after the handshake may arrive with it, in `head`.
     req.once('upgrade', (_res, upgraded, first: Buffer) => resolve([upgraded, first]));

@@ -2,8 +2,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { createSupervisor, type Supervisor } from '../../src/index.js';
-import { createSanitizer, configuredSecrets, REDACTED } from '../../src/sanitize.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { createSanitizer } from '../../src/observe/inspection.js';
+import { REDACTED, secretsOf } from '../../src/observe/redact.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { nextTransition } from '../integration/helpers.js';
 
 /** JSON of anything, cycles cut, functions dropped: what an inspector would send on. */
@@ -34,7 +35,13 @@ describe('inspection events', () => {
     fixture = await startHttpFixture({ responseMode: 'sse' });
     const events: InspectionEvent[] = [];
     sup = createSupervisor({
-      servers: { docs: { url: fixture.url, headers: { authorization: 'Bearer s3cret-token-value' }, keepalive: { intervalMs: 50, timeoutMs: 1_000, maxMissed: 3 } } },
+      servers: {
+        docs: {
+          url: fixture.url,
+          headers: { authorization: 'Bearer s3cret-token-value' },
+          keepalive: { intervalMs: 50, timeoutMs: 1_000, maxMissed: 3 },
+        },
+      },
       inspect: (event) => events.push(event),
     });
     await sup.start();
@@ -59,15 +66,24 @@ describe('inspection events', () => {
     expect(events.some((e) => e.type === '@xstate.actor' && idOf(e) === 'keepalive')).toBe(true);
     expect(events.some((e) => e.type === '@xstate.snapshot' && idOf(e) === 'listener')).toBe(true);
 
-    const text = safeJson(events.map((e) => ({ ...e, actorSnapshot: (e.actorRef as unknown as { getSnapshot(): unknown }).getSnapshot() })));
+    const text = safeJson(
+      events.map((e) => ({ ...e, actorSnapshot: (e.actorRef as unknown as { getSnapshot(): unknown }).getSnapshot() })),
+    );
     expect(text).not.toContain('s3cret');
     for (const id of sessionIds) expect(text).not.toContain(id);
   });
 
   it('redacts secret-looking keys and configured header values, in a copy', () => {
-    const sanitizer = createSanitizer(configuredSecrets([{ Authorization: 'Bearer abc123', 'x-client': 'agent-7' }]));
+    const sanitizer = createSanitizer(
+      secretsOf([{ headers: { Authorization: 'Bearer abc123', 'x-client': 'agent-7' } }]),
+    );
     const original = {
-      context: { sessionId: 'id-1', 'mcp-session-id': 'id-2', apiKey: 'k', nested: [{ token: 't', note: 'sent Bearer abc123 to the server' }] },
+      context: {
+        sessionId: 'id-1',
+        'mcp-session-id': 'id-2',
+        apiKey: 'k',
+        nested: [{ token: 't', note: 'sent Bearer abc123 to the server' }],
+      },
       header: 'agent-7',
       mention: 'agent-7 is a substring here',
       keep: 'plain text',
@@ -89,7 +105,7 @@ describe('inspection events', () => {
   });
 
   it('survives cycles and keeps class instances (actor refs) as they are', () => {
-    const sanitizer = createSanitizer(configuredSecrets([]));
+    const sanitizer = createSanitizer(secretsOf([]));
     const ref = new (class Ref {
       id = 'r';
     })();

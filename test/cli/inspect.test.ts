@@ -1,6 +1,6 @@
 /** `mcp-supervisor inspect`: the Stately inspector's bridge receives the live, sanitized actor tree. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { collectWebSocket, freePort, spawnCli } from './helpers.js';
 
 let fixture: HttpFixture | undefined;
@@ -19,13 +19,26 @@ describe('mcp-supervisor inspect', () => {
   it('sends the actor tree (connection, listener, keepalive) to the inspector, without the token or session ids', async () => {
     fixture = await startHttpFixture({ responseMode: 'sse' });
     const port = await freePort();
-    const cli = spawnCli(['inspect', '--url', fixture.url, '--name', 'docs', '--header', 'Authorization: Bearer s3cret-inspect', '--port', String(port), '--no-open']);
+    const cli = spawnCli([
+      'inspect',
+      '--url',
+      fixture.url,
+      '--name',
+      'docs',
+      '--header',
+      'Authorization: Bearer s3cret-inspect',
+      '--port',
+      String(port),
+      '--no-open',
+    ]);
     await cli.waitForLine(/Stately inspector: open http:\/\/localhost:\d+/);
     await cli.waitForLine(/docs {2}initializing -> ready/);
     const ws = await collectWebSocket(`ws://127.0.0.1:${port}`);
     try {
       // The bridge replays what it has buffered, then forwards live events.
-      await expect.poll(() => ws.messages.map((m) => (JSON.parse(m) as StatelyEvent).name).filter(Boolean), { timeout: 10_000 }).toEqual(expect.arrayContaining(['supervisor', 'docs', 'listener', 'keepalive']));
+      await expect
+        .poll(() => ws.messages.map((m) => (JSON.parse(m) as StatelyEvent).name).filter(Boolean), { timeout: 10_000 })
+        .toEqual(expect.arrayContaining(['supervisor', 'docs', 'listener', 'keepalive']));
       const text = ws.messages.join('\n');
       expect(text).not.toContain('s3cret-inspect');
       for (const id of fixture.sessions) expect(text).not.toContain(id);

@@ -5,8 +5,10 @@ import { watch } from '../../src/cli/watch.js';
 import { formatDuration, formatTransition, renderTable, rowsOf, truncate } from '../../src/cli/render.js';
 import { createSupervisor } from '../../src/index.js';
 import type { ServerStatus } from '../../src/server-handle.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 
+/** The escape character that starts every ANSI sequence. */
+const ESC = String.fromCharCode(27);
 const status = (overrides: Partial<ServerStatus>): ServerStatus => ({
   name: 'docs',
   state: 'ready',
@@ -31,8 +33,21 @@ describe('render', () => {
 
   it('renders the columns; session age only while ready; errors cut to the width', () => {
     const rows = rowsOf(
-      { docs: status({}), old: status({ name: 'old', state: 'reconnecting', transport: 'sse', restarts: 0, keepalive: { lastRttMs: undefined, missed: 1 }, lastError: `HTTP 503 ${'x'.repeat(200)}` }) },
-      new Map([['docs', 1_000], ['old', 1_000]]),
+      {
+        docs: status({}),
+        old: status({
+          name: 'old',
+          state: 'reconnecting',
+          transport: 'sse',
+          restarts: 0,
+          keepalive: { lastRttMs: undefined, missed: 1 },
+          lastError: `HTTP 503 ${'x'.repeat(200)}`,
+        }),
+      },
+      new Map([
+        ['docs', 1_000],
+        ['old', 1_000],
+      ]),
       66_000,
     );
     const lines = renderTable(rows, { color: false, width: 80 });
@@ -46,12 +61,26 @@ describe('render', () => {
 
   it('keeps showing the last error after the server recovered; a current one wins', () => {
     const remembered = new Map([['docs', 'connection lost: socket hang up']]);
-    expect(rowsOf({ docs: status({}) }, new Map(), 0, remembered)[0]!.lastError).toBe('connection lost: socket hang up');
-    expect(rowsOf({ docs: status({ lastError: 'HTTP 503' }) }, new Map(), 0, remembered)[0]!.lastError).toBe('HTTP 503');
+    expect(rowsOf({ docs: status({}) }, new Map(), 0, remembered)[0]!.lastError).toBe(
+      'connection lost: socket hang up',
+    );
+    expect(rowsOf({ docs: status({ lastError: 'HTTP 503' }) }, new Map(), 0, remembered)[0]!.lastError).toBe(
+      'HTTP 503',
+    );
   });
 
   it('formats a transition as one line', () => {
-    const line = formatTransition({ server: 'docs', from: 'ready', to: 'reconnecting', cause: 'connection lost', error: 'socket hang up\nat x', at: Date.UTC(2025, 0, 1, 12, 0, 1, 234) }, { color: false });
+    const line = formatTransition(
+      {
+        server: 'docs',
+        from: 'ready',
+        to: 'reconnecting',
+        cause: 'connection lost',
+        error: 'socket hang up\nat x',
+        at: Date.UTC(2025, 0, 1, 12, 0, 1, 234),
+      },
+      { color: false },
+    );
     expect(line).toBe('12:00:01.234  docs  ready -> reconnecting  (connection lost: socket hang up at x)');
     expect(truncate('abcdef', 4)).toBe('abc…');
   });
@@ -70,15 +99,20 @@ describe('watch on a terminal', () => {
     let text = '';
     out.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
     const sup = createSupervisor({ servers: { docs: { url: fixture.url } } });
-    const code = await watch(sup, { out: out as unknown as NodeJS.WriteStream, durationMs: 1_500, handleSignals: false, notes: ['hello'] });
+    const code = await watch(sup, {
+      out: out as unknown as NodeJS.WriteStream,
+      durationMs: 1_500,
+      handleSignals: false,
+      notes: ['hello'],
+    });
     expect(code).toBe(0);
     const frames = text.split('\x1b[H').slice(1);
     expect(frames.length).toBeGreaterThanOrEqual(2);
     expect(text.startsWith('\x1b[?25l\x1b[2J')).toBe(true);
     expect(text.endsWith('\x1b[?25h')).toBe(true);
-    expect(frames.some((frame) => /docs\s+\x1b\[32mready\x1b\[0m\s+http/.test(frame))).toBe(true);
+    expect(frames.some((frame) => new RegExp(`docs\\s+${ESC}\\[32mready${ESC}\\[0m\\s+http`).test(frame))).toBe(true);
     expect(frames.some((frame) => frame.includes('docs  initializing -> ready  (initialized)'))).toBe(true);
-    expect(frames.at(-1)).toMatch(/docs\s+\x1b\[2mclosed/);
+    expect(frames.at(-1)).toMatch(new RegExp(`docs\\s+${ESC}\\[2mclosed`));
     expect(frames.at(-1)).toContain('hello');
   });
 });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { spawnCli } from './helpers.js';
 
 let fixture: HttpFixture | undefined;
@@ -12,14 +12,19 @@ afterEach(async () => {
   fixture = undefined;
 });
 
-const ANSI = /\x1b\[/;
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[`);
 
 describe('mcp-supervisor watch', () => {
   it('prints one plain line per transition when stdout is not a terminal, and stops cleanly on SIGINT', async () => {
     fixture = await startHttpFixture();
     const dir = mkdtempSync(join(tmpdir(), 'mcp-supervisor-watch-'));
     const config = join(dir, 'mcp.json');
-    writeFileSync(config, JSON.stringify({ mcpServers: { docs: { url: fixture.url, keepalive: { intervalMs: 100, timeoutMs: 2_000, maxMissed: 3 } } } }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { docs: { url: fixture.url, keepalive: { intervalMs: 100, timeoutMs: 2_000, maxMissed: 3 } } },
+      }),
+    );
     try {
       const cli = spawnCli(['watch', '--config', config]);
       await cli.waitForLine(/^\d\d:\d\d:\d\d\.\d{3} {2}docs {2}initializing -> ready {2}\(initialized\)$/);
@@ -61,7 +66,8 @@ describe('npm start (watch --demo)', () => {
     expect(servers).toEqual(expect.arrayContaining(['sdk-http', 'fixture-http']));
     for (const server of servers) await cli.waitForLine(new RegExp(`  ${server}  \\w+ -> ready`));
     expect(await cli.exited).toBe(0);
-    for (const server of servers) expect(cli.lines).toContainEqual(expect.stringMatching(new RegExp(`  ${server}  closing -> closed`)));
+    for (const server of servers)
+      expect(cli.lines).toContainEqual(expect.stringMatching(new RegExp(`  ${server}  closing -> closed`)));
     expect(cli.stderr()).toBe('');
   });
 
@@ -80,6 +86,9 @@ describe('npm start (watch --demo)', () => {
     await cli.waitForLine(/oauth-http {2}initializing -> authorizing {2}\(authorization required/);
     await cli.waitForLine(/chaos: oauth-http expired every access token/, 20_000);
     await cli.waitForLine(/oauth-http {2}authorizing -> ready {2}\(authorized\)/);
+    await cli.waitForLine(/chaos: sdk-example restarted/, 20_000);
+    await cli.waitForLine(/sdk-example {2}reinitializing -> ready/);
+    await cli.waitForLine(/workload on sdk-example: [1-9]\d* calls answered, 0 lost/, 20_000);
     cli.child.kill('SIGINT');
     expect(await cli.exited).toBe(0);
     expect(cli.stderr()).toBe('');

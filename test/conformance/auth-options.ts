@@ -5,7 +5,7 @@
  * Credentials for the pre-registration and extension scenarios come in MCP_CONFORMANCE_CONTEXT.
  */
 import type { OAuthClientOptions } from '../../src/auth/index.js';
-import { approveAtOnce } from '../fixtures/oauth-server.js';
+import { approveAtOnce } from '../../servers/oauth-server.js';
 
 interface Context {
   client_id?: string;
@@ -29,7 +29,12 @@ export function authOptionsFor(scenario: string, contextJson: string | undefined
     case 'auth/client-credentials-basic':
       return { grant: 'client_credentials', clientId: context.client_id, clientSecret: context.client_secret };
     case 'auth/client-credentials-jwt':
-      return { grant: 'client_credentials', clientId: context.client_id, privateKeyPem: context.private_key_pem, signingAlgorithm: context.signing_algorithm as OAuthClientOptions['signingAlgorithm'] };
+      return {
+        grant: 'client_credentials',
+        clientId: context.client_id,
+        privateKeyPem: context.private_key_pem,
+        signingAlgorithm: context.signing_algorithm as OAuthClientOptions['signingAlgorithm'],
+      };
     case 'auth/cross-app-access-complete-flow':
       return {
         grant: 'cross_app_access',

@@ -37,7 +37,8 @@ async function authorizedCalls(server: ServerHandle): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (!url || !/^https?:\/\//.test(url)) throw new Error(`usage: conformance client <server url> (got ${JSON.stringify(url)})`);
+  if (!url || !/^https?:\/\//.test(url))
+    throw new Error(`usage: conformance client <server url> (got ${JSON.stringify(url)})`);
   log(`scenario ${scenario || '(none)'} against ${url}`);
   const server = await connect(
     {
@@ -56,7 +57,10 @@ async function main(): Promise<void> {
   );
   server.on('transition', (e) => log(`${e.from} -> ${e.to} (${e.cause}${e.error ? `: ${e.error}` : ''})`));
   try {
-    const run = scenarios[scenario] ?? (scenario.startsWith('auth/') ? authorizedCalls : undefined) ?? (async (s: ServerHandle) => void (await s.listTools().catch(() => undefined)));
+    const run =
+      scenarios[scenario] ??
+      (scenario.startsWith('auth/') ? authorizedCalls : undefined) ??
+      (async (s: ServerHandle) => void (await s.listTools().catch(() => undefined)));
     await run(server);
   } finally {
     await server.close();

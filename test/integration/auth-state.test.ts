@@ -5,10 +5,17 @@
  * conformance suite.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthorizationError, AuthorizationRequiredError, connect, createSupervisor, type ServerHandle, type Supervisor } from '../../src/index.js';
+import {
+  AuthorizationError,
+  AuthorizationRequiredError,
+  connect,
+  createSupervisor,
+  type ServerHandle,
+  type Supervisor,
+} from '../../src/index.js';
 import type { AuthChallenge, AuthProvider } from '../../src/auth/types.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
-import { startLegacySseFixture, type LegacySseFixture } from '../fixtures/legacy-sse-fixture.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
+import { startLegacySseFixture, type LegacySseFixture } from '../../servers/legacy-sse-fixture.js';
 import { recordTransitions, rpcPosts } from './helpers.js';
 
 let fixture: HttpFixture | undefined;
@@ -48,18 +55,31 @@ class ScriptedProvider implements AuthProvider {
 describe('authorization state', () => {
   it('a 401 on initialize goes through authorizing once, then the handshake succeeds with the token', async () => {
     fixture = await startHttpFixture();
-    fixture.faults.bearer = { token: 'tok-1', challenge: 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"' };
+    fixture.faults.bearer = {
+      token: 'tok-1',
+      challenge: 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"',
+    };
     const auth = new ScriptedProvider(() => 'tok-1');
     supervisor = createSupervisor({ servers: { fx: { url: fixture.url, auth } } });
     const transitions = recordTransitions(supervisor);
     await supervisor.start();
 
     expect(supervisor.server('fx').status()).toMatchObject({ state: 'ready', auth: { authorized: true } });
-    expect(transitions.map((t) => `${t.from}->${t.to}`)).toEqual(['null->connecting', 'connecting->initializing', 'initializing->authorizing', 'authorizing->connecting', 'connecting->initializing', 'initializing->ready']);
+    expect(transitions.map((t) => `${t.from}->${t.to}`)).toEqual([
+      'null->connecting',
+      'connecting->initializing',
+      'initializing->authorizing',
+      'authorizing->connecting',
+      'connecting->initializing',
+      'initializing->ready',
+    ]);
     expect(transitions[2]?.cause).toBe('authorization required');
     expect(transitions[3]?.cause).toBe('authorized');
     expect(auth.challenges).toHaveLength(1);
-    expect(auth.challenges[0]).toMatchObject({ status: 401, wwwAuthenticate: expect.stringContaining('resource_metadata=') });
+    expect(auth.challenges[0]).toMatchObject({
+      status: 401,
+      wwwAuthenticate: expect.stringContaining('resource_metadata='),
+    });
     expect(auth.challenges[0]?.resourceUrl.href).toBe(fixture.url);
     // Every message after the authorization carries the token: initialize, initialized, the GET listener.
     const after = fixture.requests.slice(fixture.requests.findIndex((r) => r.headers.authorization !== undefined));
@@ -102,7 +122,9 @@ describe('authorization state', () => {
     fixture.faults.bearer = { token: 'tok-2' };
     fixture.closeGetStreams(); // the listener reconnects with tok-1 and is refused
 
-    await expect.poll(() => transitions.map((t) => `${t.from}->${t.to}`)).toEqual(['ready->authorizing', 'authorizing->ready']);
+    await expect
+      .poll(() => transitions.map((t) => `${t.from}->${t.to}`))
+      .toEqual(['ready->authorizing', 'authorizing->ready']);
     expect(transitions[0]?.error).toContain('the GET stream');
     await expect.poll(() => fixture!.getStreamCount()).toBe(1);
     const gets = fixture.requests.filter((r) => r.method === 'GET');
@@ -174,7 +196,9 @@ describe('authorization state', () => {
     const error = (await handle.callTool('echo', { text: 'x' }).catch((e: unknown) => e)) as Error & { body?: string };
     expect(error).toMatchObject({ code: 'TRANSPORT_ERROR', status: 500 });
     expect(error.message).toContain('[redacted]');
-    expect(`${error.message} ${error.body} ${JSON.stringify(handle.status())}`).not.toContain('super-secret-token-value');
+    expect(`${error.message} ${error.body} ${JSON.stringify(handle.status())}`).not.toContain(
+      'super-secret-token-value',
+    );
   });
 
   it('legacy SSE: a 401 on the stream authorizes, then the stream opens with the token', async () => {
@@ -184,9 +208,15 @@ describe('authorization state', () => {
     const transitions = recordTransitions(supervisor);
     await supervisor.start();
     expect(supervisor.server('old').status()).toMatchObject({ state: 'ready', transport: 'sse' });
-    expect(transitions.map((t) => `${t.from}->${t.to}`).slice(0, 3)).toEqual(['null->connecting', 'connecting->authorizing', 'authorizing->connecting']);
+    expect(transitions.map((t) => `${t.from}->${t.to}`).slice(0, 3)).toEqual([
+      'null->connecting',
+      'connecting->authorizing',
+      'authorizing->connecting',
+    ]);
     const result = await supervisor.server('old').callTool('echo', { text: 'legacy' });
     expect(result.content[0]?.text).toBe('legacy');
-    expect(legacy.requests.filter((r) => r.headers.authorization === 'Bearer legacy-tok').length).toBeGreaterThanOrEqual(3);
+    expect(
+      legacy.requests.filter((r) => r.headers.authorization === 'Bearer legacy-tok').length,
+    ).toBeGreaterThanOrEqual(3);
   });
 });

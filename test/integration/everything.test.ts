@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Progress, type ServerConfigInput, type ServerHandle, type LogMessage } from '../../src/index.js';
-import { EVERYTHING_ENTRY, startEverythingServer, type EverythingServer } from '../fixtures/everything-server.js';
+import { EVERYTHING_ENTRY, startEverythingServer, type EverythingServer } from '../../servers/everything-server.js';
 
 interface Mode {
   name: string;
@@ -29,7 +29,10 @@ const MODES: Mode[] = [
   },
   {
     name: 'stdio',
-    start: async () => ({ config: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] }, close: async () => {} }),
+    start: async () => ({
+      config: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] },
+      close: async () => {},
+    }),
   },
 ];
 
@@ -41,13 +44,18 @@ describe.each(MODES)('server-everything over $name', (mode) => {
 
   beforeAll(async () => {
     const started = await mode.start();
-    close = started.close;
+    close = () => started.close();
     handle = await connect(started.config, {
       name: 'everything',
       handlers: {
         sampling: (params) => {
           sampled.push(params);
-          return { role: 'assistant', content: { type: 'text', text: 'sampled answer' }, model: 'test-model', stopReason: 'endTurn' };
+          return {
+            role: 'assistant',
+            content: { type: 'text', text: 'sampled answer' },
+            model: 'test-model',
+            stopReason: 'endTurn',
+          };
         },
         elicitation: () => ({ action: 'accept', content: {} }),
       },
@@ -64,14 +72,26 @@ describe.each(MODES)('server-everything over $name', (mode) => {
   it('lists and calls tools', async () => {
     const { tools } = await handle.listTools();
     const names = tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['echo', 'get-sum', 'trigger-long-running-operation', 'trigger-sampling-request', 'trigger-elicitation-request']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'echo',
+        'get-sum',
+        'trigger-long-running-operation',
+        'trigger-sampling-request',
+        'trigger-elicitation-request',
+      ]),
+    );
     expect((await handle.callTool('echo', { message: 'hello' })).content[0]?.text).toContain('hello');
     expect(JSON.stringify((await handle.callTool('get-sum', { a: 2, b: 40 })).content)).toContain('42');
   });
 
   it('runs the long-running tool with progress notifications', async () => {
     const progress: Progress[] = [];
-    const result = await handle.callTool('trigger-long-running-operation', { duration: 0.2, steps: 4 }, { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true });
+    const result = await handle.callTool(
+      'trigger-long-running-operation',
+      { duration: 0.2, steps: 4 },
+      { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true },
+    );
     expect(result.content.length).toBeGreaterThan(0);
     expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4]);
   });
@@ -90,7 +110,9 @@ describe.each(MODES)('server-everything over $name', (mode) => {
   it('lists and reads resources, lists and gets prompts', async () => {
     const { resources } = await handle.request<{ resources: Array<{ uri: string }> }>('resources/list');
     expect(resources.length).toBeGreaterThan(0);
-    const read = await handle.request<{ contents: Array<{ uri: string }> }>('resources/read', { uri: resources[0]!.uri });
+    const read = await handle.request<{ contents: Array<{ uri: string }> }>('resources/read', {
+      uri: resources[0]!.uri,
+    });
     expect(read.contents[0]?.uri).toBe(resources[0]!.uri);
     const { prompts } = await handle.request<{ prompts: Array<{ name: string }> }>('prompts/list');
     expect(prompts.map((p) => p.name)).toContain('simple-prompt');

@@ -1,30 +1,40 @@
 /** Small helpers for lifecycle tests: waiting on events (never on the clock). */
 import { createServer } from 'node:net';
 import type { ServerHandle, Supervisor, TransitionEvent } from '../../src/index.js';
-import type { HttpFixture } from '../fixtures/http-fixture.js';
+import type { HttpFixture } from '../../servers/http-fixture.js';
 
 type Emits = Pick<ServerHandle, 'on'> | Pick<Supervisor, 'on'>;
 
 /** Resolves with the first transition matching `predicate` (already-seen ones do not count). */
-export function nextTransition(source: Emits, predicate: (event: TransitionEvent) => boolean, timeoutMs = 10_000): Promise<TransitionEvent> {
+export function nextTransition(
+  source: Emits,
+  predicate: (event: TransitionEvent) => boolean,
+  timeoutMs = 10_000,
+): Promise<TransitionEvent> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       off();
       reject(new Error('no matching transition in time'));
     }, timeoutMs);
-    const off = (source.on as (event: 'transition', listener: (event: TransitionEvent) => void) => () => void)('transition', (event) => {
-      if (!predicate(event)) return;
-      clearTimeout(timer);
-      off();
-      resolve(event);
-    });
+    const off = (source.on as (event: 'transition', listener: (event: TransitionEvent) => void) => () => void)(
+      'transition',
+      (event) => {
+        if (!predicate(event)) return;
+        clearTimeout(timer);
+        off();
+        resolve(event);
+      },
+    );
   });
 }
 
 /** Records every transition of a handle or supervisor as `from->to`. */
 export function recordTransitions(source: Emits): TransitionEvent[] {
   const seen: TransitionEvent[] = [];
-  (source.on as (event: 'transition', listener: (event: TransitionEvent) => void) => () => void)('transition', (event) => seen.push(event));
+  (source.on as (event: 'transition', listener: (event: TransitionEvent) => void) => () => void)(
+    'transition',
+    (event) => seen.push(event),
+  );
   return seen;
 }
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type ServerHandle } from '../../src/index.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { nextTransition, quickRestart, rpcPosts } from './helpers.js';
 
 let fixture: HttpFixture | undefined;

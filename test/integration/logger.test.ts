@@ -1,8 +1,8 @@
 /** The `logger` option: structured entries for transitions, restarts, fallbacks; no secrets. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, createSupervisor, type Logger, type ServerHandle } from '../../src/index.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
-import { startLegacySseFixture } from '../fixtures/legacy-sse-fixture.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
+import { startLegacySseFixture } from '../../servers/legacy-sse-fixture.js';
 import { nextTransition, quickRestart, refusingUrl } from './helpers.js';
 
 interface Entry {
@@ -13,7 +13,8 @@ interface Entry {
 
 function recordingLogger(): Logger & { entries: Entry[] } {
   const entries: Entry[] = [];
-  const at = (level: string) => (fields: Record<string, unknown>, message?: string) => entries.push({ level, fields, message });
+  const at = (level: string) => (fields: Record<string, unknown>, message?: string) =>
+    entries.push({ level, fields, message });
   return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
@@ -27,14 +28,21 @@ describe('logger', () => {
     const f: HttpFixture = await startHttpFixture();
     cleanups.push(() => f.close());
     const logger = recordingLogger();
-    const handle: ServerHandle = await connect({ url: f.url, headers: { authorization: 'Bearer log-secret' } }, { name: 'fx', logger });
+    const handle: ServerHandle = await connect(
+      { url: f.url, headers: { authorization: 'Bearer log-secret' } },
+      { name: 'fx', logger },
+    );
     cleanups.push(() => handle.close());
     const oldSession = [...f.sessions][0]!;
     f.expireAllSessions();
     await handle.callTool('echo', { text: 'x' });
     const events = logger.entries.map((e) => `${e.level}:${String(e.fields.event)}`);
     expect(events).toContain('info:session expired');
-    expect(logger.entries.find((e) => e.fields.event === 'session expired')?.fields).toMatchObject({ server: 'fx', from: 'ready', to: 'expired' });
+    expect(logger.entries.find((e) => e.fields.event === 'session expired')?.fields).toMatchObject({
+      server: 'fx',
+      from: 'ready',
+      to: 'expired',
+    });
     const text = JSON.stringify(logger.entries);
     expect(text).not.toContain('log-secret');
     expect(text).not.toContain(oldSession);
@@ -63,7 +71,12 @@ describe('logger', () => {
     cleanups.push(() => handle.close());
     const fallback = logger.entries.find((e) => e.fields.event === 'fallback');
     expect(fallback?.level).toBe('warn');
-    expect(fallback?.fields).toMatchObject({ server: 'old', from: 'initializing', to: 'connecting', cause: 'Streamable HTTP refused; falling back to legacy SSE' });
+    expect(fallback?.fields).toMatchObject({
+      server: 'old',
+      from: 'initializing',
+      to: 'connecting',
+      cause: 'Streamable HTTP refused; falling back to legacy SSE',
+    });
     expect(String(fallback?.fields.error)).toMatch(/HTTP 405/);
   });
 
@@ -72,7 +85,11 @@ describe('logger', () => {
     cleanups.push(() => f.close());
     const writes: string[] = [];
     const original = { log: console.log, error: console.error, warn: console.warn, info: console.info };
-    console.log = console.error = console.warn = console.info = (...args: unknown[]) => void writes.push(args.join(' '));
+    console.log =
+      console.error =
+      console.warn =
+      console.info =
+        (...args: unknown[]) => void writes.push(args.join(' '));
     try {
       const handle = await connect({ url: f.url }, { name: 'quiet' });
       f.expireAllSessions();

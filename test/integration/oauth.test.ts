@@ -1,14 +1,22 @@
 /**
  * The built-in OAuth 2.1 client through `connect()` / `createSupervisor()` against a real
- * authorization server and protected MCP resource (test/fixtures/oauth-server.ts).
+ * authorization server and protected MCP resource (servers/oauth-server.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AuthorizationError, connect, createSupervisor, fileTokenStore, memoryTokenStore, type ServerHandle, type Supervisor } from '../../src/index.js';
-import { startOAuthServer, type OAuthFixture } from '../fixtures/oauth-server.js';
+import {
+  AuthorizationError,
+  connect,
+  createSupervisor,
+  fileTokenStore,
+  memoryTokenStore,
+  type ServerHandle,
+  type Supervisor,
+} from '../../src/index.js';
+import { startOAuthServer, type OAuthFixture } from '../../servers/oauth-server.js';
 import { followRedirect, REDIRECT_URI } from '../unit/auth/helpers.js';
 import { recordTransitions } from './helpers.js';
 
@@ -37,12 +45,23 @@ describe('OAuth through the supervisor', () => {
     const auth = supervisor.server('docs').status().auth;
     expect(auth).toEqual({ authorized: true, scope: undefined, expiresAt: expect.any(Number) });
     expect(auth!.expiresAt! - Date.now()).toBeGreaterThan(3_000_000); // the fixture's expires_in is 3600 s
-    expect(transitions.map((t) => t.to)).toEqual(['connecting', 'initializing', 'authorizing', 'connecting', 'initializing', 'ready']);
+    expect(transitions.map((t) => t.to)).toEqual([
+      'connecting',
+      'initializing',
+      'authorizing',
+      'connecting',
+      'initializing',
+      'ready',
+    ]);
     expect(fixture.authorizeRequests()).toHaveLength(1);
     expect(fixture.tokenRequests().map((r) => r.form?.grant_type)).toEqual(['authorization_code']);
     const mcp = fixture.requests.filter((r) => r.path === '/mcp' && r.method === 'POST');
     expect(mcp[0]?.headers.authorization).toBeUndefined();
-    expect(mcp.slice(1).every((r) => typeof r.headers.authorization === 'string' && r.headers.authorization.startsWith('Bearer '))).toBe(true);
+    expect(
+      mcp
+        .slice(1)
+        .every((r) => typeof r.headers.authorization === 'string' && r.headers.authorization.startsWith('Bearer ')),
+    ).toBe(true);
   });
 
   it('expired access tokens: concurrent 401s cause exactly one refresh, no new authorization, every call resolves', async () => {
@@ -77,14 +96,22 @@ describe('OAuth through the supervisor', () => {
     expect(supervisor.server('docs').status().state).toBe('failed');
     expect(supervisor.lastFailureOf('docs')).toBeInstanceOf(AuthorizationError);
     expect(fixture.authorizeRequests()).toHaveLength(3);
-    expect(transitions.at(-1)).toMatchObject({ from: 'reconnecting', to: 'failed', cause: 'a restart cannot fix it', error: expect.stringContaining('gave up after 3 authorization attempts') });
+    expect(transitions.at(-1)).toMatchObject({
+      from: 'reconnecting',
+      to: 'failed',
+      cause: 'a restart cannot fix it',
+      error: expect.stringContaining('gave up after 3 authorization attempts'),
+    });
     expect(supervisor.server('docs').status().restarts).toBe(0);
   });
 
   it('a stored token is used before any 401; tokens never reach status, transitions, logs or inspection events', async () => {
     fixture = await startOAuthServer({ refreshTokens: true });
     const store = memoryTokenStore();
-    const first = await connect({ url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false }, { name: 'docs' });
+    const first = await connect(
+      { url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false },
+      { name: 'docs' },
+    );
     await first.close();
     const issued = (await store.load(new URL(fixture.mcpUrl).href))?.tokens?.access_token;
     expect(issued).toEqual(expect.any(String));
@@ -95,7 +122,11 @@ describe('OAuth through the supervisor', () => {
     const logger = { debug: log, info: log, warn: log, error: log };
     const requestsBefore = fixture.requests.length;
     fixture.expireAccessTokens(); // a refresh on the way, so new tokens pass through too
-    supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false } }, inspect: (event) => void inspected.push(event), logger });
+    supervisor = createSupervisor({
+      servers: { docs: { url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false } },
+      inspect: (event) => void inspected.push(event),
+      logger,
+    });
     const transitions = recordTransitions(supervisor);
     await supervisor.start();
     await supervisor.server('docs').callTool('echo', { text: 'stored' });
@@ -106,7 +137,12 @@ describe('OAuth through the supervisor', () => {
     const current = (await store.load(new URL(fixture.mcpUrl).href))?.tokens;
     expect(current?.access_token).not.toBe(issued);
     expect(logged.length).toBeGreaterThan(0);
-    const visible = JSON.stringify([supervisor.status(), transitions, logged, inspected.map((e) => ({ ...e, actorRef: undefined, sourceRef: undefined }))]);
+    const visible = JSON.stringify([
+      supervisor.status(),
+      transitions,
+      logged,
+      inspected.map((e) => ({ ...e, actorRef: undefined, sourceRef: undefined })),
+    ]);
     for (const secret of [issued, current?.access_token, current?.refresh_token]) {
       expect(secret).toEqual(expect.any(String));
       expect(visible).not.toContain(secret);
@@ -117,7 +153,9 @@ describe('OAuth through the supervisor', () => {
     fixture = await startOAuthServer();
     const file = join(mkdtempSync(join(tmpdir(), 'mcp-sup-tokens-')), 'tokens.json');
     writeFileSync(file, '{ "half": ', { mode: 0o600 });
-    supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: { ...browser, store: fileTokenStore(file) }, keepalive: false } } });
+    supervisor = createSupervisor({
+      servers: { docs: { url: fixture.mcpUrl, auth: { ...browser, store: fileTokenStore(file) }, keepalive: false } },
+    });
     await supervisor.start();
     expect(supervisor.server('docs').status().state).toBe('failed');
     expect(supervisor.lastFailureOf('docs')).toBeInstanceOf(AuthorizationError);

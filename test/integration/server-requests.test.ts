@@ -4,9 +4,16 @@
  * handler, cancellation by the server, progress, log messages and list_changed events.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { connect, createSupervisor, RequestTimeoutError, type ClientHandlers, type Progress, type ServerHandle } from '../../src/index.js';
-import { startSdkServer, type SdkServer } from '../fixtures/sdk-servers.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import {
+  connect,
+  createSupervisor,
+  RequestTimeoutError,
+  type ClientHandlers,
+  type Progress,
+  type ServerHandle,
+} from '../../src/index.js';
+import { startSdkServer, type SdkServer } from '../../servers/sdk-servers.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { rpcPosts } from './helpers.js';
 
 let fixture: HttpFixture | undefined;
@@ -60,26 +67,53 @@ describe('server-to-client requests', () => {
 
   it('routes elicitation/create from the GET stream to the handler and fills schema defaults (SEP-1034)', async () => {
     let seen: Record<string, unknown> | undefined;
-    const f = await open({ elicitation: (params) => ((seen = params), { action: 'accept', content: { name: 'Ada' } }) }, true);
-    expect(f.push({ jsonrpc: '2.0', id: 'e1', method: 'elicitation/create', params: { message: 'Who?', requestedSchema: SCHEMA } })).toBe(true);
+    const f = await open(
+      { elicitation: (params) => ((seen = params), { action: 'accept', content: { name: 'Ada' } }) },
+      true,
+    );
+    expect(
+      f.push({
+        jsonrpc: '2.0',
+        id: 'e1',
+        method: 'elicitation/create',
+        params: { message: 'Who?', requestedSchema: SCHEMA },
+      }),
+    ).toBe(true);
     const answer = await answerTo(f, 'e1');
     expect(seen?.message).toBe('Who?');
-    expect(answer.result).toEqual({ action: 'accept', content: { name: 'Ada', age: 30, score: 95.5, status: 'active', verified: true } });
+    expect(answer.result).toEqual({
+      action: 'accept',
+      content: { name: 'Ada', age: 30, score: 95.5, status: 'active', verified: true },
+    });
   });
 
   it('without applyDefaults the handler result is sent as it is', async () => {
     const f = await open({ elicitation: () => ({ action: 'accept', content: { name: 'Ada' } }) });
-    f.push({ jsonrpc: '2.0', id: 'e2', method: 'elicitation/create', params: { message: 'Who?', requestedSchema: SCHEMA } });
+    f.push({
+      jsonrpc: '2.0',
+      id: 'e2',
+      method: 'elicitation/create',
+      params: { message: 'Who?', requestedSchema: SCHEMA },
+    });
     expect((await answerTo(f, 'e2')).result).toEqual({ action: 'accept', content: { name: 'Ada' } });
   });
 
   it('answers roots/list and sampling through their handlers', async () => {
     const f = await open({
       roots: () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }),
-      sampling: (params) => ({ role: 'assistant', content: { type: 'text', text: `echo ${String((params.messages as unknown[]).length)}` }, model: 'test' }),
+      sampling: (params) => ({
+        role: 'assistant',
+        content: { type: 'text', text: `echo ${String((params.messages as unknown[]).length)}` },
+        model: 'test',
+      }),
     });
     f.push({ jsonrpc: '2.0', id: 'r1', method: 'roots/list' });
-    f.push({ jsonrpc: '2.0', id: 's1', method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } });
+    f.push({
+      jsonrpc: '2.0',
+      id: 's1',
+      method: 'sampling/createMessage',
+      params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 },
+    });
     expect((await answerTo(f, 'r1')).result).toEqual({ roots: [{ uri: 'file:///work', name: 'work' }] });
     expect((await answerTo(f, 's1')).result).toMatchObject({ role: 'assistant', content: { text: 'echo 1' } });
   });
@@ -94,7 +128,10 @@ describe('server-to-client requests', () => {
     f.push({ jsonrpc: '2.0', id: 'u1', method: 'sampling/createMessage', params: {} });
     f.push({ jsonrpc: '2.0', id: 't1', method: 'roots/list' });
     expect((await answerTo(f, 'p1')).result).toEqual({});
-    expect((await answerTo(f, 'u1')).error).toMatchObject({ code: -32601, message: 'Method not found: sampling/createMessage' });
+    expect((await answerTo(f, 'u1')).error).toMatchObject({
+      code: -32601,
+      message: 'Method not found: sampling/createMessage',
+    });
     expect((await answerTo(f, 't1')).error).toEqual({ code: -32603, message: 'disk on fire' });
   });
 
@@ -113,7 +150,12 @@ describe('server-to-client requests', () => {
           });
         }),
     });
-    f.push({ jsonrpc: '2.0', id: 'c1', method: 'elicitation/create', params: { message: 'slow', requestedSchema: SCHEMA } });
+    f.push({
+      jsonrpc: '2.0',
+      id: 'c1',
+      method: 'elicitation/create',
+      params: { message: 'slow', requestedSchema: SCHEMA },
+    });
     await startedNow;
     f.push({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c1', reason: 'user left' } });
     await abortedNow;
@@ -133,10 +175,16 @@ describe('notifications', () => {
     sup.server('fx').on('log', (log) => logs.push(log));
     sup.on('listChanged', (event) => changed.push(event));
     sup.on('notification', ({ server, notification }) => all.push(`${server}:${notification.method}`));
-    fixture.push({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'warning', logger: 'db', data: 'slow query' } });
+    fixture.push({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { level: 'warning', logger: 'db', data: 'slow query' },
+    });
     fixture.push({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
     await sup.server('fx').callTool('echo', { text: 'sync' });
-    await new Promise<void>((resolve) => (all.length >= 2 ? resolve() : sup.on('notification', () => all.length >= 2 && resolve())));
+    await new Promise<void>((resolve) =>
+      all.length >= 2 ? resolve() : sup.on('notification', () => all.length >= 2 && resolve()),
+    );
     expect(logs).toEqual([{ level: 'warning', logger: 'db', data: 'slow query' }]);
     expect(changed).toEqual([{ server: 'fx', list: 'tools' }]);
     expect(all).toEqual(['fx:notifications/message', 'fx:notifications/tools/list_changed']);
@@ -169,8 +217,14 @@ describe('progress', () => {
     sdk = await startSdkServer({ stateful: true });
     handle = await connect({ url: sdk.url }, { name: 'sdk' });
     const args = { steps: 6, everyMs: 40 };
-    await expect(handle.callTool('countdown', args, { timeoutMs: 120, onprogress: () => {} })).rejects.toBeInstanceOf(RequestTimeoutError);
-    const result = await handle.callTool('countdown', args, { timeoutMs: 120, onprogress: () => {}, resetTimeoutOnProgress: true });
+    await expect(handle.callTool('countdown', args, { timeoutMs: 120, onprogress: () => {} })).rejects.toBeInstanceOf(
+      RequestTimeoutError,
+    );
+    const result = await handle.callTool('countdown', args, {
+      timeoutMs: 120,
+      onprogress: () => {},
+      resetTimeoutOnProgress: true,
+    });
     expect(result.content[0]?.text).toBe('done after 6');
   });
 
@@ -178,7 +232,11 @@ describe('progress', () => {
     sdk = await startSdkServer({ stateful: true });
     handle = await connect({ url: sdk.url }, { name: 'sdk' });
     const error = await handle
-      .callTool('countdown', { steps: 20, everyMs: 20 }, { timeoutMs: 100, onprogress: () => {}, resetTimeoutOnProgress: true, maxTotalTimeoutMs: 150 })
+      .callTool(
+        'countdown',
+        { steps: 20, everyMs: 20 },
+        { timeoutMs: 100, onprogress: () => {}, resetTimeoutOnProgress: true, maxTotalTimeoutMs: 150 },
+      )
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RequestTimeoutError);
   });

@@ -3,9 +3,9 @@
  * that carried the session id re-initializes once, replays what got 404, releases what was held.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { connect, ConnectionClosedError, SessionExpiredError, TransportError, type ServerHandle } from '../../src/index.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
-import { startSdkServer, type SdkServer } from '../fixtures/sdk-servers.js';
+import { connect, ConnectionClosedError, TransportError, type ServerHandle } from '../../src/index.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
+import { startSdkServer, type SdkServer } from '../../servers/sdk-servers.js';
 import { nextTransition, quickRestart, recordTransitions, rpcPosts } from './helpers.js';
 
 let fixture: HttpFixture | undefined;
@@ -22,26 +22,33 @@ afterEach(async () => {
 });
 
 describe('session expiry', () => {
-  it.each(['json', 'sse'] as const)('§41a: concurrent 404s cause exactly one re-initialize; every request is replayed and resolves (%s responses)', async (responseMode) => {
-    fixture = await startHttpFixture({ responseMode });
-    handle = await connect({ url: fixture.url }, { name: 'fx' });
-    const transitions = recordTransitions(handle);
-    const firstSession = fixture.sessions.values().next().value;
-    fixture.expireAllSessions();
+  it.each(['json', 'sse'] as const)(
+    '§41a: concurrent 404s cause exactly one re-initialize; every request is replayed and resolves (%s responses)',
+    async (responseMode) => {
+      fixture = await startHttpFixture({ responseMode });
+      handle = await connect({ url: fixture.url }, { name: 'fx' });
+      const transitions = recordTransitions(handle);
+      const firstSession = fixture.sessions.values().next().value;
+      fixture.expireAllSessions();
 
-    const texts = Array.from({ length: 8 }, (_, i) => `call-${i}`);
-    const results = await Promise.all(texts.map((text) => handle!.callTool('echo', { text })));
+      const texts = Array.from({ length: 8 }, (_, i) => `call-${i}`);
+      const results = await Promise.all(texts.map((text) => handle!.callTool('echo', { text })));
 
-    expect(results.map((r) => r.content[0]?.text)).toEqual(texts);
-    expect(rpcPosts(fixture, 'initialize')).toHaveLength(2);
-    expect(transitions.map((t) => `${t.from}->${t.to}`)).toEqual(['ready->expired', 'expired->reinitializing', 'reinitializing->ready']);
-    expect(transitions[0]?.cause).toBe('session expired (HTTP 404)');
-    const newSession = rpcPosts(fixture, 'initialize').length && fixture.sessions.values().next().value;
-    expect(newSession).not.toBe(firstSession);
-    // The replays carry the new session id.
-    const answered = rpcPosts(fixture, 'tools/call').filter((r) => r.headers['mcp-session-id'] === newSession);
-    expect(answered).toHaveLength(texts.length);
-  });
+      expect(results.map((r) => r.content[0]?.text)).toEqual(texts);
+      expect(rpcPosts(fixture, 'initialize')).toHaveLength(2);
+      expect(transitions.map((t) => `${t.from}->${t.to}`)).toEqual([
+        'ready->expired',
+        'expired->reinitializing',
+        'reinitializing->ready',
+      ]);
+      expect(transitions[0]?.cause).toBe('session expired (HTTP 404)');
+      const newSession = rpcPosts(fixture, 'initialize').length && fixture.sessions.values().next().value;
+      expect(newSession).not.toBe(firstSession);
+      // The replays carry the new session id.
+      const answered = rpcPosts(fixture, 'tools/call').filter((r) => r.headers['mcp-session-id'] === newSession);
+      expect(answered).toHaveLength(texts.length);
+    },
+  );
 
   it('§2: request ids keep increasing across the re-initialize and are never reused', async () => {
     fixture = await startHttpFixture();
@@ -60,8 +67,12 @@ describe('session expiry', () => {
     // re-initialize, which is larger than anything sent on the old one.
     const reinit = rpcPosts(fixture, 'initialize')[1]!;
     const newSession = fixture.sessions.values().next().value;
-    const onNew = rpcPosts(fixture).filter((r) => r.headers['mcp-session-id'] === newSession && r.body?.id !== undefined);
-    const onOld = rpcPosts(fixture).filter((r) => r.headers['mcp-session-id'] !== newSession && r.body?.id !== undefined && r !== reinit);
+    const onNew = rpcPosts(fixture).filter(
+      (r) => r.headers['mcp-session-id'] === newSession && r.body?.id !== undefined,
+    );
+    const onOld = rpcPosts(fixture).filter(
+      (r) => r.headers['mcp-session-id'] !== newSession && r.body?.id !== undefined && r !== reinit,
+    );
     expect(onNew.length).toBeGreaterThanOrEqual(3);
     expect(onNew.every((r) => (r.body.id as number) > (reinit.body.id as number))).toBe(true);
     expect(onOld.every((r) => (r.body.id as number) < (reinit.body.id as number))).toBe(true);
@@ -85,16 +96,16 @@ describe('session expiry', () => {
     expect(heldPosts).toHaveLength(1);
   });
 
-  it('§41c: a 404 on the re-initialize itself fails the parked requests with a typed error, without a loop', async () => {
+  it('§41c: a 404 on the re-initialize itself goes through the restart policy (no loop); failed for good, the parked request fails with why', async () => {
     fixture = await startHttpFixture();
-    handle = await connect({ url: fixture.url, restart: quickRestart(0) }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, restart: quickRestart(0), revive: false }, { name: 'fx' });
     fixture.faults.notFoundOnInitialize = true;
     fixture.expireAllSessions();
     const failed = nextTransition(handle, (t) => t.to === 'failed');
 
     const error = await handle.callTool('echo', { text: 'x' }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(SessionExpiredError);
-    expect((error as Error).message).toMatch(/re-initializing failed: .*HTTP 404/);
+    expect(error).toBeInstanceOf(ConnectionClosedError);
+    expect((error as Error).message).toMatch(/the server has failed: .*HTTP 404.*initialize/);
     await failed;
     expect(rpcPosts(fixture, 'initialize')).toHaveLength(2);
     // Failed servers fail fast.
@@ -104,7 +115,9 @@ describe('session expiry', () => {
   it('§41b: a 404 on a request that carried no session id is a plain TransportError, not an expiry', async () => {
     fixture = await startHttpFixture({ sessionRequired: false });
     const wrongPath = fixture.url.replace(/\/mcp$/, '/nope');
-    const error = await connect({ url: wrongPath, type: 'http', restart: quickRestart(0) }, { name: 'fx' }).catch((e: unknown) => e);
+    const error = await connect({ url: wrongPath, type: 'http', restart: quickRestart(0) }, { name: 'fx' }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(TransportError);
     expect((error as TransportError).status).toBe(404);
     // One attempt, no retry loop.
@@ -156,7 +169,10 @@ describe('session expiry', () => {
     handle = await connect({ url: sdk.url }, { name: 'sdk' });
     expect((await handle.callTool('add', { a: 2, b: 3 })).content[0]?.text).toBe('5');
     await sdk.terminateAllSessions();
-    const results = await Promise.all([handle.callTool('echo', { text: 'one' }), handle.callTool('add', { a: 1, b: 1 })]);
+    const results = await Promise.all([
+      handle.callTool('echo', { text: 'one' }),
+      handle.callTool('add', { a: 1, b: 1 }),
+    ]);
     expect(results.map((r) => r.content[0]?.text)).toEqual(['one', '2']);
     expect(handle.status().state).toBe('ready');
     expect(sdk.sessionCount()).toBe(1);

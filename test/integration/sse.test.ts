@@ -4,9 +4,21 @@
  * SDK's SSEServerTransport. Timing is observed through transitions and the fixture, never slept.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { connect, ConnectionClosedError, EndpointTimeoutError, ProtocolError, TransportError, type ServerHandle } from '../../src/index.js';
-import { startLegacySseFixture, type LegacyFixtureSettings, type LegacySseFixture } from '../fixtures/legacy-sse-fixture.js';
-import { startSdkSseServer, type SdkSseServer } from '../fixtures/sdk-sse-server.js';
+import {
+  connect,
+  ConnectionClosedError,
+  EndpointTimeoutError,
+  ProtocolError,
+  TransportError,
+  type ServerHandle,
+  OutcomeUnknownError,
+} from '../../src/index.js';
+import {
+  startLegacySseFixture,
+  type LegacyFixtureSettings,
+  type LegacySseFixture,
+} from '../../servers/legacy-sse-fixture.js';
+import { startSdkSseServer, type SdkSseServer } from '../../servers/sdk-sse-server.js';
 import { nextTransition, quickRestart, recordTransitions } from './helpers.js';
 import { rejection as failure } from '../transports/helpers.js';
 
@@ -29,26 +41,39 @@ async function legacy(settings?: LegacyFixtureSettings): Promise<LegacySseFixtur
 }
 
 const gets = (f: LegacySseFixture) => f.requests.filter((r) => r.method === 'GET');
-const posts = (f: LegacySseFixture, rpcMethod?: string) => f.requests.filter((r) => r.method === 'POST' && (rpcMethod === undefined || r.rpcMethod === rpcMethod));
-
+const posts = (f: LegacySseFixture, rpcMethod?: string) =>
+  f.requests.filter((r) => r.method === 'POST' && (rpcMethod === undefined || r.rpcMethod === rpcMethod));
 
 describe('legacy HTTP+SSE through connect()', () => {
   it('a URL ending in /sse is legacy SSE: GET, endpoint, initialize over POST, tools work', async () => {
     const f = await legacy();
     handle = await connect({ url: f.url, headers: { authorization: 'Bearer s3cret-token' } }, { name: 'old' });
 
-    expect(handle.status()).toMatchObject({ state: 'ready', transport: 'sse', protocolVersion: '2024-11-05', serverInfo: { name: 'legacy-fixture' } });
+    expect(handle.status()).toMatchObject({
+      state: 'ready',
+      transport: 'sse',
+      protocolVersion: '2024-11-05',
+      serverInfo: { name: 'legacy-fixture' },
+    });
     expect(handle.status().sessionId).toBeUndefined();
     const tools = await handle.listTools();
     expect(tools.tools.map((t) => t.name)).toEqual(['echo', 'slow']);
-    expect((await handle.callTool('echo', { text: 'over sse' })).content[0]).toEqual({ type: 'text', text: 'over sse' });
+    expect((await handle.callTool('echo', { text: 'over sse' })).content[0]).toEqual({
+      type: 'text',
+      text: 'over sse',
+    });
 
     // The first request is the GET; nothing is POSTed to the SSE URL itself; every POST goes to the endpoint.
     expect(f.requests[0]!.method).toBe('GET');
     expect(gets(f)).toHaveLength(1);
     const sessionId = f.sessions()[0]!;
     expect(posts(f).every((r) => r.url === `/messages?sessionId=${sessionId}`)).toBe(true);
-    expect(posts(f).map((r) => r.rpcMethod)).toEqual(['initialize', 'notifications/initialized', 'tools/list', 'tools/call']);
+    expect(posts(f).map((r) => r.rpcMethod)).toEqual([
+      'initialize',
+      'notifications/initialized',
+      'tools/list',
+      'tools/call',
+    ]);
     expect(posts(f).every((r) => r.headers.authorization === 'Bearer s3cret-token')).toBe(true);
   });
 
@@ -63,7 +88,11 @@ describe('legacy HTTP+SSE through connect()', () => {
   it('works against a server built with the SDK SSEServerTransport', async () => {
     sdk = await startSdkSseServer();
     handle = await connect({ url: sdk.url }, { name: 'sdk-old' });
-    expect(handle.status()).toMatchObject({ state: 'ready', transport: 'sse', serverInfo: { name: 'sdk-sse-fixture' } });
+    expect(handle.status()).toMatchObject({
+      state: 'ready',
+      transport: 'sse',
+      serverInfo: { name: 'sdk-sse-fixture' },
+    });
     const tools = await handle.listTools();
     expect(tools.tools.map((t) => t.name).sort()).toEqual(['add', 'echo']);
     expect((await handle.callTool('add', { a: 2, b: 3 })).content[0]).toEqual({ type: 'text', text: '5' });
@@ -75,7 +104,9 @@ describe('legacy HTTP+SSE through connect()', () => {
     const f = await legacy();
     const foreign = f.origin.replace('127.0.0.1', 'localhost');
     f.settings.endpointOrigin = foreign;
-    const error = await failure(connect({ url: f.url, headers: { authorization: 'Bearer s3cret-token' } }, { name: 'old' }));
+    const error = await failure(
+      connect({ url: f.url, headers: { authorization: 'Bearer s3cret-token' } }, { name: 'old' }),
+    );
     expect(error).toBeInstanceOf(ProtocolError);
     expect(error.message).toContain(foreign);
     expect(error.message).toContain(f.origin);
@@ -158,13 +189,21 @@ describe('idle closes (§51, issue #3 item 4)', () => {
     expect(secondSession).not.toBe(firstSession);
     // The call went to the new session only.
     const calls = posts(f, 'tools/call');
-    expect(calls.map((r) => r.url)).toEqual([`/messages?sessionId=${firstSession}`, `/messages?sessionId=${secondSession}`]);
-    expect(transitions.map((t) => `${t.from}->${t.to}`)).toEqual(['ready->reconnecting', 'reconnecting->connecting', 'connecting->initializing', 'initializing->ready']);
+    expect(calls.map((r) => r.url)).toEqual([
+      `/messages?sessionId=${firstSession}`,
+      `/messages?sessionId=${secondSession}`,
+    ]);
+    expect(transitions.map((t) => `${t.from}->${t.to}`)).toEqual([
+      'ready->reconnecting',
+      'reconnecting->connecting',
+      'connecting->initializing',
+      'initializing->ready',
+    ]);
     expect(transitions[0]!.error).toMatch(/the SSE stream closed/);
     expect(handle.status()).toMatchObject({ state: 'ready', transport: 'sse' });
   });
 
-  it('a request in flight when the stream closes fails with a retryable ConnectionClosedError; the next call works', async () => {
+  it('a call in flight when the stream closes has an unknown outcome: not known safe, it fails with a retryable OutcomeUnknownError; the next call works', async () => {
     const f = await legacy();
     handle = await connect({ url: f.url, restart: quickRestart(5) }, { name: 'old' });
     const inFlight = handle.callTool('slow', { ms: 5_000 });
@@ -173,8 +212,9 @@ describe('idle closes (§51, issue #3 item 4)', () => {
     f.closeStreams();
 
     const error = await failure(inFlight);
-    expect(error).toBeInstanceOf(ConnectionClosedError);
-    expect((error as ConnectionClosedError).retryable).toBe(true);
+    expect(error).toBeInstanceOf(OutcomeUnknownError);
+    expect((error as OutcomeUnknownError).retryable).toBe(true);
+    expect(error.message).toMatch(/the connection was lost/);
     await ready;
     expect((await handle.callTool('echo', { text: 'next' })).content[0]).toMatchObject({ text: 'next' });
     expect(gets(f)).toHaveLength(2);
@@ -206,14 +246,17 @@ describe('idle closes (§51, issue #3 item 4)', () => {
 describe('legacy HTTP+SSE: keepalive and interrupted connects', () => {
   it('the keepalive probes legacy servers too (ping over the endpoint, answered on the stream)', async () => {
     const f = await legacy();
-    handle = await connect({ url: f.url, keepalive: { intervalMs: 30, timeoutMs: 500, maxMissed: 2 } }, { name: 'old' });
+    handle = await connect(
+      { url: f.url, keepalive: { intervalMs: 30, timeoutMs: 500, maxMissed: 2 } },
+      { name: 'old' },
+    );
     await expect.poll(() => posts(f, 'ping').length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
     expect(handle.status().keepalive).toMatchObject({ missed: 0, lastRttMs: expect.any(Number) });
     expect(handle.status().state).toBe('ready');
   });
 
   it('stop() during connect ends the attempt and never triggers a fallback', async () => {
-    const { startHttpFixture } = await import('../fixtures/http-fixture.js');
+    const { startHttpFixture } = await import('../../servers/http-fixture.js');
     const slow = await startHttpFixture();
     slow.faults.delayMs = 2_000; // initialize is in flight when stop() comes
     const { createSupervisor } = await import('../../src/index.js');

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type ServerHandle } from '../../src/index.js';
-import { isRunning } from '../transports/stdio-helpers.js';
+import { isRunning } from '../transports/stdio/helpers.js';
 
 const require = createRequire(import.meta.url);
 const packageDir = dirname(require.resolve('@modelcontextprotocol/server-everything/package.json'));
@@ -26,7 +26,11 @@ describe('server-everything over stdio', () => {
 
   it('initializes over stdio', () => {
     const status = handle.status();
-    expect(status).toMatchObject({ state: 'ready', transport: 'stdio', serverInfo: { name: 'mcp-servers/everything' } });
+    expect(status).toMatchObject({
+      state: 'ready',
+      transport: 'stdio',
+      serverInfo: { name: 'mcp-servers/everything' },
+    });
     expect(status.pid).toBeGreaterThan(0);
     expect(status.stderrTail!.join('\n')).toMatch(/STDIO/);
   });
@@ -34,12 +38,18 @@ describe('server-everything over stdio', () => {
   it('lists its tools and calls echo', async () => {
     const { tools } = await handle.listTools();
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
-    expect(await handle.callTool('echo', { message: 'over stdio' })).toMatchObject({ content: [{ type: 'text', text: 'Echo: over stdio' }] });
-    expect(await handle.callTool('get-sum', { a: 2, b: 3 })).toMatchObject({ content: [{ type: 'text', text: expect.stringContaining('5') }] });
+    expect(await handle.callTool('echo', { message: 'over stdio' })).toMatchObject({
+      content: [{ type: 'text', text: 'Echo: over stdio' }],
+    });
+    expect(await handle.callTool('get-sum', { a: 2, b: 3 })).toMatchObject({
+      content: [{ type: 'text', text: expect.stringContaining('5') }],
+    });
   });
 
   it('many concurrent calls on one pipe are each answered by id', async () => {
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => handle.callTool('echo', { message: `m${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => handle.callTool('echo', { message: `m${i}` })),
+    );
     results.forEach((result, i) => expect(result).toMatchObject({ content: [{ text: `Echo: m${i}` }] }));
   });
 

@@ -4,14 +4,27 @@
  * cannot start, and no process left behind after stop().
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { connect, ConnectionClosedError, createSupervisor, fromMcpServersJson, ProtocolError, SpawnError, type ServerHandle, type Supervisor } from '../../src/index.js';
-import { startHttpFixture } from '../fixtures/http-fixture.js';
-import { FIXTURE, grandchildPid, isRunning, newTag, processesTagged } from '../transports/stdio-helpers.js';
+import {
+  connect,
+  createSupervisor,
+  fromMcpServersJson,
+  ProtocolError,
+  SpawnError,
+  type ServerHandle,
+  type Supervisor,
+  OutcomeUnknownError,
+} from '../../src/index.js';
+import { startHttpFixture } from '../../servers/http-fixture.js';
+import { FIXTURE, grandchildPid, isRunning, newTag, processesTagged } from '../transports/stdio/helpers.js';
 import { nextTransition, quickRestart, recordTransitions } from './helpers.js';
 
 const TAG = newTag();
 const QUICK_SHUTDOWN = { closeStdinTimeoutMs: 200, sigtermTimeoutMs: 200 };
-const fixture = (...args: string[]) => ({ command: process.execPath, args: [FIXTURE, ...args, ...TAG], shutdown: QUICK_SHUTDOWN });
+const fixture = (...args: string[]) => ({
+  command: process.execPath,
+  args: [FIXTURE, ...args, ...TAG],
+  shutdown: QUICK_SHUTDOWN,
+});
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -41,7 +54,12 @@ describe('stdio servers: calls', () => {
     expect(await handle.callTool('echo', { text: 'hi' })).toEqual({ content: [{ type: 'text', text: 'hi' }] });
     await handle.request('ping');
     const status = handle.status();
-    expect(status).toMatchObject({ state: 'ready', transport: 'stdio', sessionId: undefined, stderrTail: ['stderr line 1', 'stderr line 2'] });
+    expect(status).toMatchObject({
+      state: 'ready',
+      transport: 'stdio',
+      sessionId: undefined,
+      stderrTail: ['stderr line 1', 'stderr line 2'],
+    });
     const pid = (await handle.callTool('pid')).content[0] as unknown as { text: string };
     expect(status.pid).toBe(Number(pid.text));
     await handle.close();
@@ -72,7 +90,7 @@ describe('stdio servers: calls', () => {
 });
 
 describe('stdio servers: crashes and restarts', () => {
-  it('a crash fails every pending request at once with the exit code and stderr, then the server is restarted', async () => {
+  it('a crash fails every pending call not known safe at once with the exit code and stderr (outcome unknown), then the server is restarted', async () => {
     const sup = supervise({ fx: { ...fixture('--crash-after', '1'), restart: quickRestart(5) } });
     await sup.start();
     const handle = sup.server('fx');
@@ -80,26 +98,43 @@ describe('stdio servers: crashes and restarts', () => {
     await handle.callTool('echo', { text: 'one' });
     const transitions = recordTransitions(handle);
     const ready = nextTransition(handle, (e) => e.to === 'ready');
-    const outcomes = await Promise.all([handle.callTool('echo', { text: 'a' }), handle.callTool('sleep', { ms: 50 }), handle.callTool('echo', { text: 'c' })].map((p) => p.catch((e: unknown) => e)));
+    const outcomes = await Promise.all(
+      [
+        handle.callTool('echo', { text: 'a' }),
+        handle.callTool('sleep', { ms: 50 }),
+        handle.callTool('echo', { text: 'c' }),
+      ].map((p) => p.catch((e: unknown) => e)),
+    );
     for (const error of outcomes) {
-      expect(error).toBeInstanceOf(ConnectionClosedError);
-      expect((error as ConnectionClosedError).retryable).toBe(true);
+      expect(error).toBeInstanceOf(OutcomeUnknownError);
+      expect((error as OutcomeUnknownError).retryable).toBe(true);
       expect((error as Error).message).toMatch(/exited with code 3; stderr: .*fixture: crashing after 1 requests/);
     }
     await ready;
-    expect(transitions.map((e) => `${e.from}->${e.to}`)).toEqual(['ready->reconnecting', 'reconnecting->connecting', 'connecting->initializing', 'initializing->ready']);
+    expect(transitions.map((e) => `${e.from}->${e.to}`)).toEqual([
+      'ready->reconnecting',
+      'reconnecting->connecting',
+      'connecting->initializing',
+      'initializing->ready',
+    ]);
     expect(transitions[0]!.cause).toBe('connection lost');
     const status = handle.status();
     expect(status.restarts).toBe(1);
     expect(status.pid).toBeGreaterThan(0);
     expect(status.pid).not.toBe(firstPid);
     expect(isRunning(firstPid)).toBe(false);
-    await expect(handle.callTool('echo', { text: 'after the restart' })).resolves.toMatchObject({ content: [{ text: 'after the restart' }] });
+    await expect(handle.callTool('echo', { text: 'after the restart' })).resolves.toMatchObject({
+      content: [{ text: 'after the restart' }],
+    });
   });
 
   it('a hung server (keepalive misses) is replaced by a new process, and the hung one is stopped', async () => {
     const sup = supervise({
-      fx: { ...fixture('--hang-after', '0'), restart: quickRestart(5), keepalive: { intervalMs: 30, timeoutMs: 100, maxMissed: 2 } },
+      fx: {
+        ...fixture('--hang-after', '0'),
+        restart: quickRestart(5),
+        keepalive: { intervalMs: 30, timeoutMs: 100, maxMissed: 2 },
+      },
     });
     const lost = nextTransition(sup, (e) => e.from === 'ready' && e.to === 'reconnecting');
     await sup.start();
@@ -113,10 +148,15 @@ describe('stdio servers: crashes and restarts', () => {
   });
 
   it('a command that does not exist: connect() rejects with a fatal SpawnError naming it, after one attempt', async () => {
-    const error = (await connect({ command: 'mcp-supervisor-no-such-command', restart: quickRestart(5) }, { name: 'missing' }).catch((e: unknown) => e)) as SpawnError;
+    const error = (await connect(
+      { command: 'mcp-supervisor-no-such-command', restart: quickRestart(5) },
+      { name: 'missing' },
+    ).catch((e: unknown) => e)) as SpawnError;
     expect(error).toBeInstanceOf(SpawnError);
     expect(error.fatal).toBe(true);
-    expect(error.message).toMatch(/\[missing\] cannot start the server command 'mcp-supervisor-no-such-command' in .*ENOENT/);
+    expect(error.message).toMatch(
+      /\[missing\] cannot start the server command 'mcp-supervisor-no-such-command' in .*ENOENT/,
+    );
   });
 
   it('a command that does not exist ends in failed without restarts (supervisor)', async () => {
@@ -129,7 +169,9 @@ describe('stdio servers: crashes and restarts', () => {
     expect(status).toMatchObject({ state: 'failed', restarts: 0, pid: undefined, stderrTail: [] });
     expect(status.lastError).toMatch(/cannot start the server command 'mcp-supervisor-no-such-command'/);
     expect(transitions.filter((e) => e.to === 'connecting')).toHaveLength(1);
-    await expect(sup.server('missing').callTool('echo')).rejects.toThrow(/the server has failed: .*mcp-supervisor-no-such-command/);
+    await expect(sup.server('missing').callTool('echo')).rejects.toThrow(
+      /the server has failed: .*mcp-supervisor-no-such-command/,
+    );
   });
 
   it('a server that exits at once ends in failed without restarts, with its exit code and stderr', async () => {
@@ -141,10 +183,15 @@ describe('stdio servers: crashes and restarts', () => {
     const status = sup.status().broken!;
     expect(status.state).toBe('failed');
     expect(status.restarts).toBe(0);
-    expect(status.lastError).toMatch(/exited with code 1 before completing its first MCP handshake; stderr: fixture: refusing to start/);
+    expect(status.lastError).toMatch(
+      /exited with code 1 before completing its first MCP handshake; stderr: fixture: refusing to start/,
+    );
     expect(status.stderrTail).toEqual(['fixture: refusing to start (--exit-at-once)']);
     expect(transitions.filter((e) => e.to === 'connecting')).toHaveLength(1);
-    await expect(connect(fixture('--exit-at-once', '1'), { name: 'broken' })).rejects.toMatchObject({ fatal: true, message: expect.stringMatching(/exited with code 1/) });
+    await expect(connect(fixture('--exit-at-once', '1'), { name: 'broken' })).rejects.toMatchObject({
+      fatal: true,
+      message: expect.stringMatching(/exited with code 1/),
+    });
   });
 });
 
@@ -152,7 +199,10 @@ describe('stdio servers: nothing left behind', () => {
   it('stop() ends the server and its grandchild; the SIGTERM-ignoring server is killed', async () => {
     const sup = supervise({
       family: fixture('--grandchild'),
-      stubborn: { ...fixture('--linger', '--ignore-sigterm'), shutdown: { closeStdinTimeoutMs: 50, sigtermTimeoutMs: 50 } },
+      stubborn: {
+        ...fixture('--linger', '--ignore-sigterm'),
+        shutdown: { closeStdinTimeoutMs: 50, sigtermTimeoutMs: 50 },
+      },
     });
     await sup.start();
     const family = sup.status().family!;
@@ -168,7 +218,10 @@ describe('stdio servers: nothing left behind', () => {
     const sup = supervise({ fx: { ...fixture('--crash-after', '0'), restart: quickRestart(5) } });
     await sup.start();
     const connecting = nextTransition(sup, (e) => e.to === 'connecting');
-    await sup.server('fx').callTool('echo').catch(() => {});
+    await sup
+      .server('fx')
+      .callTool('echo')
+      .catch(() => {});
     await connecting;
     await sup.stop();
     expect(processesTagged(TAG[1]!)).toEqual([]);
@@ -185,9 +238,16 @@ describe('stdio servers: nothing left behind', () => {
     });
     const sup = supervise(servers);
     await sup.start();
-    expect(sup.status()).toMatchObject({ local: { state: 'ready', transport: 'stdio' }, remote: { state: 'ready', transport: 'http', pid: undefined, stderrTail: undefined } });
-    await expect(sup.server('local').callTool('echo', { text: 'l' })).resolves.toMatchObject({ content: [{ text: 'l' }] });
-    await expect(sup.server('remote').callTool('echo', { text: 'r' })).resolves.toMatchObject({ content: [{ text: 'r' }] });
+    expect(sup.status()).toMatchObject({
+      local: { state: 'ready', transport: 'stdio' },
+      remote: { state: 'ready', transport: 'http', pid: undefined, stderrTail: undefined },
+    });
+    await expect(sup.server('local').callTool('echo', { text: 'l' })).resolves.toMatchObject({
+      content: [{ text: 'l' }],
+    });
+    await expect(sup.server('remote').callTool('echo', { text: 'r' })).resolves.toMatchObject({
+      content: [{ text: 'r' }],
+    });
     await sup.stop();
     expect(processesTagged(TAG[1]!)).toEqual([]);
   });

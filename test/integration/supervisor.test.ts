@@ -13,7 +13,7 @@ import {
   TransportError,
   type Supervisor,
 } from '../../src/index.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { nextTransition, quickRestart, recordTransitions, refusingUrl, rpcPosts } from './helpers.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -59,15 +59,17 @@ describe('requests before ready', () => {
     const url = await refusingUrl();
     const sup = supervise({ a: { url, restart: quickRestart(50) } });
     const start = sup.start();
-    await expect(sup.server('a').callTool('echo', { text: 'x' }, { timeoutMs: 30 })).rejects.toBeInstanceOf(RequestTimeoutError);
+    await expect(sup.server('a').callTool('echo', { text: 'x' }, { timeoutMs: 30 })).rejects.toBeInstanceOf(
+      RequestTimeoutError,
+    );
     await start;
   });
 });
 
 describe('failed and closed servers fail fast', () => {
-  it('a server whose restart budget is spent ends in failed; requests then reject at once with the reason', async () => {
+  it('with revive: false, a server whose restart budget is spent ends in failed for good; requests then reject at once with the reason', async () => {
     const url = await refusingUrl();
-    const sup = supervise({ down: { url, restart: quickRestart(2) } });
+    const sup = supervise({ down: { url, restart: quickRestart(2), revive: false } });
     const transitions = recordTransitions(sup);
     const failed = nextTransition(sup, (t) => t.to === 'failed');
     await sup.start();
@@ -76,7 +78,10 @@ describe('failed and closed servers fail fast', () => {
     expect(event.error).toMatch(/ECONNREFUSED/);
     expect(sup.status().down).toMatchObject({ state: 'failed', restarts: 2 });
     expect(transitions.filter((t) => t.to === 'connecting')).toHaveLength(3);
-    const error = await sup.server('down').callTool('echo', {}).catch((e: unknown) => e);
+    const error = await sup
+      .server('down')
+      .callTool('echo', {})
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionClosedError);
     expect((error as Error).message).toMatch(/failed: .*ECONNREFUSED/);
   });
@@ -132,9 +137,9 @@ describe('restarts', () => {
       const forward = fetch(new URL(req.url ?? '/', target), {
         method: req.method,
         headers: req.headers as Record<string, string>,
-        body: req.method === 'POST' ? (req as unknown as ReadableStream) : undefined,
+        body: req.method === 'POST' ? req : undefined,
         duplex: 'half',
-      } as RequestInit);
+      });
       forward
         .then(async (upstream) => {
           res.writeHead(upstream.status, Object.fromEntries(upstream.headers));
@@ -144,7 +149,13 @@ describe('restarts', () => {
         .catch(() => res.destroy());
     });
     await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise((resolve) => { proxy.closeAllConnections(); proxy.close(resolve); }));
+    cleanups.push(
+      () =>
+        new Promise((resolve) => {
+          proxy.closeAllConnections();
+          proxy.close(resolve);
+        }),
+    );
 
     await nextTransition(sup, (t) => t.to === 'ready');
     expect((await sup.server('late').callTool('echo', { text: 'up' })).content[0]?.text).toBe('up');
@@ -155,8 +166,10 @@ describe('restarts', () => {
     const f = await fixture();
     const url = await refusingUrl();
     const sup = supervise({ good: { url: f.url }, bad: { url, restart: quickRestart(1) } });
+    // Before start: `bad` may reach failed while `good` is still starting, before start() resolves.
+    const badFailed = nextTransition(sup, (t) => t.server === 'bad' && t.to === 'failed');
     await sup.start();
-    await nextTransition(sup, (t) => t.server === 'bad' && t.to === 'failed');
+    await badFailed;
     expect(sup.status().good).toMatchObject({ state: 'ready', restarts: 0, lastError: undefined });
     expect((await sup.server('good').callTool('echo', { text: 'fine' })).content[0]?.text).toBe('fine');
     expect(sup.status().bad?.state).toBe('failed');

@@ -1,6 +1,6 @@
 /** The connection machine's model: events the real system can produce in each state, side effects. */
 import { expect } from 'vitest';
-import { AuthorizationError, AuthorizationRequiredError, UnsupportedProtocolVersionError } from '../../src/protocol/errors.js';
+import { AuthorizationError, AuthorizationRequiredError, UnsupportedProtocolVersionError } from '../../src/errors.js';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import { connectionMachine, type ConnectionInput, type SessionInfo } from '../../machines/connection.machine.js';
 import { reportsOf, type Harness } from './harness.js';
@@ -17,7 +17,12 @@ const OPEN_TIMEOUT = 'xstate.after.listener open timeout.connection.ready.openin
 const PROVEN = 'xstate.after.session proven delay.connection.ready';
 
 export function session(sessionGeneration: number): SessionInfo {
-  return { protocolVersion: '2025-06-18', serverInfo: { name: 'fixture', version: '1.0.0' }, capabilities: {}, sessionGeneration };
+  return {
+    protocolVersion: '2025-06-18',
+    serverInfo: { name: 'fixture', version: '1.0.0' },
+    capabilities: {},
+    sessionGeneration,
+  };
 }
 
 /** The runtime's own error: marked fatal, so the connection reports a fatal CONNECTION_DOWN. */
@@ -33,7 +38,12 @@ export function refused(status: number): Error {
 /** What the transports throw on 401: fixable with an auth provider, fatal without one. */
 export function unauthorized(fatal = false): Error {
   const hint = fatal ? '; configure `auth`' : '';
-  return new AuthorizationRequiredError(`HTTP 401 for 'initialize': authorization required${hint}`, { status: 401, wwwAuthenticate: 'Bearer', resourceUrl: new URL('http://127.0.0.1/mcp') }, 0, { fatal });
+  return new AuthorizationRequiredError(
+    `HTTP 401 for 'initialize': authorization required${hint}`,
+    { status: 401, wwwAuthenticate: 'Bearer', resourceUrl: new URL('http://127.0.0.1/mcp') },
+    0,
+    { fatal },
+  );
 }
 
 const done = (id: string, output?: unknown): AnyEventObject => ({ type: `xstate.done.actor.${id}`, output });
@@ -45,7 +55,10 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const list: AnyEventObject[] = [{ type: 'CLOSE' }];
   const latched = snapshot.context.latchedTransport as string | undefined;
   if (children.includes('transport')) {
-    list.push(done('transport', { transport: latched ?? 'http' }), failure('transport', new Error('connect ECONNREFUSED')));
+    list.push(
+      done('transport', { transport: latched ?? 'http' }),
+      failure('transport', new Error('connect ECONNREFUSED')),
+    );
     // A legacy SSE stream refused with 401 as it opens.
     list.push(failure('transport', unauthorized()));
   }
@@ -58,32 +71,56 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     // 401 with an auth provider authorizes; without one it is fatal.
     list.push(failure('handshake', unauthorized()), failure('handshake', unauthorized(true)));
     // The transport itself can die during the handshake.
-    list.push({ type: 'CONNECTION_LOST', error: 'the SSE stream closed' }, { type: 'CONNECTION_LOST', error: 'exited with code 1 before its first handshake', fatal: true });
+    list.push(
+      { type: 'CONNECTION_LOST', error: 'the SSE stream closed' },
+      { type: 'CONNECTION_LOST', error: 'exited with code 1 before its first handshake', fatal: true },
+    );
   }
   if (children.includes('sse-fallback')) {
-    list.push(done('sse-fallback', { found: true }), done('sse-fallback', { found: false, error: 'Streamable HTTP was refused and the legacy SSE probe failed too' }));
+    list.push(
+      done('sse-fallback', { found: true }),
+      done('sse-fallback', { found: false, error: 'Streamable HTTP was refused and the legacy SSE probe failed too' }),
+    );
   }
   if (children.includes('authorize')) {
-    list.push(done('authorize'), failure('authorize', new AuthorizationError('the token endpoint answered invalid_grant')), failure('authorize', new AuthorizationError('the AS is down', { fatal: false })));
+    list.push(
+      done('authorize'),
+      failure('authorize', new AuthorizationError('the token endpoint answered invalid_grant')),
+      failure('authorize', new AuthorizationError('the AS is down', { fatal: false })),
+    );
     list.push({ type: 'CONNECTION_LOST', error: 'the SSE stream closed' });
   }
   if (children.includes('close')) list.push(done('close'), failure('close', new Error('DELETE failed')));
   if (snapshot.matches('ready')) {
     const generation = (snapshot.context.session as SessionInfo).sessionGeneration;
     list.push({ type: 'SESSION_EXPIRED', generation }, { type: 'SESSION_EXPIRED', generation: generation - 1 });
-    list.push({ type: 'CONNECTION_LOST', error: 'socket hang up' }, { type: 'LISTENER_LOST', error: 'listening stream lost' });
+    list.push(
+      { type: 'CONNECTION_LOST', error: 'socket hang up' },
+      { type: 'LISTENER_LOST', error: 'listening stream lost' },
+    );
     list.push({ type: 'AUTHORIZATION_REQUIRED', error: "HTTP 401 for 'tools/call': authorization required" });
     // listenerOpenTimeoutMs < provenAfterMs: the proven timer can only fire once serving.
-    if (snapshot.matches({ ready: 'opening listener' })) list.push({ type: 'LISTENER_SETTLED' }, { type: OPEN_TIMEOUT });
+    if (snapshot.matches({ ready: 'opening listener' }))
+      list.push({ type: 'LISTENER_SETTLED' }, { type: OPEN_TIMEOUT });
     else list.push({ type: PROVEN });
   }
-  if (snapshot.matches('reconnecting') || snapshot.matches('failed')) list.push({ type: 'RESTART' }, { type: 'GIVE_UP', reason: 'restart budget spent' }, { type: 'GIVE_UP', reason: 'unsupported protocol version', fatal: true });
+  if (snapshot.matches('reconnecting') || snapshot.matches('failed'))
+    list.push(
+      { type: 'RESTART' },
+      { type: 'GIVE_UP', reason: 'restart budget spent' },
+      { type: 'GIVE_UP', reason: 'unsupported protocol version', fatal: true },
+    );
   return list;
 }
 
 function project(snapshot: AnyMachineSnapshot) {
   const session = snapshot.context.session as SessionInfo | undefined;
-  return { value: snapshot.value, generation: session?.sessionGeneration ?? null, fatal: snapshot.context.fatal, latched: snapshot.context.latchedTransport ?? null };
+  return {
+    value: snapshot.value,
+    generation: session?.sessionGeneration ?? null,
+    fatal: snapshot.context.fatal,
+    latched: snapshot.context.latchedTransport ?? null,
+  };
 }
 
 function isFatalEvent(event: AnyEventObject): boolean {
@@ -101,41 +138,54 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
   const enteredReconnecting = after.matches('reconnecting') && !before.matches('reconnecting');
   const down = reportsOf(h, 'CONNECTION_DOWN', reportsFrom).map((r) => r.event);
   expect(down, 'CONNECTION_DOWN is reported exactly on entering reconnecting').toEqual(
-    enteredReconnecting ? [{ type: 'CONNECTION_DOWN', server: INPUT.server, error: errorOf(event), fatal: isFatalEvent(event) }] : [],
+    enteredReconnecting
+      ? [{ type: 'CONNECTION_DOWN', server: INPUT.server, error: errorOf(event), fatal: isFatalEvent(event) }]
+      : [],
   );
   if (!before.matches('ready') && after.matches('ready')) h.scratch.readyAt = h.clock.now();
   const proven = reportsOf(h, 'CONNECTION_PROVEN', reportsFrom);
-  expect(proven.map((r) => r.event), 'CONNECTION_PROVEN only when the proven delay fires').toEqual(
-    event.type === PROVEN ? [{ type: 'CONNECTION_PROVEN', server: INPUT.server }] : [],
-  );
-  for (const report of proven) expect(report.at - h.scratch.readyAt, 'proven after exactly provenAfterMs of ready').toBe(INPUT.provenAfterMs);
+  expect(
+    proven.map((r) => r.event),
+    'CONNECTION_PROVEN only when the proven delay fires',
+  ).toEqual(event.type === PROVEN ? [{ type: 'CONNECTION_PROVEN', server: INPUT.server }] : []);
+  for (const report of proven)
+    expect(report.at - h.scratch.readyAt, 'proven after exactly provenAfterMs of ready').toBe(INPUT.provenAfterMs);
   if (event.type === 'xstate.done.actor.handshake') {
     expect(after.context.session).toEqual(event.output);
     expect(after.context.lastError).toBeUndefined();
   }
-  if (event.type === 'xstate.done.actor.transport') expect(after.context.transport).toBe(before.context.latchedTransport ?? 'http');
+  if (event.type === 'xstate.done.actor.transport')
+    expect(after.context.transport).toBe(before.context.latchedTransport ?? 'http');
   if (event.type === 'xstate.error.actor.handshake' && before.matches('initializing')) {
     const status = (event.error as { status?: number }).status;
     const fallsBack = status === 405 && before.context.latchedTransport === undefined;
-    expect(after.matches({ connecting: 'falling back' }), 'only an unlatched auto server refused with 400/404/405 falls back').toBe(fallsBack);
+    expect(
+      after.matches({ connecting: 'falling back' }),
+      'only an unlatched auto server refused with 400/404/405 falls back',
+    ).toBe(fallsBack);
   }
   if (event.type === 'xstate.done.actor.sse-fallback' && (event.output as { found: boolean }).found) {
     expect(after.context.latchedTransport, 'a found legacy endpoint latches sse').toBe('sse');
     expect(after.value).toEqual({ connecting: 'opening transport' });
   }
-  if (event.type === 'xstate.done.actor.handshake') expect(after.context.latchedTransport).toBe(before.context.latchedTransport ?? before.context.transport);
-  if (after.matches('failed') && !before.matches('failed')) expect(after.context.lastError).toBe(before.context.lastError ?? event.reason);
+  if (event.type === 'xstate.done.actor.handshake')
+    expect(after.context.latchedTransport).toBe(before.context.latchedTransport ?? before.context.transport);
+  if (after.matches('failed') && !before.matches('failed'))
+    expect(after.context.lastError).toBe(before.context.lastError ?? event.reason);
   if (event.type === 'SESSION_EXPIRED') {
     const current = event.generation === (before.context.session as SessionInfo).sessionGeneration;
     if (current) expect(after.value, 'a 404 for the current session re-initializes').toBe('reinitializing');
     else expect(after.value, 'a 404 for an older session changes nothing').toEqual(before.value);
   }
   if (after.matches('reinitializing') && before.matches('ready')) expect(after.context.session).toBeUndefined();
-  const refusal = event.type.startsWith('xstate.error.actor.') && (event.error as { code?: string }).code === 'AUTHORIZATION_REQUIRED';
+  const refusal =
+    event.type.startsWith('xstate.error.actor.') &&
+    (event.error as { code?: string }).code === 'AUTHORIZATION_REQUIRED';
   if (refusal || event.type === 'AUTHORIZATION_REQUIRED') {
     const fixable = event.type === 'AUTHORIZATION_REQUIRED' || !(event.error as { fatal: boolean }).fatal;
     expect(after.matches('authorizing'), 'a 401 authorizes only when a provider can fix it').toBe(fixable);
-    if (event.type === 'AUTHORIZATION_REQUIRED') expect(after.context.session, 'authorizing keeps a live session').toEqual(before.context.session);
+    if (event.type === 'AUTHORIZATION_REQUIRED')
+      expect(after.context.session, 'authorizing keeps a live session').toEqual(before.context.session);
   }
   if (event.type === 'xstate.done.actor.authorize') {
     expect(after.value, 'after authorizing: back to ready with a live session, else a new handshake').toEqual(
@@ -163,4 +213,3 @@ export const connectionSpec = (machine: AnyStateMachine = connectionMachine): Mo
   viaChild: { LISTENER_SETTLED: 'listener', LISTENER_LOST: 'listener', CONNECTION_LOST: 'keepalive' },
   afterStep: checkSideEffects,
 });
-

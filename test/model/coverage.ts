@@ -25,7 +25,10 @@ export function transitionKey(transition: AnyTransitionDefinition): string {
 
 /** Every transition of the machine: `on`, invoke done/error, `after`, and `always`. */
 export function allTransitions(machine: AnyStateMachine): AnyTransitionDefinition[] {
-  return [machine.root, ...getStateNodes(machine.root)].flatMap((node) => [...[...node.transitions.values()].flat(), ...(node.always ?? [])]);
+  return [machine.root, ...getStateNodes(machine.root)].flatMap((node) => [
+    ...[...node.transitions.values()].flat(),
+    ...(node.always ?? []),
+  ]);
 }
 
 export function allTransitionKeys(machine: AnyStateMachine): string[] {

@@ -70,7 +70,7 @@ export class TrackingClock extends SimulatedClock {
   /** Events waiting in the actor system's scheduler. */
   scheduled(): ScheduledEntry[] {
     if (!this.system) return [];
-    return Object.values(this.system.getSnapshot()._scheduledEvents) as ScheduledEntry[];
+    return Object.values(this.system.getSnapshot()._scheduledEvents);
   }
 
   dueOf(entry: ScheduledEntry): number {
@@ -99,7 +99,9 @@ export class Controls {
       const key = keyOf(self, input);
       this.started.push({ key, input });
       return new Promise((resolve, reject) => {
-        const settle = (outcome: Outcome) => ('error' in outcome ? reject(outcome.error) : resolve(outcome.output));
+        const settle = (outcome: Outcome) =>
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the scripted outcome is what the actor rejects with
+          'error' in outcome ? reject(outcome.error) : resolve(outcome.output);
         this.promises.set(key, settle);
         signal.addEventListener('abort', () => {
           if (this.promises.get(key) === settle) this.promises.delete(key);
@@ -126,7 +128,8 @@ export class Controls {
 
   settle(key: string, outcome: Outcome): void {
     const settle = this.promises.get(key);
-    if (!settle) throw new Error(`no running promise actor '${key}' (running: ${[...this.promises.keys()].join(', ') || 'none'})`);
+    if (!settle)
+      throw new Error(`no running promise actor '${key}' (running: ${[...this.promises.keys()].join(', ') || 'none'})`);
     this.promises.delete(key);
     settle(outcome);
   }
@@ -189,7 +192,11 @@ export function startHarness(options: StartOptions): Harness {
       inspect: (event) => {
         // By id, not by reference: the initial macrostep (eventless transitions out of the initial
         // state) runs inside createActor, before `h.actor` is assigned.
-        if (event.type === '@xstate.microstep' && (event.actorRef === h.actor || (h.actor === undefined && (event.actorRef as { id?: string }).id === 'sut'))) options.onMicrostep?.(event);
+        if (
+          event.type === '@xstate.microstep' &&
+          (event.actorRef === h.actor || (h.actor === undefined && (event.actorRef as { id?: string }).id === 'sut'))
+        )
+          options.onMicrostep?.(event);
       },
     },
   );

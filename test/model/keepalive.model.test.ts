@@ -7,7 +7,9 @@ import { modelSuite } from './suite.js';
 
 const spec = keepaliveSpec(keepaliveMachine);
 
-modelSuite('keepalive', spec, { variants: [{ label: 'keepalive: false', spec: { ...spec, input: { ...INPUT, settings: false } } }] });
+modelSuite('keepalive', spec, {
+  variants: [{ label: 'keepalive: false', spec: { ...spec, input: { ...INPUT, settings: false } } }],
+});
 
 describe('keepalive: scenarios', () => {
   it('does nothing at all when disabled', async () => {
@@ -49,7 +51,10 @@ describe('keepalive: scenarios', () => {
     }
     expect(snapshotOf(h).value).toBe('dead');
     expect(reportsOf(h, 'CONNECTION_LOST').map((r) => r.event)).toEqual([
-      { type: 'CONNECTION_LOST', error: `${SETTINGS.maxMissed} keepalive probes in a row got no answer (last: miss ${SETTINGS.maxMissed})` },
+      {
+        type: 'CONNECTION_LOST',
+        error: `${SETTINGS.maxMissed} keepalive probes in a row got no answer (last: miss ${SETTINGS.maxMissed})`,
+      },
     ]);
     h.clock.advance(10 * SETTINGS.intervalMs);
     await flush();

@@ -1,7 +1,12 @@
 /** The keepalive machine's model: probe outcomes in each state, the interval, the death report. */
 import { expect } from 'vitest';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
-import { keepaliveMachine, type KeepaliveContext, type KeepaliveInput, type KeepaliveSettings } from '../../machines/keepalive.machine.js';
+import {
+  keepaliveMachine,
+  type KeepaliveContext,
+  type KeepaliveInput,
+  type KeepaliveSettings,
+} from '../../machines/keepalive.machine.js';
 import { reportsOf, type Harness } from './harness.js';
 import type { ModelSpec, StepContext } from './runner.js';
 
@@ -14,7 +19,11 @@ const done = (output: unknown): AnyEventObject => ({ type: 'xstate.done.actor.pr
 function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   if (snapshot.matches('waiting')) return [{ type: TICK }];
   if (snapshot.matches('probing')) {
-    return [done({ skipped: false, rttMs: 12 }), done({ skipped: true }), { type: 'xstate.error.actor.probe', error: new Error("request 'ping' timed out after 5000 ms") }];
+    return [
+      done({ skipped: false, rttMs: 12 }),
+      done({ skipped: true }),
+      { type: 'xstate.error.actor.probe', error: new Error("request 'ping' timed out after 5000 ms") },
+    ];
   }
   return [];
 }
@@ -27,21 +36,35 @@ function project(snapshot: AnyMachineSnapshot) {
 function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext): void {
   const context = after.context as KeepaliveContext;
   const died = after.matches('dead') && !before.matches('dead');
-  expect(reportsOf(h, 'CONNECTION_LOST', reportsFrom).map((r) => r.event), 'CONNECTION_LOST exactly when the misses reach maxMissed').toEqual(
-    died ? [{ type: 'CONNECTION_LOST', error: `${SETTINGS.maxMissed} keepalive probes in a row got no answer (last: ${context.lastError})` }] : [],
+  expect(
+    reportsOf(h, 'CONNECTION_LOST', reportsFrom).map((r) => r.event),
+    'CONNECTION_LOST exactly when the misses reach maxMissed',
+  ).toEqual(
+    died
+      ? [
+          {
+            type: 'CONNECTION_LOST',
+            error: `${SETTINGS.maxMissed} keepalive probes in a row got no answer (last: ${context.lastError})`,
+          },
+        ]
+      : [],
   );
   if (died) expect(context.missed).toBe(SETTINGS.maxMissed);
   if (after.matches('waiting') && !before.matches('waiting')) h.scratch.waitingSince = h.clock.now();
   if (event.type === TICK) {
     expect(h.clock.now() - (h.scratch.waitingSince ?? 0), 'probes every intervalMs').toBe(SETTINGS.intervalMs);
-    expect(h.controls.started.at(-1), 'the probe carries the per-probe timeout').toEqual({ key: 'probe', input: { server: 'docs', timeoutMs: SETTINGS.timeoutMs } });
+    expect(h.controls.started.at(-1), 'the probe carries the per-probe timeout').toEqual({
+      key: 'probe',
+      input: { server: 'docs', timeoutMs: SETTINGS.timeoutMs },
+    });
   }
   if (event.type === 'xstate.done.actor.probe') {
     const output = event.output as { skipped: boolean; rttMs?: number };
     expect(context.missed, 'an answer (or a skip for requests in flight) clears the misses').toBe(0);
     expect(context.lastRttMs).toBe(output.skipped ? (before.context as KeepaliveContext).lastRttMs : output.rttMs);
   }
-  if (event.type === 'xstate.error.actor.probe') expect(context.missed).toBe((before.context as KeepaliveContext).missed + 1);
+  if (event.type === 'xstate.error.actor.probe')
+    expect(context.missed).toBe((before.context as KeepaliveContext).missed + 1);
 }
 
 export const keepaliveSpec = (machine: AnyStateMachine = keepaliveMachine): ModelSpec => ({

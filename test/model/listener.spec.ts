@@ -16,7 +16,11 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   // What follow-stream can report: a status or a failure before the stream opens, then ids,
   // retry values, the end or a failure while it streams.
   if (snapshot.matches({ connected: 'opening' })) {
-    return [{ type: 'STREAM_OPENED' }, { type: 'STREAM_UNAVAILABLE', status: 405 }, { type: 'STREAM_FAILED', error: 'connect ECONNRESET' }];
+    return [
+      { type: 'STREAM_OPENED' },
+      { type: 'STREAM_UNAVAILABLE', status: 405 },
+      { type: 'STREAM_FAILED', error: 'connect ECONNRESET' },
+    ];
   }
   if (snapshot.matches({ connected: 'streaming' })) {
     const list: AnyEventObject[] = [{ type: 'STREAM_ENDED' }, { type: 'STREAM_FAILED', error: 'terminated' }];
@@ -41,23 +45,46 @@ function promisedDelay(context: ListenerContext): number {
 
 function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext): void {
   const settles =
-    event.type === 'STREAM_OPENED' || event.type === 'STREAM_UNAVAILABLE' || (event.type === 'STREAM_FAILED' && before.matches({ connected: 'opening' }));
-  expect(reportsOf(h, 'LISTENER_SETTLED', reportsFrom), 'LISTENER_SETTLED once the stream opened or turned out unavailable').toHaveLength(settles ? 1 : 0);
+    event.type === 'STREAM_OPENED' ||
+    event.type === 'STREAM_UNAVAILABLE' ||
+    (event.type === 'STREAM_FAILED' && before.matches({ connected: 'opening' }));
+  expect(
+    reportsOf(h, 'LISTENER_SETTLED', reportsFrom),
+    'LISTENER_SETTLED once the stream opened or turned out unavailable',
+  ).toHaveLength(settles ? 1 : 0);
 
   const gaveUp = after.matches('gave up') && !before.matches('gave up');
   const context = after.context as ListenerContext;
-  expect(reportsOf(h, 'LISTENER_LOST', reportsFrom).map((r) => r.event), 'LISTENER_LOST exactly when giving up').toEqual(
+  expect(
+    reportsOf(h, 'LISTENER_LOST', reportsFrom).map((r) => r.event),
+    'LISTENER_LOST exactly when giving up',
+  ).toEqual(
     gaveUp
-      ? [{ type: 'LISTENER_LOST', error: context.lastError ?? `the listening stream ended ${context.stalledAttempts} times in a row without a new event` }]
+      ? [
+          {
+            type: 'LISTENER_LOST',
+            error:
+              context.lastError ??
+              `the listening stream ended ${context.stalledAttempts} times in a row without a new event`,
+          },
+        ]
       : [],
   );
-  if (gaveUp) expect(context.stalledAttempts, 'gives up only after maxStalledAttempts attempts without progress').toBe(DEFAULT_STREAM_RECONNECT_POLICY.maxStalledAttempts);
+  if (gaveUp)
+    expect(context.stalledAttempts, 'gives up only after maxStalledAttempts attempts without progress').toBe(
+      DEFAULT_STREAM_RECONNECT_POLICY.maxStalledAttempts,
+    );
 
   if (after.matches('waiting') && !before.matches('waiting')) h.scratch.waitingSince = h.clock.now();
   if (event.type === RECONNECT) {
-    expect(h.clock.now() - h.scratch.waitingSince, 'reconnects after the promised delay').toBe(promisedDelay(before.context as ListenerContext));
+    expect(h.clock.now() - h.scratch.waitingSince, 'reconnects after the promised delay').toBe(
+      promisedDelay(before.context as ListenerContext),
+    );
     const opened = h.controls.started.at(-1);
-    expect(opened, 'the reconnect opens a stream with Last-Event-ID').toEqual({ key: 'stream', input: { server: INPUT.server, lastEventId: context.lastEventId } });
+    expect(opened, 'the reconnect opens a stream with Last-Event-ID').toEqual({
+      key: 'stream',
+      input: { server: INPUT.server, lastEventId: context.lastEventId },
+    });
   }
   if (event.type === 'EVENT_ID') expect(context.lastEventId).toBe(event.id);
   if (event.type === 'STREAM_UNAVAILABLE') expect(context.unavailableStatus).toBe(event.status);
@@ -72,4 +99,3 @@ export const listenerSpec = (machine: AnyStateMachine = listenerMachine): ModelS
   viaChild: Object.fromEntries(STREAM_EVENTS.map((type) => [type, 'stream'])),
   afterStep: checkSideEffects,
 });
-

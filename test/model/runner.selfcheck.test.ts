@@ -28,20 +28,36 @@ async function failingPaths(spec: ModelSpec): Promise<string[]> {
 }
 
 const mutants: Array<[string, ModelSpec]> = [
-  ['connection: proven delay off by one', connectionSpec(connectionMachine.provide({ delays: { 'session proven delay': 999 } }))],
+  [
+    'connection: proven delay off by one',
+    connectionSpec(connectionMachine.provide({ delays: { 'session proven delay': 999 } })),
+  ],
   [
     'connection: CONNECTION_DOWN never fatal',
     connectionSpec(
       connectionMachine.provide({
         actions: {
-          'report connection down': sendParent(({ context }) => ({ type: 'CONNECTION_DOWN', server: context.server, error: context.lastError ?? '', fatal: false })),
+          'report connection down': sendParent(({ context }) => ({
+            type: 'CONNECTION_DOWN',
+            server: context.server,
+            error: context.lastError ?? '',
+            fatal: false,
+          })),
         },
       }),
     ),
   ],
-  ['connection: any 404 expires the session', connectionSpec(connectionMachine.provide({ guards: { 'is current session': () => true } }))],
+  [
+    'connection: any 404 expires the session',
+    connectionSpec(connectionMachine.provide({ guards: { 'is current session': () => true } })),
+  ],
   ['listener: fixed reconnect delay', listenerSpec(listenerMachine.provide({ delays: { 'reconnect delay': 1_000 } }))],
-  ['listener: gives up too early', listenerSpec(listenerMachine.provide({ guards: { 'may reconnect': ({ context }) => context.stalledAttempts < 3 } }))],
+  [
+    'listener: gives up too early',
+    listenerSpec(
+      listenerMachine.provide({ guards: { 'may reconnect': ({ context }) => context.stalledAttempts < 3 } }),
+    ),
+  ],
   [
     'supervisor: one restart too many',
     supervisorSpec(
@@ -56,7 +72,10 @@ const mutants: Array<[string, ModelSpec]> = [
       }),
     ),
   ],
-  ['supervisor: jitter not neutralised', { ...supervisorSpec(supervisorMachine), input: { ...SUPERVISOR_INPUT, random: () => 0 } }],
+  [
+    'supervisor: jitter not neutralised',
+    { ...supervisorSpec(supervisorMachine), input: { ...SUPERVISOR_INPUT, random: () => 0 } },
+  ],
 ];
 
 describe('model runner self-check', () => {

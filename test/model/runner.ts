@@ -15,7 +15,7 @@
 import { expect } from 'vitest';
 import { getAdjacencyMap, getShortestPaths, getStateNodes, type AdjacencyMap } from 'xstate/graph';
 import { createActor, fromCallback, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
-import { Coverage } from './coverage.js';
+import { type Coverage } from './coverage.js';
 import { Controls, flush, snapshotOf, startHarness, type Harness } from './harness.js';
 
 export interface StepContext {
@@ -60,7 +60,8 @@ export interface ModelPath {
 export function describeEvent(event: AnyEventObject): string {
   const { type, ...rest } = event;
   const fields = Object.entries(rest).map(([key, value]) => {
-    if (value instanceof Error) return `${key}=Error(${value.message}${'code' in value ? `, ${String(value.code)}` : ''})`;
+    if (value instanceof Error)
+      return `${key}=Error(${value.message}${'code' in value ? `, ${String(value.code)}` : ''})`;
     return `${key}=${JSON.stringify(value)}`;
   });
   return fields.length ? `${type}(${fields.join(', ')})` : type;
@@ -95,11 +96,13 @@ function withQuietParent(logic: AnyStateMachine): AnyStateMachine {
   const parent = createActor(fromCallback(() => {}));
   const patched = new WeakMap<object, any>();
   const scoped = (scope: any) => {
-    if (!patched.has(scope)) patched.set(scope, { ...scope, self: Object.assign(Object.create(scope.self), { _parent: parent }) });
+    if (!patched.has(scope))
+      patched.set(scope, { ...scope, self: Object.assign(Object.create(scope.self), { _parent: parent }) });
     return patched.get(scope);
   };
   const graphLogic = Object.create(logic);
-  graphLogic.transition = (snapshot: unknown, event: unknown, scope: unknown) => logic.transition(snapshot as any, event as any, scoped(scope));
+  graphLogic.transition = (snapshot: unknown, event: unknown, scope: unknown) =>
+    logic.transition(snapshot as any, event as any, scoped(scope));
   graphLogic.getInitialSnapshot = (scope: unknown, input: unknown) => logic.getInitialSnapshot(scoped(scope), input);
   return graphLogic;
 }
@@ -119,12 +122,17 @@ export function transitionPaths(spec: ModelSpec): ModelPath[] {
     const head = shortest.get(key);
     if (!head) throw new Error(`no shortest path to model state ${key}`);
     candidates.push(head);
-    for (const { event, state } of Object.values(transitions) as Array<{ event: AnyEventObject; state: AnyMachineSnapshot }>) {
+    const next: Array<{ event: AnyEventObject; state: AnyMachineSnapshot }> = Object.values(transitions);
+    for (const { event, state } of next) {
       candidates.push([...head, { event, state }]);
     }
   }
   return dedupe(candidates).map((steps) => ({
-    name: steps.slice(1).map((step) => labelEvent(step.event)).join(' → ') || '(initial state)',
+    name:
+      steps
+        .slice(1)
+        .map((step) => labelEvent(step.event))
+        .join(' → ') || '(initial state)',
     steps,
   }));
 }
@@ -162,7 +170,9 @@ function expectedDelay(machine: AnyStateMachine, eventType: string, snapshot: An
 }
 
 function matches(scheduled: AnyEventObject, wanted: AnyEventObject): boolean {
-  return Object.entries(wanted).every(([key, value]) => Object.is(scheduled[key], value) || JSON.stringify(scheduled[key]) === JSON.stringify(value));
+  return Object.entries(wanted).every(
+    ([key, value]) => Object.is(scheduled[key], value) || JSON.stringify(scheduled[key]) === JSON.stringify(value),
+  );
 }
 
 /** Delivers a scheduled event by advancing the clock to its due time; false if none is pending. */
@@ -175,13 +185,16 @@ async function deliverScheduled(spec: ModelSpec, h: Harness, event: AnyEventObje
   if (!entry) return false;
   const before = snapshotOf(h);
   const wanted = expectedDelay(spec.machine, event.type, before);
-  if (wanted !== undefined) expect(entry.delay, `${event.type}: scheduled delay vs machine.implementations.delays`).toBe(wanted);
+  if (wanted !== undefined)
+    expect(entry.delay, `${event.type}: scheduled delay vs machine.implementations.delays`).toBe(wanted);
   const due = h.clock.dueOf(entry);
   if (due > h.clock.now()) {
     h.clock.set(due - 1);
     await flush();
     expect(h.clock.scheduled(), `${event.type} must not fire 1 ms before it is due`).toContain(entry);
-    expect(spec.project(snapshotOf(h)), `${event.type}: nothing may change 1 ms before it is due`).toEqual(spec.project(before));
+    expect(spec.project(snapshotOf(h)), `${event.type}: nothing may change 1 ms before it is due`).toEqual(
+      spec.project(before),
+    );
   }
   h.clock.set(due);
   return true;

@@ -19,7 +19,11 @@ export interface ModelSuiteOptions {
 export function modelSuite(name: string, spec: ModelSpec, options: ModelSuiteOptions = {}): Coverage {
   const coverage = new Coverage(spec.machine);
   const runs = [{ label: '', spec }, ...(options.variants ?? [])].flatMap((variant) =>
-    transitionPaths(variant.spec).map((path) => ({ path, spec: variant.spec, name: variant.label ? `[${variant.label}] ${path.name}` : path.name })),
+    transitionPaths(variant.spec).map((path) => ({
+      path,
+      spec: variant.spec,
+      name: variant.label ? `[${variant.label}] ${path.name}` : path.name,
+    })),
   );
   const paths = runs.map((r) => r.path);
   const unreachable = options.unreachable ?? {};
@@ -49,7 +53,9 @@ export function modelSuite(name: string, spec: ModelSpec, options: ModelSuiteOpt
       }
       const missing = coverage.untaken().filter((key) => !(key in unreachable));
       const { covered, total } = coverage.summary();
-      console.info(`[model coverage] ${name}: ${covered}/${total} transitions (${Object.keys(unreachable).length} known unreachable), ${paths.length} paths`);
+      console.info(
+        `[model coverage] ${name}: ${covered}/${total} transitions (${Object.keys(unreachable).length} known unreachable), ${paths.length} paths`,
+      );
       expect(missing, `transitions never taken:\n${missing.join('\n')}`).toEqual([]);
     });
   });

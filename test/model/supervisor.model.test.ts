@@ -3,7 +3,15 @@ import { supervisorMachine, type SupervisorContext } from '../../machines/superv
 import { flush, snapshotOf, type Harness } from './harness.js';
 import { startModel } from './runner.js';
 import { modelSuite } from './suite.js';
-import { down, finishConnection, NAMES, policyOf, received, stubConnection, supervisorSpec } from './supervisor.spec.js';
+import {
+  down,
+  finishConnection,
+  NAMES,
+  policyOf,
+  received,
+  stubConnection,
+  supervisorSpec,
+} from './supervisor.spec.js';
 
 const spec = supervisorSpec(supervisorMachine);
 
@@ -53,7 +61,9 @@ describe('supervisor: restart scenarios', () => {
     await expectRestartAfter(h, 'alpha', 100);
     await expectRestartAfter(h, 'alpha', 200);
     expectGiveUp(h, 'alpha');
-    expect(received(h, 'GIVE_UP', 'alpha')[0]?.event.reason).toBe('socket hang up (restart budget spent: 2 restarts within 10000 ms)');
+    expect(received(h, 'GIVE_UP', 'alpha')[0]?.event.reason).toBe(
+      'socket hang up (restart budget spent: 2 restarts within 10000 ms)',
+    );
     h.stop();
   });
 
@@ -93,7 +103,11 @@ describe('supervisor: restart scenarios', () => {
     const h = startModel(spec);
     expectGiveUp(h, 'alpha', true);
     expect(received(h, 'GIVE_UP', 'alpha').map((r) => r.event.reason)).toEqual(['unsupported protocol version']);
-    expect((snapshotOf(h).context as SupervisorContext).restarts.alpha).toMatchObject({ inWindow: 0, attempt: 0, total: 0 });
+    expect((snapshotOf(h).context as SupervisorContext).restarts.alpha).toMatchObject({
+      inWindow: 0,
+      attempt: 0,
+      total: 0,
+    });
     h.stop();
   });
 

@@ -6,7 +6,12 @@
 import { expect } from 'vitest';
 import { setup, type AnyActorRef, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
 import { restartDelay, type RestartPolicy } from '../../machines/restart-policy.js';
-import { supervisorMachine, type SupervisedServer, type SupervisorContext, type SupervisorInput } from '../../machines/supervisor.machine.js';
+import {
+  supervisorMachine,
+  type SupervisedServer,
+  type SupervisorContext,
+  type SupervisorInput,
+} from '../../machines/supervisor.machine.js';
 import { flush, snapshotOf, type Harness } from './harness.js';
 import type { ModelSpec, StepContext } from './runner.js';
 
@@ -18,7 +23,9 @@ export interface Received {
 
 export function received(h: Harness, type?: string, server?: string): Received[] {
   const log = (h.scratch.received ??= []) as Received[];
-  return log.filter((r) => (type === undefined || r.event.type === type) && (server === undefined || r.server === server));
+  return log.filter(
+    (r) => (type === undefined || r.event.type === type) && (server === undefined || r.server === server),
+  );
 }
 
 export function stubConnection(h: Harness) {
@@ -46,7 +53,12 @@ export function stubConnection(h: Harness) {
     states: {
       up: { on: { CLOSE: { target: 'closing', actions: 'record' } } },
       closing: {
-        invoke: { id: 'close', src: 'close session', input: ({ self }: { self: AnyActorRef }) => ({ key: `${self.id}:close` }), onDone: 'closed' },
+        invoke: {
+          id: 'close',
+          src: 'close session',
+          input: ({ self }: { self: AnyActorRef }) => ({ key: `${self.id}:close` }),
+          onDone: 'closed',
+        },
       },
       closed: { type: 'final' },
     },
@@ -54,12 +66,21 @@ export function stubConnection(h: Harness) {
 }
 
 function policy(maxRestarts: number, withinMs: number, initialMs: number): RestartPolicy {
-  return { maxRestarts, withinMs, provenAfterMs: 1_000, backoff: { initialMs, maxMs: 8 * initialMs, factor: 2, jitter: 0.5 } };
+  return {
+    maxRestarts,
+    withinMs,
+    provenAfterMs: 1_000,
+    backoff: { initialMs, maxMs: 8 * initialMs, factor: 2, jitter: 0.5 },
+  };
+}
+
+function connection(server: string): SupervisedServer['connection'] {
+  return { server, transport: 'http', listenerOpenTimeoutMs: 1_000, provenAfterMs: 1_000, keepalive: false };
 }
 
 export const SERVERS: SupervisedServer[] = [
-  { name: 'alpha', restart: policy(2, 10_000, 100), connection: { server: 'alpha' } },
-  { name: 'beta', restart: policy(1, 4_000, 250), connection: { server: 'beta' } },
+  { name: 'alpha', restart: policy(2, 10_000, 100), connection: connection('alpha') },
+  { name: 'beta', restart: policy(1, 4_000, 250), connection: connection('beta') },
 ];
 
 /** `random: () => 0.5` puts the jitter at exactly zero. */
@@ -75,7 +96,10 @@ export function policyOf(server: string): RestartPolicy {
 export function promisedBackoff(server: string, attempt: number): number {
   const { initialMs, factor, maxMs } = policyOf(server).backoff;
   const delay = Math.min(maxMs, initialMs * factor ** (attempt - 1));
-  expect(restartDelay(attempt - 1, policyOf(server).backoff, () => 0.5), 'restartDelay with random 0.5 has no jitter').toBe(delay);
+  expect(
+    restartDelay(attempt - 1, policyOf(server).backoff, () => 0.5),
+    'restartDelay with random 0.5 has no jitter',
+  ).toBe(delay);
   return delay;
 }
 
@@ -90,7 +114,11 @@ export async function finishConnection(h: Harness, server: string): Promise<void
 
 export const NAMES = SERVERS.map((s) => s.name);
 
-export function down(server: string, fatal: boolean, error = fatal ? 'unsupported protocol version' : 'socket hang up'): AnyEventObject {
+export function down(
+  server: string,
+  fatal: boolean,
+  error = fatal ? 'unsupported protocol version' : 'socket hang up',
+): AnyEventObject {
   return { type: 'CONNECTION_DOWN', server, error, fatal };
 }
 
@@ -107,7 +135,8 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     for (const name of NAMES) {
       const pendingElsewhere = NAMES.some((other) => other !== name && context.restarts[other]!.inWindow > 0);
       const record = context.restarts[name]!;
-      if (record.inWindow > 0 && !pendingElsewhere) list.push({ type: 'RESTART_WINDOW_PASSED', server: name, epoch: record.epoch });
+      if (record.inWindow > 0 && !pendingElsewhere)
+        list.push({ type: 'RESTART_WINDOW_PASSED', server: name, epoch: record.epoch });
     }
     list.push({ type: 'STOP' });
   }
@@ -148,20 +177,39 @@ function checkSideEffects({ h, event, before, after }: StepContext): void {
       shadow.attempts[server]! += 1;
       // A newer restart replaces one still pending for the same server.
       shadow.restarts = shadow.restarts.filter((r) => !(r.server === server && r.at > now));
-      shadow.restarts.push({ server, event: { type: 'RESTART' }, at: now + promisedBackoff(server, shadow.attempts[server]!) });
-      const windows = h.clock.scheduled().filter((e) => e.event.type === 'RESTART_WINDOW_PASSED' && e.event.server === server && h.clock.dueOf(e) === now + policy.withinMs);
+      shadow.restarts.push({
+        server,
+        event: { type: 'RESTART' },
+        at: now + promisedBackoff(server, shadow.attempts[server]!),
+      });
+      const windows = h.clock
+        .scheduled()
+        .filter(
+          (e) =>
+            e.event.type === 'RESTART_WINDOW_PASSED' &&
+            e.event.server === server &&
+            h.clock.dueOf(e) === now + policy.withinMs,
+        );
       expect(windows.length, 'a window expiry is scheduled withinMs from now').toBeGreaterThan(0);
       expect(giveUps).toEqual([]);
     } else {
-      const reason = fatal ? error : `${error} (restart budget spent: ${policy.maxRestarts} restarts within ${policy.withinMs} ms)`;
-      expect(giveUps.map((r) => r.event), 'GIVE_UP when the restart budget is spent or the failure is fatal').toEqual([{ type: 'GIVE_UP', reason, fatal }]);
+      const reason = fatal
+        ? error
+        : `${error} (restart budget spent: ${policy.maxRestarts} restarts within ${policy.withinMs} ms)`;
+      expect(
+        giveUps.map((r) => r.event),
+        'GIVE_UP when the restart budget is spent or the failure is fatal',
+      ).toEqual([{ type: 'GIVE_UP', reason, fatal }]);
     }
   }
   if (event.type === 'CONNECTION_PROVEN' && before.matches('running')) shadow.attempts[event.server as string] = 0;
-  const closedNow = NAMES.filter((name) => !context.closed.includes(name) && (after.context as SupervisorContext).closed.includes(name));
+  const closedNow = NAMES.filter(
+    (name) => !context.closed.includes(name) && (after.context as SupervisorContext).closed.includes(name),
+  );
   // A closed connection is gone: RESTARTs still scheduled for it reach no one.
   shadow.restarts = shadow.restarts.filter((r) => !(closedNow.includes(r.server) && r.at > now));
-  const byTime = (a: { server: string; at: number }, b: { server: string; at: number }) => a.at - b.at || a.server.localeCompare(b.server);
+  const byTime = (a: { server: string; at: number }, b: { server: string; at: number }) =>
+    a.at - b.at || a.server.localeCompare(b.server);
   const due = shadow.restarts.filter((r) => r.at <= now).map(({ server, at }) => ({ server, at }));
   const arrived = received(h, 'RESTART').map(({ server, at }) => ({ server, at }));
   expect(arrived.sort(byTime), 'each RESTART arrives after exactly its backoff').toEqual(due.sort(byTime));
@@ -200,4 +248,3 @@ export const supervisorSpec = (machine: AnyStateMachine = supervisorMachine): Mo
   },
   afterStep: checkSideEffects,
 });
-

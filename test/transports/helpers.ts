@@ -8,19 +8,24 @@ import type { AddressInfo, Socket } from 'node:net';
 import { vi } from 'vitest';
 import { connect, type ServerHandle, type TransitionEvent } from '../../src/index.js';
 import type { JsonRpcMessage, RequestId } from '../../src/protocol/jsonrpc.js';
-import { StreamableHttpTransport, type HttpTransportOptions } from '../../src/transports/http.js';
+import { StreamableHttpTransport, type HttpTransportOptions } from '../../src/transports/http/streamable-http.js';
 import type { Timers, TransportSink } from '../../src/transports/transport.js';
-import type { HttpOptions } from '../../src/transports/http-auth.js';
-import { startHttpFixture, type FixtureOptions, type HttpFixture, type RecordedRequest } from '../fixtures/http-fixture.js';
-import { formatSseEvent, type SseEvent } from '../fixtures/sse-writer.js';
+import type { HttpOptions } from '../../src/transports/http-credentials.js';
+import {
+  startHttpFixture,
+  type FixtureOptions,
+  type HttpFixture,
+  type RecordedRequest,
+} from '../../servers/http-fixture.js';
+import { formatSseEvent, type SseEvent } from '../../servers/sse-writer.js';
 
 // ---------------------------------------------------------------- cleanup
 
 /** Things to close after each test, closed in reverse order; failures are ignored. */
 export class Cleanup {
-  private readonly tasks: Array<() => Promise<unknown> | unknown> = [];
+  private readonly tasks: Array<() => unknown> = [];
 
-  add<T>(value: T, close: (value: T) => Promise<unknown> | unknown): T {
+  add<T>(value: T, close: (value: T) => unknown): T {
     this.tasks.push(() => close(value));
     return value;
   }
@@ -51,7 +56,7 @@ export async function open(
   options: Parameters<typeof connect>[1] = {},
 ): Promise<{ handle: ServerHandle; transitions: TransitionEvent[] }> {
   const transitions: TransitionEvent[] = [];
-  const handle = await connect({ url, ...config } as ConnectConfig, { name: 'fx', ...options });
+  const handle = await connect({ url, ...config }, { name: 'fx', ...options });
   cleanup.add(handle, (h) => h.close());
   handle.on('transition', (event) => transitions.push(event));
   return { handle, transitions };
@@ -59,15 +64,22 @@ export async function open(
 
 // ---------------------------------------------------------------- reading what the fixture saw
 
-export function posts(requests: readonly RecordedRequest[] | readonly ScriptedRequest[], rpcMethod?: string): Array<RecordedRequest | ScriptedRequest> {
+export function posts(
+  requests: readonly RecordedRequest[] | readonly ScriptedRequest[],
+  rpcMethod?: string,
+): Array<RecordedRequest | ScriptedRequest> {
   return requests.filter((r) => r.method === 'POST' && (rpcMethod === undefined || r.rpcMethod === rpcMethod));
 }
 
-export function gets(requests: readonly RecordedRequest[] | readonly ScriptedRequest[]): Array<RecordedRequest | ScriptedRequest> {
+export function gets(
+  requests: readonly RecordedRequest[] | readonly ScriptedRequest[],
+): Array<RecordedRequest | ScriptedRequest> {
   return requests.filter((r) => r.method === 'GET');
 }
 
-export function deletes(requests: readonly RecordedRequest[] | readonly ScriptedRequest[]): Array<RecordedRequest | ScriptedRequest> {
+export function deletes(
+  requests: readonly RecordedRequest[] | readonly ScriptedRequest[],
+): Array<RecordedRequest | ScriptedRequest> {
   return requests.filter((r) => r.method === 'DELETE');
 }
 
@@ -76,7 +88,10 @@ export function requestPosts(requests: readonly RecordedRequest[]): RecordedRequ
   return requests.filter((r) => r.method === 'POST' && r.body && typeof r.body.method === 'string' && 'id' in r.body);
 }
 
-export function header(request: { headers: Record<string, string | string[] | undefined> }, name: string): string | undefined {
+export function header(
+  request: { headers: Record<string, string | string[] | undefined> },
+  name: string,
+): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
 }
@@ -126,7 +141,11 @@ export interface ScriptedServer {
   close(): Promise<void>;
 }
 
-export type ScriptedHandler = (request: ScriptedRequest, res: ServerResponse, req: IncomingMessage) => void | Promise<void>;
+export type ScriptedHandler = (
+  request: ScriptedRequest,
+  res: ServerResponse,
+  req: IncomingMessage,
+) => void | Promise<void>;
 
 /** A node:http server on 127.0.0.1 whose answers the test scripts, request by request. */
 export async function scriptedServer(cleanup: Cleanup, handler: ScriptedHandler): Promise<ScriptedServer> {
@@ -175,10 +194,19 @@ export async function scriptedServer(cleanup: Cleanup, handler: ScriptedHandler)
 }
 
 export function initializeResult(id: unknown, protocolVersion = '2025-11-25'): object {
-  return { jsonrpc: '2.0', id, result: { protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'scripted', version: '1.0.0' } } };
+  return {
+    jsonrpc: '2.0',
+    id,
+    result: { protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'scripted', version: '1.0.0' } },
+  };
 }
 
-export function replyJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function replyJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(body === undefined ? undefined : JSON.stringify(body));
 }
@@ -189,17 +217,28 @@ export function startSse(res: ServerResponse, headers: Record<string, string> = 
 }
 
 export function sse(event: SseEvent | object): string {
-  return 'data' in event && typeof (event as SseEvent).data === 'string' ? formatSseEvent(event as SseEvent) : formatSseEvent({ event: 'message', data: JSON.stringify(event) });
+  return 'data' in event && typeof event.data === 'string'
+    ? formatSseEvent(event)
+    : formatSseEvent({ event: 'message', data: JSON.stringify(event) });
 }
 
 /**
  * The ordinary parts of an MCP server: initialize (with a session id), 202 for notifications and
  * responses, 405 for GET, 200 for DELETE. Returns false when the request is something else.
  */
-export function answerBasics(request: ScriptedRequest, res: ServerResponse, options: { sessionId?: string; protocolVersion?: string; get?: number } = {}): boolean {
+export function answerBasics(
+  request: ScriptedRequest,
+  res: ServerResponse,
+  options: { sessionId?: string; protocolVersion?: string; get?: number } = {},
+): boolean {
   const body = request.body;
   if (request.method === 'POST' && body?.method === 'initialize') {
-    replyJson(res, 200, initializeResult(body.id, options.protocolVersion), options.sessionId ? { 'mcp-session-id': options.sessionId } : {});
+    replyJson(
+      res,
+      200,
+      initializeResult(body.id, options.protocolVersion),
+      options.sessionId ? { 'mcp-session-id': options.sessionId } : {},
+    );
     return true;
   }
   if (request.method === 'POST' && body && (body.id === undefined || body.method === undefined)) {
@@ -207,7 +246,11 @@ export function answerBasics(request: ScriptedRequest, res: ServerResponse, opti
     return true;
   }
   if (request.method === 'GET') {
-    replyJson(res, options.get ?? 405, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method Not Allowed' } });
+    replyJson(res, options.get ?? 405, {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, message: 'Method Not Allowed' },
+    });
     return true;
   }
   if (request.method === 'DELETE') {
@@ -278,12 +321,28 @@ export function recordingSink(): RecordingSink {
 }
 
 /** Options for either HTTP transport in these tests: small limits and a recording sink, overridable. */
-export function testHttpOptions<T extends Partial<HttpOptions>>(url: string, server: string, options: T): HttpOptions & T & { sink: RecordingSink } {
+export function testHttpOptions<T extends Partial<HttpOptions>>(
+  url: string,
+  server: string,
+  options: T,
+): HttpOptions & T & { sink: RecordingSink } {
   const sink = (options.sink as RecordingSink | undefined) ?? recordingSink();
-  return { url: new URL(url), server, headers: {}, requestTimeoutMs: 5_000, maxMessageBytes: 1024 * 1024, ...options, sink };
+  return {
+    url: new URL(url),
+    server,
+    headers: {},
+    requestTimeoutMs: 5_000,
+    maxMessageBytes: 1024 * 1024,
+    ...options,
+    sink,
+  };
 }
 
-export function transportTo(cleanup: Cleanup, url: string, options: Partial<HttpTransportOptions> = {}): { transport: StreamableHttpTransport; sink: RecordingSink } {
+export function transportTo(
+  cleanup: Cleanup,
+  url: string,
+  options: Partial<HttpTransportOptions> = {},
+): { transport: StreamableHttpTransport; sink: RecordingSink } {
   const built = testHttpOptions(url, 'direct', options);
   const transport = new StreamableHttpTransport(built);
   cleanup.add(transport, (t) => t.close());
@@ -293,7 +352,13 @@ export function transportTo(cleanup: Cleanup, url: string, options: Partial<Http
 let directId = 1_000;
 
 /** Sends a request through the transport and resolves with the response the sink received. */
-export async function call(transport: StreamableHttpTransport, sink: RecordingSink, method: string, params?: Record<string, unknown>, handshake = false): Promise<JsonRpcMessage> {
+export async function call(
+  transport: StreamableHttpTransport,
+  sink: RecordingSink,
+  method: string,
+  params?: Record<string, unknown>,
+  handshake = false,
+): Promise<JsonRpcMessage> {
   const id = ++directId;
   sink.awaiting.add(id);
   await transport.send({ jsonrpc: '2.0', id, method, params }, { handshake });
@@ -305,7 +370,13 @@ export async function call(transport: StreamableHttpTransport, sink: RecordingSi
 /** initialize + initialized, as the runtime does it. */
 export async function handshake(transport: StreamableHttpTransport, sink: RecordingSink): Promise<string> {
   transport.beginSession();
-  const response = (await call(transport, sink, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'direct', version: '0' } }, true)) as {
+  const response = (await call(
+    transport,
+    sink,
+    'initialize',
+    { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'direct', version: '0' } },
+    true,
+  )) as {
     result: { protocolVersion: string };
   };
   transport.completeSession(response.result.protocolVersion);

@@ -1,7 +1,7 @@
 /** Open streams never starve messages: more ready connections to one origin than the message pool has sockets. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type ServerHandle } from '../../src/index.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/http-fixture.js';
+import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 
 let fixture: HttpFixture | undefined;
 const handles: ServerHandle[] = [];

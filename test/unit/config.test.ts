@@ -23,7 +23,11 @@ describe('server config', () => {
       maxMessageBytes: 16 * 1024 * 1024,
       headers: {},
       keepalive: { intervalMs: 30_000, timeoutMs: 10_000, maxMissed: 3 },
-      restart: { maxRestarts: 20, withinMs: 600_000, backoff: { initialMs: 500, maxMs: 30_000, factor: 2, jitter: 0.2 } },
+      restart: {
+        maxRestarts: 20,
+        withinMs: 600_000,
+        backoff: { initialMs: 500, maxMs: 30_000, factor: 2, jitter: 0.2 },
+      },
     });
   });
 
@@ -44,7 +48,9 @@ describe('server config', () => {
   });
 
   it('rejects unknown restart fields and bad backoff values', () => {
-    const error = configError(() => parseServerConfig('x', { url: 'http://h/mcp', restart: { maxRestarts: 1, backoff: { jitter: 3 } } }));
+    const error = configError(() =>
+      parseServerConfig('x', { url: 'http://h/mcp', restart: { maxRestarts: 1, backoff: { jitter: 3 } } }),
+    );
     expect(error.message).toContain('servers.x.restart.backoff.jitter');
   });
 
@@ -59,7 +65,9 @@ describe('server config', () => {
   it('accepts the transport aliases used by other clients', () => {
     expect(parseServerConfig('a', { url: 'http://h/mcp', type: 'streamable-http' }).type).toBe('http');
     expect(parseServerConfig('a', { url: 'http://h/mcp', type: 'streamableHttp' }).type).toBe('http');
-    expect(configError(() => parseServerConfig('a', { url: 'http://h/mcp', type: 'websocket' })).message).toMatch(/servers\.a\.type: must be one of/);
+    expect(configError(() => parseServerConfig('a', { url: 'http://h/mcp', type: 'websocket' })).message).toMatch(
+      /servers\.a\.type: must be one of/,
+    );
   });
 
   it('keepalive can be disabled with false', () => {
@@ -67,7 +75,9 @@ describe('server config', () => {
   });
 
   it('accepts legacy HTTP+SSE servers (a /sse URL or type sse)', () => {
-    expect(() => createSupervisor({ servers: { old: { url: 'http://h/sse' }, other: { url: 'http://h/events', type: 'sse' } } })).not.toThrow();
+    expect(() =>
+      createSupervisor({ servers: { old: { url: 'http://h/sse' }, other: { url: 'http://h/events', type: 'sse' } } }),
+    ).not.toThrow();
   });
 
   it('accepts stdio servers (`command`) without starting them', () => {

@@ -78,12 +78,21 @@ describe('PendingRequests timeouts', () => {
   const create = (pending: PendingRequests, timeoutMs: number) => {
     const { request, promise } = pending.create('tools/call', undefined, { timeoutMs });
     request.sent = true;
-    return { request, settled: promise.then(() => 'resolved', (error: Error) => error) };
+    return {
+      request,
+      settled: promise.then(
+        () => 'resolved',
+        (error: Error) => error,
+      ),
+    };
   };
 
   it('times out each request after its own timeoutMs, tells the server, and settles the rest normally', async () => {
     const cancelled: string[] = [];
-    const pending = new PendingRequests({ server: 's', cancel: (request, reason) => cancelled.push(`${request.id}: ${reason}`) });
+    const pending = new PendingRequests({
+      server: 's',
+      cancel: (request, reason) => cancelled.push(`${request.id}: ${reason}`),
+    });
     const long = create(pending, 5_000);
     const short = create(pending, 1_000);
     const answered = create(pending, 1_000);
@@ -108,10 +117,18 @@ describe('PendingRequests timeouts', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('progress that resets the timeout moves the request\'s time on, up to maxTotalTimeoutMs', async () => {
+  it("progress that resets the timeout moves the request's time on, up to maxTotalTimeoutMs", async () => {
     const pending = new PendingRequests({ server: 's', cancel: () => {} });
-    const { request, promise } = pending.create('tools/call', undefined, { timeoutMs: 1_000, onProgress: () => {}, resetTimeoutOnProgress: true, maxTotalTimeoutMs: 2_500 });
-    const settled = promise.then(() => 'resolved', (error: Error) => error);
+    const { request, promise } = pending.create('tools/call', undefined, {
+      timeoutMs: 1_000,
+      onProgress: () => {},
+      resetTimeoutOnProgress: true,
+      maxTotalTimeoutMs: 2_500,
+    });
+    const settled = promise.then(
+      () => 'resolved',
+      (error: Error) => error,
+    );
     vi.advanceTimersByTime(900);
     pending.progress({ progressToken: request.progressToken!, progress: 1 });
     vi.advanceTimersByTime(900); // 1,800 ms in, 900 since the progress

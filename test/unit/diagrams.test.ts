@@ -1,8 +1,8 @@
 /** The checked-in diagrams match the machines; run `npm run diagrams` after changing a machine. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { embedDiagrams, toMermaid } from '../../src/diagram.js';
-import { MACHINES } from '../../src/machines-catalog.js';
+import { embedDiagrams, toMermaid } from '../../src/cli/mermaid.js';
+import { MACHINES } from '../../machines/catalog.js';
 
 const dir = new URL('../../docs/machines/', import.meta.url);
 
@@ -23,8 +23,11 @@ describe('docs/machines diagrams', () => {
     expect(files.map((f) => f.replace('.machine.ts', '')).sort()).toEqual(Object.keys(MACHINES).sort());
   });
 
-  it('draws states, guards and timed transitions', () => {
+  it('draws states, guards, timed transitions, entry actions and invoked actors', () => {
     const text = toMermaid(MACHINES.connection);
+    expect(text).toContain('expired : entry / forget session');
+    expect(text).toContain('initializing : invoke handshake');
+    expect(text).toContain('ready --> ready: after session proven delay / report session proven');
     expect(text).toContain('ready --> expired: SESSION_EXPIRED [is current session]');
     expect(text).toContain('any_state --> closing: CLOSE');
     expect(text).toContain('ready__opening_listener --> ready__serving: after listener open timeout');

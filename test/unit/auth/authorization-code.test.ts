@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthorizationError } from '../../../src/protocol/errors.js';
+import { AuthorizationError } from '../../../src/errors.js';
 import { memoryTokenStore } from '../../../src/auth/index.js';
-import { startOAuthServer, type OAuthFixture, type OAuthFixtureOptions } from '../../fixtures/oauth-server.js';
+import { startOAuthServer, type OAuthFixture, type OAuthFixtureOptions } from '../../../servers/oauth-server.js';
 import { callMcp, followRedirect, provider, REDIRECT_URI } from './helpers.js';
 
 let fixture: OAuthFixture | undefined;
@@ -25,18 +25,40 @@ describe('authorization code grant', () => {
     expect(auth.generation).toBe(1);
 
     const registration = f.requests.find((r) => r.path === '/register')!;
-    expect(registration.json).toMatchObject({ redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none', client_name: 'mcp-supervisor' });
+    expect(registration.json).toMatchObject({
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_method: 'none',
+      client_name: 'mcp-supervisor',
+    });
     const query = f.authorizeRequests()[0]!.query;
-    expect(query).toMatchObject({ response_type: 'code', code_challenge_method: 'S256', redirect_uri: REDIRECT_URI, resource: f.mcpUrl, client_id: expect.any(String) });
+    expect(query).toMatchObject({
+      response_type: 'code',
+      code_challenge_method: 'S256',
+      redirect_uri: REDIRECT_URI,
+      resource: f.mcpUrl,
+      client_id: expect.any(String),
+    });
     expect(query['state']!.length).toBeGreaterThanOrEqual(32);
     expect(query['scope']).toBeUndefined();
     const [token] = f.tokenRequests();
-    expect(token!.form).toMatchObject({ grant_type: 'authorization_code', redirect_uri: REDIRECT_URI, resource: f.mcpUrl, client_id: query['client_id'] });
-    expect(createHash('sha256').update(token!.form!['code_verifier']!).digest('base64url')).toBe(query['code_challenge']);
+    expect(token!.form).toMatchObject({
+      grant_type: 'authorization_code',
+      redirect_uri: REDIRECT_URI,
+      resource: f.mcpUrl,
+      client_id: query['client_id'],
+    });
+    expect(createHash('sha256').update(token!.form!['code_verifier']!).digest('base64url')).toBe(
+      query['code_challenge'],
+    );
   });
 
   it('pre-registration: Basic credentials, form-encoded, no registration', async () => {
-    const f = await start({ dcr: false, authMethods: ['client_secret_basic'], clients: [{ id: 'pre registered', secret: 's3cr:t&x' }] });
+    const f = await start({
+      dcr: false,
+      authMethods: ['client_secret_basic'],
+      clients: [{ id: 'pre registered', secret: 's3cr:t&x' }],
+    });
     expect((await callMcp(f, provider(f, { clientId: 'pre registered', clientSecret: 's3cr:t&x' }))).status).toBe(200);
     const token = f.tokenRequests()[0]!;
     expect(token.headers.authorization).toBe(`Basic ${Buffer.from('pre+registered:s3cr%3At%26x').toString('base64')}`);
@@ -65,7 +87,9 @@ describe('authorization code grant', () => {
 
   it('CIMD URL is ignored (DCR instead) when the server does not advertise support', async () => {
     const f = await start();
-    expect((await callMcp(f, provider(f, { clientMetadataUrl: 'https://client.example.com/c.json' }))).status).toBe(200);
+    expect((await callMcp(f, provider(f, { clientMetadataUrl: 'https://client.example.com/c.json' }))).status).toBe(
+      200,
+    );
     expect(f.requests.some((r) => r.path === '/register')).toBe(true);
   });
 });
@@ -100,7 +124,12 @@ describe('scope selection', () => {
   });
 
   it('scope-step-up: a 403 insufficient_scope re-authorizes for the union of scopes', async () => {
-    const f = await start({ challengeScope: 'mcp:basic', prmScopes: ['mcp:basic'], requiredScopes: ['mcp:basic'], callScopes: ['mcp:write'] });
+    const f = await start({
+      challengeScope: 'mcp:basic',
+      prmScopes: ['mcp:basic'],
+      requiredScopes: ['mcp:basic'],
+      callScopes: ['mcp:write'],
+    });
     const auth = provider(f);
     expect((await callMcp(f, auth, 'tools/list')).status).toBe(200);
     expect((await callMcp(f, auth, 'tools/call')).status).toBe(200);
@@ -158,7 +187,12 @@ describe('refresh and the store', () => {
     await second.ready();
     f.expireAccessTokens();
     expect((await callMcp(f, second)).status).toBe(200);
-    expect(f.tokenRequests().map((t) => t.form!['grant_type'])).toEqual(['authorization_code', 'refresh_token', 'refresh_token', 'authorization_code']);
+    expect(f.tokenRequests().map((t) => t.form!['grant_type'])).toEqual([
+      'authorization_code',
+      'refresh_token',
+      'refresh_token',
+      'authorization_code',
+    ]);
   });
 
   it('uses a stored token before any 401, and persists the registration', async () => {
@@ -166,7 +200,11 @@ describe('refresh and the store', () => {
     const store = memoryTokenStore();
     await callMcp(f, provider(f, { store }));
     const stored = await store.load(f.mcpUrl);
-    expect(stored).toMatchObject({ issuer: f.issuer, client: { client_id: expect.any(String) }, tokens: { access_token: expect.any(String) } });
+    expect(stored).toMatchObject({
+      issuer: f.issuer,
+      client: { client_id: expect.any(String) },
+      tokens: { access_token: expect.any(String) },
+    });
     const again = provider(f, { store });
     await again.ready();
     expect(again.authorization()).toBe(`Bearer ${stored!.tokens!.access_token}`);
@@ -194,21 +232,35 @@ describe('refusals', () => {
   });
 
   it('token errors carry the OAuth code and never the secret, code or verifier', async () => {
-    const f = await start({ clients: [{ id: 'c1', secret: 'super-secret-value' }], authMethods: ['client_secret_post'], tokenError: 'invalid_grant' });
-    const error = (await callMcp(f, provider(f, { clientId: 'c1', clientSecret: 'super-secret-value' })).catch((e: unknown) => e)) as AuthorizationError;
+    const f = await start({
+      clients: [{ id: 'c1', secret: 'super-secret-value' }],
+      authMethods: ['client_secret_post'],
+      tokenError: 'invalid_grant',
+    });
+    const error = (await callMcp(f, provider(f, { clientId: 'c1', clientSecret: 'super-secret-value' })).catch(
+      (e: unknown) => e,
+    )) as AuthorizationError;
     expect(error.oauthError).toBe('invalid_grant');
     const form = f.tokenRequests()[0]!.form!;
-    for (const secret of ['super-secret-value', form['code']!, form['code_verifier']!]) expect(error.message).not.toContain(secret);
+    for (const secret of ['super-secret-value', form['code']!, form['code_verifier']!])
+      expect(error.message).not.toContain(secret);
     expect(error.message).toContain('[redacted]');
   });
 
   it('an aborted signal stops the flow', async () => {
     const f = await start();
-    const auth = provider(f, { onRedirect: (_url, signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))) });
+    const auth = provider(f, {
+      onRedirect: (_url, signal) =>
+        new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error))),
+    });
     const controller = new AbortController();
-    const pending = auth.authorize({ status: 401, wwwAuthenticate: undefined, resourceUrl: new URL(f.mcpUrl) }, controller.signal);
+    const pending = auth.authorize(
+      { status: 401, wwwAuthenticate: undefined, resourceUrl: new URL(f.mcpUrl) },
+      controller.signal,
+    );
     await new Promise((resolve) => setImmediate(resolve));
-    while (f.authorizeRequests().length === 0 && !f.requests.some((r) => r.path === '/register')) await new Promise((resolve) => setImmediate(resolve));
+    while (f.authorizeRequests().length === 0 && !f.requests.some((r) => r.path === '/register'))
+      await new Promise((resolve) => setImmediate(resolve));
     controller.abort(new Error('closed'));
     await expect(pending).rejects.toThrow('closed');
   });

@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthorizationError } from '../../../src/protocol/errors.js';
+import { AuthorizationError } from '../../../src/errors.js';
 import { authorizationServerMetadataUrls, protectedResourceMetadataUrls } from '../../../src/auth/discovery.js';
 import { canonicalResource, resourceCovers } from '../../../src/auth/resource.js';
-import { startOAuthServer, type OAuthFixture } from '../../fixtures/oauth-server.js';
-import { listenOnLoopback } from '../../fixtures/listen.js';
+import { startOAuthServer, type OAuthFixture } from '../../../servers/oauth-server.js';
+import { listenOnLoopback } from '../../../servers/listen.js';
 import { callMcp, provider } from './helpers.js';
 
 let fixture: OAuthFixture | undefined;
@@ -20,7 +20,9 @@ describe('well-known URL order', () => {
       'https://h/.well-known/oauth-protected-resource/mcp',
       'https://h/.well-known/oauth-protected-resource',
     ]);
-    expect(protectedResourceMetadataUrls(new URL('https://h/'), undefined).map(String)).toEqual(['https://h/.well-known/oauth-protected-resource']);
+    expect(protectedResourceMetadataUrls(new URL('https://h/'), undefined).map(String)).toEqual([
+      'https://h/.well-known/oauth-protected-resource',
+    ]);
   });
 
   it('AS metadata: path insertion first for an issuer with a path', () => {
@@ -29,7 +31,10 @@ describe('well-known URL order', () => {
       'https://as/.well-known/openid-configuration/tenant1',
       'https://as/tenant1/.well-known/openid-configuration',
     ]);
-    expect(authorizationServerMetadataUrls(new URL('https://as')).map(String)).toEqual(['https://as/.well-known/oauth-authorization-server', 'https://as/.well-known/openid-configuration']);
+    expect(authorizationServerMetadataUrls(new URL('https://as')).map(String)).toEqual([
+      'https://as/.well-known/oauth-authorization-server',
+      'https://as/.well-known/openid-configuration',
+    ]);
   });
 
   it('canonical resource and PRM resource coverage', () => {
@@ -47,19 +52,33 @@ describe('discovery against a live server (conformance metadata variants)', () =
   it('metadata-default: PRM from the header, never the root PRM; AS at oauth-authorization-server', async () => {
     fixture = await startOAuthServer();
     expect(await callMcp(fixture, provider(fixture))).toEqual({ status: 200, authorizations: 1 });
-    expect(fixture.gets()).toEqual(['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-authorization-server', '/authorize']);
+    expect(fixture.gets()).toEqual([
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-authorization-server',
+      '/authorize',
+    ]);
   });
 
   it('metadata-var1: PRM path-based without header; AS via openid-configuration', async () => {
     fixture = await startOAuthServer({ prmInHeader: false, asMetadata: 'openid' });
     expect((await callMcp(fixture, provider(fixture))).status).toBe(200);
-    expect(fixture.gets()).toEqual(['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration', '/authorize']);
+    expect(fixture.gets()).toEqual([
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/openid-configuration',
+      '/authorize',
+    ]);
   });
 
   it('metadata-var2: root PRM (resource = origin) after the path-based miss; tenant issuer by path insertion', async () => {
     fixture = await startOAuthServer({ prm: 'root', prmInHeader: false, issuerPath: '/tenant1' });
     expect((await callMcp(fixture, provider(fixture))).status).toBe(200);
-    expect(fixture.gets()).toEqual(['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server/tenant1', '/tenant1/authorize']);
+    expect(fixture.gets()).toEqual([
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-authorization-server/tenant1',
+      '/tenant1/authorize',
+    ]);
   });
 
   it('metadata-var3: custom PRM URL from the header; <issuer>/.well-known/openid-configuration last', async () => {
@@ -77,7 +96,12 @@ describe('discovery against a live server (conformance metadata variants)', () =
   it('2025-03-26 metadata backcompat: no PRM, AS metadata at the MCP origin', async () => {
     fixture = await startOAuthServer({ prm: 'none' });
     expect((await callMcp(fixture, provider(fixture))).status).toBe(200);
-    expect(fixture.gets()).toEqual(['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/authorize']);
+    expect(fixture.gets()).toEqual([
+      '/.well-known/oauth-protected-resource/mcp',
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-authorization-server',
+      '/authorize',
+    ]);
     expect(fixture.requests.some((r) => r.path === '/register')).toBe(true);
   });
 
@@ -133,10 +157,17 @@ describe('discovery against a live server (conformance metadata variants)', () =
     await fixture.close();
     fixture = undefined;
     const auth = provider({ mcpUrl: `${origin}/mcp` } as OAuthFixture);
-    const error = await auth.authorize({ status: 401, wwwAuthenticate: undefined, resourceUrl: new URL(`${origin}/mcp`) }, AbortSignal.timeout(5000)).catch((e: unknown) => e);
+    const error = await auth
+      .authorize(
+        { status: 401, wwwAuthenticate: undefined, resourceUrl: new URL(`${origin}/mcp`) },
+        AbortSignal.timeout(5000),
+      )
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AuthorizationError);
     expect((error as AuthorizationError).fatal).toBe(false);
-    expect((error as Error).message).toContain(`protected resource metadata: GET ${origin}/.well-known/oauth-protected-resource/mcp failed`);
+    expect((error as Error).message).toContain(
+      `protected resource metadata: GET ${origin}/.well-known/oauth-protected-resource/mcp failed`,
+    );
   });
 
   it('never follows a redirect: a 302 to another origin is a miss, and that origin sees nothing', async () => {
@@ -150,7 +181,12 @@ describe('discovery against a live server (conformance metadata variants)', () =
     );
     try {
       const auth = provider({ mcpUrl: `${redirecting.origin}/mcp` } as OAuthFixture);
-      const error = await auth.authorize({ status: 401, wwwAuthenticate: undefined, resourceUrl: new URL(`${redirecting.origin}/mcp`) }, AbortSignal.timeout(5000)).catch((e: unknown) => e);
+      const error = await auth
+        .authorize(
+          { status: 401, wwwAuthenticate: undefined, resourceUrl: new URL(`${redirecting.origin}/mcp`) },
+          AbortSignal.timeout(5000),
+        )
+        .catch((e: unknown) => e);
       // every metadata URL answered 302, so this is a 2025-03-26 server with default endpoints;
       // the flow then stops at the (unreachable) registration, never at the other origin
       expect(error).toBeInstanceOf(AuthorizationError);

@@ -2,8 +2,13 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLoopbackRedirect, defaultOpenBrowser, type LoopbackRedirect, type LoopbackRedirectOptions } from '../../../src/auth/loopback-redirect.js';
-import { AuthorizationError, ConfigError } from '../../../src/protocol/errors.js';
+import {
+  createLoopbackRedirect,
+  defaultOpenBrowser,
+  type LoopbackRedirect,
+  type LoopbackRedirectOptions,
+} from '../../../src/auth/loopback-redirect.js';
+import { AuthorizationError, ConfigError } from '../../../src/errors.js';
 import { rejection } from '../../transports/helpers.js';
 
 interface Answer {
@@ -41,10 +46,16 @@ afterEach(async () => {
 
 function authorizationUrl(redirectUri: string, state = 'state-1'): URL {
   const url = new URL('https://auth.example.com/authorize');
-  url.search = new URLSearchParams({ response_type: 'code', client_id: 'cli', redirect_uri: redirectUri, state, code_challenge: 'abc', code_challenge_method: 'S256' }).toString();
+  url.search = new URLSearchParams({
+    response_type: 'code',
+    client_id: 'cli',
+    redirect_uri: redirectUri,
+    state,
+    code_challenge: 'abc',
+    code_challenge_method: 'S256',
+  }).toString();
   return url;
 }
-
 
 describe('createLoopbackRedirect', () => {
   it('listens on a random 127.0.0.1 port with a /callback redirect URI', async () => {
@@ -88,8 +99,12 @@ describe('createLoopbackRedirect', () => {
     const loopback = await listener({ path: '/oauth/done', successHtml: '<p>custom</p>' });
     expect(loopback.redirectUri).toMatch(/\/oauth\/done$/);
     const waiting = loopback.onRedirect(authorizationUrl(loopback.redirectUri), new AbortController().signal);
-    const query = new URLSearchParams({ error: 'access_denied', error_description: 'The user said <script>no</script>', state: 'state-1' });
-    const answer = await browse(`${loopback.redirectUri}?${query}`);
+    const query = new URLSearchParams({
+      error: 'access_denied',
+      error_description: 'The user said <script>no</script>',
+      state: 'state-1',
+    });
+    const answer = await browse(`${loopback.redirectUri}?${query.toString()}`);
     const callback = await waiting;
     expect(callback.searchParams.get('error')).toBe('access_denied');
     expect(answer.body).toContain('Authorization failed');
@@ -118,7 +133,13 @@ describe('createLoopbackRedirect', () => {
     const post = await browse(`${loopback.redirectUri}?code=c&state=state-1`, { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET');
-    expect((await browse(`${loopback.redirectUri}?code=c&state=state-1`, { headers: { host: `rebound.example.com:${port}` } })).status).toBe(400);
+    expect(
+      (
+        await browse(`${loopback.redirectUri}?code=c&state=state-1`, {
+          headers: { host: `rebound.example.com:${port}` },
+        })
+      ).status,
+    ).toBe(400);
     expect((await browse(loopback.redirectUri)).status).toBe(400);
 
     await browse(`${loopback.redirectUri}?code=c&state=state-1`);
@@ -127,7 +148,10 @@ describe('createLoopbackRedirect', () => {
 
   it('ignores a redirect with a different state (a stale tab) and keeps waiting', async () => {
     const loopback = await listener();
-    const waiting = loopback.onRedirect(authorizationUrl(loopback.redirectUri, 'current'), new AbortController().signal);
+    const waiting = loopback.onRedirect(
+      authorizationUrl(loopback.redirectUri, 'current'),
+      new AbortController().signal,
+    );
     const stale = await browse(`${loopback.redirectUri}?code=old&state=earlier`);
     expect(stale.status).toBe(400);
     expect(stale.body).toContain('earlier attempt');
@@ -145,7 +169,9 @@ describe('createLoopbackRedirect', () => {
   it('rejects a second authorization while one is waiting, without disturbing the first', async () => {
     const loopback = await listener();
     const first = loopback.onRedirect(authorizationUrl(loopback.redirectUri), new AbortController().signal);
-    const second = await rejection(loopback.onRedirect(authorizationUrl(loopback.redirectUri, 'other'), new AbortController().signal));
+    const second = await rejection(
+      loopback.onRedirect(authorizationUrl(loopback.redirectUri, 'other'), new AbortController().signal),
+    );
     expect(second).toBeInstanceOf(AuthorizationError);
     expect(second.message).toContain('already waiting');
     await browse(`${loopback.redirectUri}?code=c&state=state-1`);
@@ -164,7 +190,9 @@ describe('createLoopbackRedirect', () => {
 
     const lines: string[] = [];
     const already = await listener({ print: (line) => lines.push(line) });
-    await expect(already.onRedirect(authorizationUrl(already.redirectUri), AbortSignal.abort())).rejects.toBeInstanceOf(AuthorizationError);
+    await expect(already.onRedirect(authorizationUrl(already.redirectUri), AbortSignal.abort())).rejects.toBeInstanceOf(
+      AuthorizationError,
+    );
     expect(lines).toEqual([]);
 
     const again = loopback.onRedirect(authorizationUrl(loopback.redirectUri), new AbortController().signal);
@@ -175,7 +203,9 @@ describe('createLoopbackRedirect', () => {
   it('rejects after timeoutMs', async () => {
     const loopback = await listener({ timeoutMs: 50 });
     const started = Date.now();
-    const error = await rejection(loopback.onRedirect(authorizationUrl(loopback.redirectUri), new AbortController().signal));
+    const error = await rejection(
+      loopback.onRedirect(authorizationUrl(loopback.redirectUri), new AbortController().signal),
+    );
     expect(error).toBeInstanceOf(AuthorizationError);
     expect(error.message).toContain('within 50 ms');
     expect(Date.now() - started).toBeGreaterThanOrEqual(40);
@@ -205,7 +235,9 @@ describe('createLoopbackRedirect', () => {
     const error = await rejection(waiting);
     expect(error).toBeInstanceOf(AuthorizationError);
     expect(error.message).toContain('closed');
-    await expect(loopback.onRedirect(authorizationUrl(loopback.redirectUri), new AbortController().signal)).rejects.toBeInstanceOf(AuthorizationError);
+    await expect(
+      loopback.onRedirect(authorizationUrl(loopback.redirectUri), new AbortController().signal),
+    ).rejects.toBeInstanceOf(AuthorizationError);
     await expect(browse(loopback.redirectUri)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
 
     const reused = await listener({ port });
@@ -257,7 +289,9 @@ describe('createLoopbackRedirect', () => {
 
     const loopback = await listener();
     const signal = new AbortController().signal;
-    await expect(loopback.onRedirect(authorizationUrl('http://127.0.0.1:1/elsewhere'), signal)).rejects.toBeInstanceOf(ConfigError);
+    await expect(loopback.onRedirect(authorizationUrl('http://127.0.0.1:1/elsewhere'), signal)).rejects.toBeInstanceOf(
+      ConfigError,
+    );
     await expect(loopback.onRedirect(new URL('file:///etc/passwd'), signal)).rejects.toBeInstanceOf(ConfigError);
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fileTokenStore, memoryTokenStore } from '../../../src/auth/token-store.js';
 import type { StoredAuthorization } from '../../../src/auth/types.js';
-import { AuthorizationError, ConfigError } from '../../../src/protocol/errors.js';
+import { AuthorizationError, ConfigError } from '../../../src/errors.js';
 import { rejection } from '../../transports/helpers.js';
 
 const posix = process.platform !== 'win32';
@@ -25,11 +25,16 @@ afterEach(async () => {
 function authorization(n: number): StoredAuthorization {
   return {
     issuer: 'https://auth.example.com',
-    tokens: { access_token: `access-${n}`, token_type: 'Bearer', refresh_token: `refresh-${n}`, expires_at: 1_700_000_000_000 + n, scope: 'mcp' },
+    tokens: {
+      access_token: `access-${n}`,
+      token_type: 'Bearer',
+      refresh_token: `refresh-${n}`,
+      expires_at: 1_700_000_000_000 + n,
+      scope: 'mcp',
+    },
     client: { client_id: `client-${n}`, token_endpoint_auth_method: 'none' },
   };
 }
-
 
 describe('fileTokenStore', () => {
   it('loads undefined when the file does not exist, and does not create it', async () => {

@@ -9,7 +9,9 @@ describe('parseWwwAuthenticate', () => {
   });
 
   it('splits several challenges and keeps token68 credentials', () => {
-    const parsed = parseWwwAuthenticate('Basic abc+/def==, Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", DPoP algs="ES256"');
+    const parsed = parseWwwAuthenticate(
+      'Basic abc+/def==, Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", DPoP algs="ES256"',
+    );
     expect(parsed.map((c) => c.scheme)).toEqual(['Basic', 'Bearer', 'DPoP']);
     expect(parsed[0]!.token68).toBe('abc+/def==');
     expect(parsed[1]!.params['resource_metadata']).toBe('https://x/.well-known/oauth-protected-resource');
@@ -27,7 +29,9 @@ describe('parseWwwAuthenticate', () => {
 
   it('survives junk and unterminated strings', () => {
     expect(() => parseWwwAuthenticate('=,,"" Bearer scope="unterminated')).not.toThrow();
-    expect(parseWwwAuthenticate('=,,"" Bearer scope="unterminated').find((c) => c.scheme === 'Bearer')?.params['scope']).toBe('unterminated');
+    expect(
+      parseWwwAuthenticate('=,,"" Bearer scope="unterminated').find((c) => c.scheme === 'Bearer')?.params['scope'],
+    ).toBe('unterminated');
     expect(parseWwwAuthenticate('')).toEqual([]);
     expect(parseWwwAuthenticate(undefined)).toEqual([]);
     expect(parseWwwAuthenticate('Bearer')).toEqual([{ scheme: 'Bearer', params: {} }]);
@@ -36,7 +40,11 @@ describe('parseWwwAuthenticate', () => {
 
 describe('parseBearerChallenge', () => {
   it('picks the Bearer challenge among others', () => {
-    expect(parseBearerChallenge('Basic realm="x", Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="http://h/prm", error_description="more"')).toEqual({
+    expect(
+      parseBearerChallenge(
+        'Basic realm="x", Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="http://h/prm", error_description="more"',
+      ),
+    ).toEqual({
       error: 'insufficient_scope',
       scope: 'mcp:basic mcp:write',
       resourceMetadata: 'http://h/prm',

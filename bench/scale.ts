@@ -1,0 +1,184 @@
+/**
+ * Many servers in one supervisor: `n` Streamable HTTP servers spread over `processes` local
+ * server processes (bench/server.ts, json mode, one port each, a path per server), measured in a
+ * fresh process of its own (like the idle heap):
+ *
+ * - ready: from `createSupervisor` to `start()` resolved with every server ready;
+ * - heap per idle server: the collected heap after start minus before, / n (a supervisor of 100
+ *   opened and closed first, so module state and compiled code are not counted);
+ * - `sup.status()` of all: the first call, then the median and the slowest of 50 more;
+ * - one process killed: how long until all of its servers left `ready` (and how many others
+ *   did: none should), then the process restarted on its port: how long until all are ready.
+ *
+ *   node --expose-gc .bench-build/bench/scale.js <servers> <processes>   (or --import tsx bench/scale.ts)
+ *
+ * Prints the ScaleReport as JSON.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createSupervisor, type ServerConfigInput, type Supervisor } from '../src/index.js';
+
+export interface ScaleReport {
+  servers: number;
+  processes: number;
+  readyMs: number;
+  heapPerServerBytes: number;
+  statusFirstMs: number;
+  statusMedianMs: number;
+  /** The slowest of the 50 calls after the first. */
+  statusMaxMs: number;
+  kill: {
+    /** Servers of the killed process. */
+    killed: number;
+    /** From the kill until every one of them had left `ready`; undefined if some never did. */
+    allLeftReadyMs: number | undefined;
+    /** Servers of the other processes that left `ready` meanwhile (should be 0). */
+    othersLeftReady: number;
+    /** From the restart of the process until every server was `ready` again; undefined if not within the bound. */
+    allBackMs: number | undefined;
+  };
+}
+
+const COMPILED = import.meta.url.endsWith('.js');
+const SERVER = fileURLToPath(new URL(`./server.${COMPILED ? 'js' : 'ts'}`, import.meta.url));
+const runScript = (file: string): string[] => (COMPILED ? [file] : ['--import', 'tsx', file]);
+
+interface ServerProcess {
+  port: number;
+  child: ChildProcess;
+}
+
+async function startServerProcess(port = 0): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...runScript(SERVER), '--mode', 'json', '--port', String(port)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const listening = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString()) as { port: number }).port));
+    child.once('exit', () => reject(new Error('scale server exited')));
+  });
+  return { port: listening, child };
+}
+
+function stopServerProcess(server: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  return new Promise((resolve) => {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) return resolve();
+    server.child.once('exit', () => resolve());
+    server.child.kill(signal);
+  });
+}
+
+/** Server i lives on process i % processes, at a path of its own. */
+function configs(prefix: string, n: number, ports: readonly number[]): Record<string, ServerConfigInput> {
+  const servers: Record<string, ServerConfigInput> = {};
+  for (let i = 0; i < n; i++) {
+    servers[`${prefix}-${i}`] = {
+      url: `http://127.0.0.1:${ports[i % ports.length]!}/mcp/${i}`,
+      type: 'http',
+      // Probes rarely, answers quickly when one misses: the killed process is found by its
+      // GET streams closing and by the probes; the restart budget is not what is measured.
+      keepalive: { intervalMs: 2_000, timeoutMs: 1_000, maxMissed: 1 },
+      restart: {
+        maxRestarts: 1_000,
+        withinMs: 60_000,
+        backoff: { initialMs: 100, maxMs: 1_000, factor: 2, jitter: 0.2 },
+      },
+    };
+  }
+  return servers;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+async function collectedHeap(): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let i = 0; i < 4; i++) gc!();
+  return process.memoryUsage().heapUsed;
+}
+
+function until(predicate: () => boolean, timeoutMs: number): Promise<number | undefined> {
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const check = () => {
+      if (predicate()) return resolve(performance.now() - start);
+      if (performance.now() - start > timeoutMs) return resolve(undefined);
+      setTimeout(check, 5);
+    };
+    check();
+  });
+}
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function startAll(prefix: string, n: number, ports: readonly number[]): Promise<Supervisor> {
+  const supervisor = createSupervisor({ servers: configs(prefix, n, ports) });
+  await supervisor.start();
+  const down = Object.values(supervisor.status()).filter((s) => s.state !== 'ready');
+  if (down.length > 0)
+    throw new Error(`${down.length} of ${n} servers are not ready: ${down[0]?.lastError ?? down[0]?.state}`);
+  return supervisor;
+}
+
+export async function runScale(n: number, processes: number): Promise<ScaleReport> {
+  const servers = await Promise.all(Array.from({ length: processes }, () => startServerProcess()));
+  const ports = servers.map((s) => s.port);
+  try {
+    // Warm-up: module state, the machines and compiled code are not per server (status() too:
+    // its first call would otherwise count the compiling of its code).
+    const warm = await startAll('warm', Math.min(100, n), ports);
+    for (let i = 0; i < 20; i++) warm.status();
+    await warm.stop();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const before = await collectedHeap();
+    const started = performance.now();
+    const supervisor = await startAll('server', n, ports);
+    const readyMs = performance.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const heapPerServerBytes = ((await collectedHeap()) - before) / n;
+
+    let t = performance.now();
+    supervisor.status();
+    const statusFirstMs = performance.now() - t;
+    const samples: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      t = performance.now();
+      supervisor.status();
+      samples.push(performance.now() - t);
+    }
+
+    // Kill process 0: only its servers may leave ready, and all of them must come back.
+    const victim = servers[0]!;
+    const isVictim = (name: string) => Number(name.slice('server-'.length)) % processes === 0;
+    const othersLeft = new Set<string>();
+    const off = supervisor.on('transition', (event) => {
+      if (event.from === 'ready' && !isVictim(event.server)) othersLeft.add(event.server);
+    });
+    const victimsReady = () =>
+      Object.entries(supervisor.status()).filter(([name, s]) => isVictim(name) && s.state === 'ready').length;
+    const killed = Object.keys(supervisor.status()).filter(isVictim).length;
+    await stopServerProcess(victim, 'SIGKILL');
+    const allLeftReadyMs = await until(() => victimsReady() === 0, 20_000);
+    servers[0] = await startServerProcess(victim.port);
+    const allBackMs = await until(() => Object.values(supervisor.status()).every((s) => s.state === 'ready'), 30_000);
+    off();
+    await supervisor.stop();
+    return {
+      servers: n,
+      processes,
+      readyMs,
+      heapPerServerBytes,
+      statusFirstMs,
+      statusMedianMs: median(samples),
+      statusMaxMs: Math.max(...samples),
+      kill: { killed, allLeftReadyMs, othersLeftReady: othersLeft.size, allBackMs },
+    };
+  } finally {
+    await Promise.all(servers.map((s) => stopServerProcess(s)));
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [n, processes] = process.argv.slice(2);
+  if (!gc) throw new Error('run with --expose-gc');
+  const report = await runScale(Number(n ?? 1000), Number(processes ?? 4));
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  process.exit(0);
+}

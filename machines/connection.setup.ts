@@ -1,0 +1,120 @@
+/**
+ * What the connection machine can do: its actors (provided by src/runtime/actors), its actions
+ * (the ones on requests are provided by the runtime; the others keep the context), its guards
+ * and its delays. connection.machine.ts says when each happens.
+ */
+import { assign, sendParent, setup, type PromiseActorLogic } from 'xstate';
+import {
+  needsAuthorization,
+  statusOf,
+  type ConnectionContext,
+  type ConnectionEvent,
+  type ConnectionInput,
+  type ConnectionReport,
+  type ConnectTransportInput,
+  type Failure,
+  type ProbeVerdict,
+  type ServerRef,
+  type SessionInfo,
+  type TransportKind,
+} from './connection.types.js';
+import type { keepaliveMachine } from './keepalive.machine.js';
+import type { listenerMachine } from './listener.machine.js';
+import { reviveDelay } from './restart-policy.js';
+import type { sseFallbackMachine, SseFallbackOutput } from './sse-fallback.machine.js';
+
+/** Statuses on the Streamable HTTP initialize that send an `auto` server to legacy SSE (spec: 400, 404, 405). */
+const FALLBACK_STATUSES = [400, 404, 405];
+
+/** Why waiting requests are rejected or failed, in words the caller reads in the error. */
+export interface RejectReason {
+  reason: string;
+}
+export const connectionSetup = setup({
+  types: {
+    input: {} as ConnectionInput,
+    context: {} as ConnectionContext,
+    events: {} as ConnectionEvent,
+  },
+  actors: {
+    'connect transport': {} as PromiseActorLogic<{ transport: TransportKind }, ConnectTransportInput>,
+    'sse-fallback': {} as typeof sseFallbackMachine,
+    'initialize session': {} as PromiseActorLogic<SessionInfo, ServerRef>,
+    'probe session': {} as PromiseActorLogic<ProbeVerdict, ServerRef>,
+    'close session': {} as PromiseActorLogic<void, ServerRef>,
+    authorize: {} as PromiseActorLogic<void, ServerRef>,
+    listener: {} as typeof listenerMachine,
+    keepalive: {} as typeof keepaliveMachine,
+  },
+  actions: {
+    // Effects on requests: provided by the runtime (src/runtime/actors/connection-actors.ts).
+    /** New requests wait in the gate (held); nothing is sent. */
+    'hold requests': () => {},
+    /** The gate opens: parked requests are sent again first (never processed), then the held ones. */
+    'release requests': () => {},
+    /** The server is gone for good (closed, or failed beyond revival): every waiting request fails. */
+    'reject waiting requests': (_, _params: RejectReason) => {},
+    /** What would let the parked requests be sent again failed for good (an authorization). */
+    'fail parked requests': () => {},
+    /** After a probe: requests whose 400 was in doubt are parked for replay (`lost`) or fail with their 400. */
+    'settle doubtful requests': (_, _params: { lost: boolean }) => {},
+    /** The runtime's first attempt is over (serving, or down): `start()` and `connect()` resolve. */
+    'settle attempt': () => {},
+    /** The next revival is due in `delayMs` (status() says when). */
+    'schedule revival': (_, _params: { delayMs: number }) => {},
+    /** The next `connecting` opens a new transport (a new stdio process, a fresh HTTP pool share). */
+    'replace transport': () => {},
+
+    'remember transport': assign((_, params: { transport: TransportKind }) => ({ transport: params.transport })),
+    'remember session': assign(({ context }, session: SessionInfo) => ({
+      session,
+      latchedTransport: context.latchedTransport ?? context.transport,
+      lastError: undefined,
+      fatal: false,
+    })),
+    'latch legacy SSE': assign({ latchedTransport: 'sse' }),
+    'remember error': assign((_, failure: Failure) => ({ lastError: failure.error, fatal: failure.fatal })),
+    'remember give-up reason': assign(({ context }, params: { reason: string; fatal?: boolean | undefined }) => ({
+      lastError: context.lastError ?? params.reason,
+      fatal: context.fatal || params.fatal === true,
+    })),
+    'forget session': assign({ session: undefined }),
+    'count revival': assign(({ context }) => ({ revivals: context.revivals + 1 })),
+    'forget revivals': assign({ revivals: 0 }),
+    'report connection down': sendParent(({ context }): ConnectionReport => ({
+      type: 'CONNECTION_DOWN',
+      server: context.server,
+      error: context.lastError ?? 'connection lost',
+      fatal: context.fatal,
+    })),
+    'report session proven': sendParent(({ context }): ConnectionReport => ({
+      type: 'CONNECTION_PROVEN',
+      server: context.server,
+    })),
+  },
+  guards: {
+    'should fall back to legacy SSE': ({ context }, params: { error: unknown }) => {
+      const status = statusOf(params.error);
+      return (
+        context.configuredTransport === 'auto' &&
+        context.latchedTransport === undefined &&
+        status !== undefined &&
+        FALLBACK_STATUSES.includes(status)
+      );
+    },
+    'needs authorization': (_, params: { error: unknown }) => needsAuthorization(params.error),
+    'has session': ({ context }) => context.session !== undefined,
+    'found legacy endpoint': (_, params: SseFallbackOutput) => params.found,
+    'is current session': ({ context }, params: { generation: number }) =>
+      context.session !== undefined && params.generation === context.session.sessionGeneration,
+    'session is alive': (_, probe: ProbeVerdict) => probe.verdict === 'alive',
+    'session is lost': (_, probe: ProbeVerdict) => probe.verdict === 'session lost',
+    'probe was refused': (_, probe: ProbeVerdict) => probe.verdict === 'unauthorized',
+    'may revive': ({ context }) => context.revive !== false && !context.fatal,
+  },
+  delays: {
+    'listener open timeout': ({ context }) => context.listenerOpenTimeoutMs,
+    'session proven delay': ({ context }) => context.provenAfterMs,
+    'revive delay': ({ context }) => (context.revive === false ? 0 : reviveDelay(context.revivals, context.revive)),
+  },
+});

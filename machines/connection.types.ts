@@ -1,0 +1,126 @@
+/**
+ * What the connection machine works with: its input and context, the evidence the runtime sends
+ * it (events), what it reports to its supervisor, and the outputs of its actors.
+ */
+import type { KeepaliveReport, KeepaliveSettings } from './keepalive.machine.js';
+import type { ListenerReport } from './listener.machine.js';
+import type { ReviveSettings } from './restart-policy.js';
+
+export type TransportKind = 'http' | 'sse' | 'stdio';
+export type ConfiguredTransport = 'auto' | TransportKind;
+
+export interface ConnectionInput {
+  server: string;
+  transport: ConfiguredTransport;
+  /** Bound on waiting for the listener before requests are released. */
+  listenerOpenTimeoutMs: number;
+  /** How long `ready` must last before the supervisor may reset the restart budget. */
+  provenAfterMs: number;
+  keepalive: KeepaliveSettings | false;
+  /** After the restart budget is spent: try again with a capped backoff, or stay failed (`false`). */
+  revive?: ReviveSettings | false | undefined;
+}
+
+export interface SessionInfo {
+  protocolVersion: string;
+  serverInfo: { name: string; version: string; [key: string]: unknown };
+  capabilities: Record<string, unknown>;
+  instructions?: string | undefined;
+  /** Which session this is; a 404 for an older one must not end this one. */
+  sessionGeneration: number;
+}
+
+export interface ConnectionContext {
+  server: string;
+  configuredTransport: ConfiguredTransport;
+  /** The transport in use. */
+  transport: TransportKind | undefined;
+  /** Decided for good: by the first successful handshake, or by a fallback. */
+  latchedTransport: TransportKind | undefined;
+  keepalive: KeepaliveSettings | false;
+  session: SessionInfo | undefined;
+  listenerOpenTimeoutMs: number;
+  provenAfterMs: number;
+  revive: ReviveSettings | false;
+  /** Revival attempts since the server last proved healthy: the revival backoff's exponent. */
+  revivals: number;
+  lastError: string | undefined;
+  /** The last failure was one a restart cannot fix (e.g. unsupported protocol version). */
+  fatal: boolean;
+}
+
+/** Evidence from the runtime, reports from the children, answers from the supervisor. */
+export type ConnectionEvent =
+  /** Proof the session is gone: 404 on a request that carried it, or a 400 whose body names it. */
+  | { type: 'SESSION_EXPIRED'; generation: number; evidence?: string }
+  /** A sign that may mean a lost session or a dead server (a 400 that does not name the session, a
+   *  connection broken mid-response, requests timing out with nothing answered): check with one probe. */
+  | { type: 'SESSION_IN_DOUBT'; generation: number; evidence: string }
+  /** A connection to the server could not be made (refused, no route, DNS, connect timeout). */
+  | { type: 'SERVER_UNREACHABLE'; error: string }
+  /** The transport died (a stdio child exited, a legacy SSE stream closed); `fatal` when a restart cannot help. */
+  | { type: 'CONNECTION_LOST'; error: string; fatal?: boolean }
+  /** The keepalive's misses (CONNECTION_LOST too). */
+  | KeepaliveReport
+  /** A request was refused for want of credentials (401, or 403 `insufficient_scope`) and an auth provider can fix it. */
+  | { type: 'AUTHORIZATION_REQUIRED'; error: string }
+  /** LISTENER_SETTLED / LISTENER_LOST / LISTENER_REFUSED_SESSION. */
+  | ListenerReport
+  | { type: 'RESTART' }
+  /** `fatal`: no restart was tried, the failure is one a restart cannot fix. */
+  | { type: 'GIVE_UP'; reason: string; fatal?: boolean }
+  /** `handle.reconnect()`: a new transport and a new session now, whatever the state. */
+  | { type: 'RECONNECT' }
+  | { type: 'CLOSE' };
+
+/** What the connection tells its supervisor. */
+export type ConnectionReport =
+  | { type: 'CONNECTION_DOWN'; server: string; error: string; fatal: boolean }
+  | { type: 'CONNECTION_PROVEN'; server: string };
+
+export interface ServerRef {
+  server: string;
+}
+
+export interface ConnectTransportInput extends ServerRef {
+  /** What to open: `auto` means Streamable HTTP first. */
+  transport: ConfiguredTransport;
+}
+
+/** What one probe of the session found. */
+export type ProbeVerdict =
+  | { verdict: 'alive' }
+  | { verdict: 'session lost'; evidence: string }
+  | { verdict: 'unreachable'; error: string }
+  | { verdict: 'unauthorized'; error: string };
+
+/** What a failure leaves in the context: its text, and whether a restart can fix it. */
+export interface Failure {
+  error: string | undefined;
+  fatal: boolean;
+}
+
+function property(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+/** Errors marked `fatal` (an unsupported protocol version, a command that cannot start) skip restarts. */
+export function isFatal(error: unknown): boolean {
+  return property(error, 'fatal') === true;
+}
+
+/** An actor's error as a failure. */
+export function failureOf(error: unknown): Failure {
+  return { error: error instanceof Error ? error.message : String(error), fatal: isFatal(error) };
+}
+
+/** A refusal an auth provider can fix: a 401/403 challenge that is not marked fatal (no provider configured). */
+export function needsAuthorization(error: unknown): boolean {
+  return property(error, 'code') === 'AUTHORIZATION_REQUIRED' && !isFatal(error);
+}
+
+/** The HTTP status an actor's error carries, if any. */
+export function statusOf(error: unknown): number | undefined {
+  const status = property(error, 'status');
+  return typeof status === 'number' ? status : undefined;
+}

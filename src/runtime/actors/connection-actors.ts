@@ -1,0 +1,75 @@
+/**
+ * The machines' effects: each actor and action finds its server's runtime through its actor
+ * system, so one provided machine serves every server of every supervisor (a `provide` per
+ * connection would rebuild every state node of every machine).
+ */
+import { fromPromise } from 'xstate';
+import {
+  connectionMachine,
+  type ConnectTransportInput,
+  type ProbeVerdict,
+  type ServerRef,
+  type SessionInfo,
+  type TransportKind,
+} from '../../../machines/connection.machine.js';
+import { keepaliveMachine, type ProbeInput, type ProbeOutput } from '../../../machines/keepalive.machine.js';
+import { listenerMachine } from '../../../machines/listener.machine.js';
+import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse-fallback.machine.js';
+import { supervisorMachine } from '../../../machines/supervisor.machine.js';
+import { followStream } from './listener-actors.js';
+import { runtimeOf } from './runtime-registry.js';
+
+export const providedConnectionMachine = connectionMachine.provide({
+  actors: {
+    'connect transport': fromPromise<{ transport: TransportKind }, ConnectTransportInput>(({ input, system }) =>
+      runtimeOf(system, input.server).connectTransport(input.transport),
+    ),
+    'sse-fallback': sseFallbackMachine.provide({
+      actors: {
+        'open legacy stream': fromPromise<void, SseFallbackInput>(({ input, system }) =>
+          runtimeOf(system, input.server).openLegacyTransport(),
+        ),
+      },
+    }),
+    keepalive: keepaliveMachine.provide({
+      actors: {
+        probe: fromPromise<ProbeOutput, ProbeInput>(({ input, system }) =>
+          runtimeOf(system, input.server).probe(input.timeoutMs),
+        ),
+      },
+    }),
+    'initialize session': fromPromise<SessionInfo, ServerRef>(({ input, system }) =>
+      runtimeOf(system, input.server).initialize(),
+    ),
+    'probe session': fromPromise<ProbeVerdict, ServerRef>(({ input, system }) =>
+      runtimeOf(system, input.server).probeSession(),
+    ),
+    authorize: fromPromise<void, ServerRef>(({ input, system, signal }) =>
+      runtimeOf(system, input.server).authorize(signal),
+    ),
+    'close session': fromPromise<void, ServerRef>(({ input, system }) =>
+      runtimeOf(system, input.server).closeSession(),
+    ),
+    listener: listenerMachine.provide({ actors: { 'follow stream': followStream() } }),
+  },
+  actions: {
+    'hold requests': ({ context, system }) => runtimeOf(system, context.server).holdRequests(),
+    'release requests': ({ context, system }) => runtimeOf(system, context.server).releaseRequests(),
+    'reject waiting requests': ({ context, system }, { reason }) =>
+      runtimeOf(system, context.server).rejectWaitingRequests(reason),
+    'fail parked requests': ({ context, system }) => runtimeOf(system, context.server).failParkedRequests(),
+    'settle doubtful requests': ({ context, system }, { lost }) =>
+      runtimeOf(system, context.server).settleDoubtfulRequests(lost),
+    'settle attempt': ({ context, system }) => runtimeOf(system, context.server).settleAttempt(),
+    'schedule revival': ({ context, system }, { delayMs }) =>
+      runtimeOf(system, context.server).scheduleRevival(delayMs),
+    'replace transport': ({ context, system }) => runtimeOf(system, context.server).replaceTransport(),
+  },
+});
+
+export const providedSupervisorMachine = supervisorMachine.provide({
+  actors: { connection: providedConnectionMachine },
+  actions: {
+    'fail crashed server': ({ system }, { server, error }) => runtimeOf(system, server).onCrash(error),
+  },
+});

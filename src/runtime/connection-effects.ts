@@ -1,0 +1,228 @@
+/**
+ * What the connection machine asks of one server's runtime besides requests: the effects of its
+ * states (probes, the handshake, authorization, the listener, closing) and a read-only view of
+ * the connection actor for status and transition events. The server runtime extends this.
+ */
+import type { ActorRefFrom, AnyEventObject, SnapshotFrom } from 'xstate';
+import type { connectionMachine, ProbeVerdict, SessionInfo } from '../../machines/connection.machine.js';
+import type { keepaliveMachine, ProbeOutput } from '../../machines/keepalive.machine.js';
+import { describeCause, eventError, topLevelState } from '../../machines/transition-cause.js';
+import { secretSources, type ServerConfig } from '../config.js';
+import { ConnectionClosedError, McpError, type AuthorizationRequiredError } from '../errors.js';
+import { Emitter } from '../observe/emitter.js';
+import { redact, secretsOf, type Secrets } from '../observe/redact.js';
+import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
+import { PendingRequests, type PendingRequest } from '../protocol/pending.js';
+import type { Timers } from '../transports/transport.js';
+import { Authorization } from './authorization.js';
+import type { ConnectionState, RequestOptions, RuntimeEvents } from './events.js';
+import { probeVerdict } from './evidence.js';
+import { handshake } from './handshake.js';
+import { KeepaliveProbe } from './keepalive-probe.js';
+import { RequestGate } from './request-gate.js';
+import {
+  capabilitiesFor,
+  NO_ELICITATION_OPTIONS,
+  NO_HANDLERS,
+  ServerRequests,
+  type ClientHandlers,
+  type ElicitationOptions,
+} from './server-requests.js';
+import { TransportOwner } from './transport-owner.js';
+
+export interface RuntimeOptions {
+  config: ServerConfig;
+  clientInfo: Implementation;
+  handlers?: ClientHandlers | undefined;
+  elicitation?: ElicitationOptions | undefined;
+  timers?: Timers | undefined;
+}
+
+export type ConnectionRef = ActorRefFrom<typeof connectionMachine>;
+export type ConnectionSnapshot = SnapshotFrom<typeof connectionMachine>;
+type KeepaliveSnapshot = SnapshotFrom<typeof keepaliveMachine>;
+
+export abstract class ConnectionEffects extends TransportOwner {
+  readonly events = new Emitter<RuntimeEvents>();
+  readonly pending: PendingRequests;
+  readonly gate: RequestGate;
+  /** The actor system the connection actor runs in (set by the supervisor). */
+  system: { get(systemId: string): unknown } | undefined;
+  /** When a failed server is tried again (epoch ms), for status(). */
+  nextAttemptAt: number | undefined;
+  /** The last state reported in a transition event (only for reporting). */
+  protected reported: ConnectionState | null = null;
+  /** Set when the connection actor threw (a bug). */
+  protected crashError: string | undefined;
+  protected readonly serverRequests: ServerRequests;
+  private readonly keepaliveProbe = new KeepaliveProbe();
+  private readonly clientInfo: Implementation;
+  private readonly capabilities: ClientCapabilities;
+  /** Built on first use (an error or a status), not per idle server. */
+  private secrets: Secrets | undefined;
+
+  protected constructor(options: RuntimeOptions) {
+    super(options.config.name, options.config, new Authorization(options.config, options.config.name), options.timers);
+    this.clientInfo = options.clientInfo;
+    this.capabilities = capabilitiesFor(options.handlers ?? NO_HANDLERS, options.elicitation);
+    this.serverRequests = new ServerRequests(
+      this.name,
+      options.handlers ?? NO_HANDLERS,
+      options.elicitation ?? NO_ELICITATION_OPTIONS,
+      (response) => {
+        this.transport?.send(response).catch((error: unknown) => this.events.emit('warning', error as Error));
+      },
+    );
+    this.gate = new RequestGate(options.config.maxQueuedRequests);
+    this.pending = new PendingRequests({
+      server: this.name,
+      cancel: (request, reason) => this.sendCancellation(request, reason),
+      timedOut: (request) => this.onTimedOut(request),
+    });
+  }
+
+  abstract request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options?: RequestOptions,
+  ): Promise<unknown>;
+  protected abstract dispatch(request: PendingRequest, handshake: boolean): void;
+  protected abstract requestAuthorization(error: AuthorizationRequiredError): void;
+  protected abstract sendCancellation(request: PendingRequest, reason: string): void;
+  protected abstract onTimedOut(request: PendingRequest): void;
+
+  // ---- effects invoked by the connection machine
+
+  /** One keepalive probe; skipped while requests are in flight (they prove liveness themselves). */
+  async probe(timeoutMs: number): Promise<ProbeOutput> {
+    if (this.pending.size - this.gate.waiting > 0) return { skipped: true };
+    return this.keepaliveProbe.run(
+      (method) => this.request(method, undefined, { timeoutMs }),
+      this.session()?.capabilities,
+    );
+  }
+
+  /** `probing`: one `ping` on the session, past the gate; its answer (or failure) is the verdict. */
+  async probeSession(): Promise<ProbeVerdict> {
+    const transport = this.transport;
+    if (!transport) return { verdict: 'unreachable', error: 'no transport' };
+    const keepalive = this.config.keepalive;
+    const timeoutMs = keepalive === false ? Math.min(this.config.requestTimeoutMs, 10_000) : keepalive.timeoutMs;
+    const { request, promise } = this.pending.create('ping', undefined, { timeoutMs });
+    request.sent = true;
+    transport
+      .send({ jsonrpc: '2.0', id: request.id, method: 'ping' }, { timeoutMs })
+      .catch((error: unknown) => this.pending.fail(request, error instanceof Error ? error : new Error(String(error))));
+    try {
+      await promise;
+      return { verdict: 'alive' };
+    } catch (error) {
+      if (error instanceof McpError) return { verdict: 'alive' }; // any answer proves the session alive
+      if (this.authorization.isFixable(error)) this.authorization.remember(error);
+      return probeVerdict(error);
+    }
+  }
+
+  initialize(): Promise<SessionInfo> {
+    return this.recordFailure(this.handshake());
+  }
+
+  /** The `authorizing` state's effect. */
+  authorize(signal: AbortSignal): Promise<void> {
+    return this.recordFailure(this.authorization.authorize(signal));
+  }
+
+  private async handshake(): Promise<SessionInfo> {
+    const transport = this.transport;
+    if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
+    const session = await handshake({
+      server: this.name,
+      transport,
+      capabilities: this.capabilities,
+      clientInfo: this.clientInfo,
+      initialize: (params) => {
+        // initialize MUST NOT be cancelled
+        const { request, promise } = this.pending.create('initialize', params, {
+          timeoutMs: this.config.requestTimeoutMs,
+          uncancellable: true,
+        });
+        this.dispatch(request, true);
+        return promise;
+      },
+    });
+    this.connectedBefore = true;
+    return session;
+  }
+
+  async openListener(lastEventId: string | undefined) {
+    const transport = this.transport;
+    if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
+    try {
+      return await transport.openListener(lastEventId);
+    } catch (error) {
+      // A refused GET stream needs the same authorization as a refused request.
+      if (this.authorization.isFixable(error) && !this.authorization.isOutdated(error))
+        this.requestAuthorization(error);
+      throw error;
+    }
+  }
+
+  async closeSession(): Promise<void> {
+    this.serverRequests.abortAll('the connection was closed');
+    this.pending.failAll(new ConnectionClosedError('the connection was closed', { server: this.name }));
+    await this.closeTransport();
+  }
+
+  // ---- what the connection actor looks like from here (status, transitions)
+
+  snapshot(): ConnectionSnapshot | undefined {
+    return (this.system?.get(this.name) as ConnectionRef | undefined)?.getSnapshot();
+  }
+
+  state(): ConnectionState | 'stopped' {
+    const snapshot = this.snapshot();
+    if (!snapshot) return this.reported ?? 'stopped';
+    if (snapshot.status === 'done') return 'closed';
+    if (snapshot.status === 'error') return 'failed';
+    return topLevelState(snapshot.value) as ConnectionState;
+  }
+
+  session(): SessionInfo | undefined {
+    return this.snapshot()?.context.session;
+  }
+
+  lastError(): string | undefined {
+    return this.redact(this.snapshot()?.context.lastError ?? this.crashError);
+  }
+
+  /** Last keepalive round trip and misses in a row: the keepalive child's own count. */
+  keepalive(): { lastRttMs: number | undefined; missed: number } {
+    const child = this.snapshot()?.children.keepalive?.getSnapshot() as KeepaliveSnapshot | undefined;
+    return { lastRttMs: child?.context.lastRttMs, missed: child?.context.missed ?? 0 };
+  }
+
+  /** Reports a change of top-level state as a transition event (observation only: nothing is started here). */
+  onTransition(value: unknown, event: AnyEventObject): void {
+    const to = topLevelState(value) as ConnectionState;
+    const from = this.reported;
+    if (to === from) return;
+    this.reported = to;
+    if (to !== 'failed') this.nextAttemptAt = undefined;
+    const error = this.redact(eventError(event));
+    this.events.emit('transition', {
+      server: this.name,
+      from,
+      to,
+      cause: describeCause(event, value),
+      error,
+      at: Date.now(),
+    });
+  }
+
+  /** Text that leaves the runtime (transition errors, status) passes the one redaction rule. */
+  redact<T extends string | undefined>(text: T): T {
+    if (text === undefined) return text;
+    this.secrets ??= secretsOf([secretSources(this.config)]);
+    return redact(text, this.secrets) as T;
+  }
+}

@@ -1,0 +1,322 @@
+/**
+ * One server's runtime: the pending requests, the gate where they wait, and what the transports
+ * report. Read one request or one session expiry top to bottom here:
+ *
+ * - `request()` sends straight to the transport while the gate is open (the hot path), else
+ *   the request waits in the gate;
+ * - `onSendFailure()` reads a failure as evidence (evidence.ts), puts the request where it
+ *   belongs (parked for replay, in doubt, or failed) and tells the connection machine;
+ * - the machine decides, and calls back the actions at the end of this file (`releaseRequests`
+ *   replays what was parked, `rejectWaitingRequests` ends it).
+ *
+ * The transport's own life is in transport-owner.ts; the handshake in handshake.ts.
+ */
+import type { ConnectionEvent } from '../../machines/connection.machine.js';
+import {
+  AuthorizationError,
+  ConnectionClosedError,
+  describeError,
+  isAbortError,
+  OutcomeUnknownError,
+  QueueFullError,
+  type AuthorizationRequiredError,
+} from '../errors.js';
+import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import type { PendingRequest } from '../protocol/pending.js';
+import { ConnectionEffects, type ConnectionRef, type RuntimeOptions } from './connection-effects.js';
+import type { RequestOptions } from './events.js';
+import { readEvidence } from './evidence.js';
+import { dispatchNotification } from './notifications.js';
+import { mayReplay, ToolSafety } from './replay-policy.js';
+
+export type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents, TransitionEvent } from './events.js';
+export type { RuntimeOptions } from './connection-effects.js';
+
+/** The runtime is its transports' sink: a sink object of four closures would cost ~0.3 KB per server. */
+export class ServerRuntime extends ConnectionEffects {
+  /** Resolves at the first outcome of the first attempt: serving, or down, failed, closed. */
+  readonly firstOutcome: Promise<void>;
+  private settleFirstOutcome!: () => void;
+  /** Waiting for the outcome of the next attempt (`handle.reconnect()`). */
+  private attemptWaiters: (() => void)[] | undefined;
+  /** Why the gate closed for good, for the requests that arrive afterwards. */
+  private closedReason = 'the connection is closed';
+  /** Sent requests that timed out in a row with nothing answered: evidence the server froze. */
+  private unanswered = 0;
+  private readonly tools = new ToolSafety();
+
+  constructor(options: RuntimeOptions) {
+    super(options);
+    this.firstOutcome = new Promise((resolve) => {
+      this.settleFirstOutcome = resolve;
+    });
+  }
+
+  // ---- requests (the hot path: one Map entry and a direct transport call while open)
+
+  request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
+    const { request, promise } = this.pending.create(method, params, {
+      timeoutMs: options?.timeoutMs ?? this.config.requestTimeoutMs,
+      signal: options?.signal,
+      onProgress: options?.onprogress,
+      resetTimeoutOnProgress: options?.resetTimeoutOnProgress,
+      maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
+      retry: options?.retry,
+    });
+    if (!this.pending.isPending(request)) return promise;
+    const phase = this.gate.phase;
+    if (phase === 'open') this.dispatch(request, false);
+    else if (phase === 'closed') this.pending.fail(request, this.closedError());
+    else if (!this.gate.hold(request))
+      this.pending.fail(request, new QueueFullError(this.config.maxQueuedRequests, { server: this.name }));
+    // What the server says of its tools decides which calls may be replayed (replay-policy.ts).
+    if (method === 'tools/list') promise.then((result) => this.tools.learn(result), ignore);
+    return promise;
+  }
+
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    if (this.gate.phase !== 'open' || !this.transport) {
+      if (this.gate.phase === 'closed') throw this.closedError();
+      throw new ConnectionClosedError(`cannot send '${method}': the connection is ${this.state()}`, {
+        server: this.name,
+        retryable: true,
+      });
+    }
+    const message: JsonRpcNotification =
+      params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+    await this.transport.send(message);
+  }
+
+  protected dispatch(request: PendingRequest, handshake: boolean): void {
+    const transport = this.transport;
+    if (!transport) {
+      this.waitOrFail(request);
+      return;
+    }
+    request.sent = true;
+    const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params: request.params };
+    transport
+      .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs })
+      .catch((error: unknown) => this.onSendFailure(request, error));
+  }
+
+  // ---- evidence: what a failed request says, and where the request goes
+
+  private onSendFailure(request: PendingRequest, error: unknown): void {
+    if (!this.pending.isPending(request) || isAbortError(error)) return; // the abort listener settles it
+    if (this.authorization.isFixable(error) && request.method !== 'initialize') {
+      this.onRefused(request, error);
+      return;
+    }
+    if (request.method === 'initialize') {
+      // The handshake's own failure is the machine's business (its actor's error).
+      this.pending.fail(request, toError(error));
+      return;
+    }
+    const evidence = readEvidence(error);
+    const generation = this.session()?.sessionGeneration;
+    switch (evidence.kind) {
+      case 'session lost':
+        // Never processed: replay after one re-initialize. A refusal of an older session is
+        // just sent again: this session is fine.
+        if (evidence.generation !== generation) return this.resendOrPark(request);
+        this.waitOrFail(request);
+        return this.tell({ type: 'SESSION_EXPIRED', generation, evidence: evidence.evidence });
+      case 'session in doubt':
+        if (evidence.generation !== generation) return this.pending.fail(request, toError(error));
+        request.sent = false;
+        this.gate.doubt(request, toError(error));
+        return this.tell({ type: 'SESSION_IN_DOUBT', generation, evidence: evidence.evidence });
+      case 'unreachable':
+        // Never sent: it waits for the connection to come back, within its own timeout.
+        this.waitOrFail(request);
+        return this.tell({ type: 'SERVER_UNREACHABLE', error: `server unreachable (${evidence.reason})` });
+      case 'broken':
+        this.onOutcomeUnknown(request, evidence.reason, error);
+        if (generation === undefined) return;
+        if (evidence.sessionRefused)
+          return this.tell({ type: 'SESSION_EXPIRED', generation, evidence: 'resume refused' });
+        return this.tell({ type: 'SESSION_IN_DOUBT', generation, evidence: evidence.reason });
+      case 'request':
+        return this.pending.fail(request, toError(error));
+    }
+  }
+
+  /** Sent, and the connection broke before the answer: replay it if repeating is safe, else say so. */
+  private onOutcomeUnknown(request: PendingRequest, reason: string, cause: unknown): void {
+    if (mayReplay(request.method, request.params, request.retry, this.tools)) this.waitOrFail(request);
+    else this.pending.fail(request, new OutcomeUnknownError(request.method, reason, { server: this.name, cause }));
+  }
+
+  /** 401/403 on a request: park it and authorize once, unless newer credentials already exist. */
+  private onRefused(request: PendingRequest, error: AuthorizationRequiredError): void {
+    // Another refusal already brought new credentials: just send it again.
+    if (this.authorization.isOutdated(error)) return this.resendOrPark(request);
+    this.waitOrFail(request);
+    this.requestAuthorization(error);
+  }
+
+  /** One authorization for this refusal: the machine's `authorizing` state runs it. */
+  protected requestAuthorization(error: AuthorizationRequiredError): void {
+    this.authorization.remember(error);
+    this.tell({ type: 'AUTHORIZATION_REQUIRED', error: error.message });
+  }
+
+  /** Sends a request again (with a new id) while serving; otherwise it waits for the next release. */
+  private resendOrPark(request: PendingRequest): void {
+    if (this.gate.phase !== 'open') return this.waitOrFail(request);
+    this.pending.renumber(request);
+    this.dispatch(request, false);
+  }
+
+  /** Parks a request for the next release (it is off the wire again), unless the gate closed for good. */
+  private waitOrFail(request: PendingRequest): void {
+    request.sent = false;
+    if (this.gate.phase === 'closed') this.pending.fail(request, this.closedError());
+    else this.gate.park(request);
+  }
+
+  /** A sent request timed out: `probeAfterTimeouts` of them in a row, with nothing answered, put the connection in doubt. */
+  protected onTimedOut(request: PendingRequest): void {
+    if (!request.sent || this.config.probeAfterTimeouts === 0) return;
+    if (++this.unanswered < this.config.probeAfterTimeouts) return;
+    this.unanswered = 0;
+    const generation = this.session()?.sessionGeneration;
+    const evidence = `${this.config.probeAfterTimeouts} requests in a row timed out with nothing answered`;
+    if (generation !== undefined) this.tell({ type: 'SESSION_IN_DOUBT', generation, evidence });
+  }
+
+  protected sendCancellation(request: PendingRequest, reason: string): void {
+    if (this.gate.phase !== 'open' || !this.transport) return;
+    this.transport
+      .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason } })
+      .catch(ignore);
+  }
+
+  private tell(event: ConnectionEvent): void {
+    (this.system?.get(this.name) as ConnectionRef | undefined)?.send(event);
+  }
+
+  // ---- TransportSink: what the transports report (incoming messages, stream trouble, death)
+
+  onMessage(message: JsonRpcMessage): void {
+    if (!('method' in message)) {
+      this.unanswered = 0;
+      if ('result' in message) this.authorization.succeeded();
+      this.pending.settleResponse(message);
+      return;
+    }
+    if (isRequest(message)) {
+      this.serverRequests.handle(message);
+      return;
+    }
+    dispatchNotification(message, this.events, this.serverRequests, this.pending);
+  }
+
+  isAwaiting(id: string | number): boolean {
+    return this.pending.has(id);
+  }
+
+  onStreamError(error: Error): void {
+    this.events.emit('warning', error);
+  }
+
+  /** The transport died: what was on the wire has an unknown outcome; the connection reconnects. */
+  onClosed(error: Error): void {
+    const fatal = (error as { fatal?: unknown }).fatal === true; // e.g. a stdio server that died before its first handshake
+    for (const request of this.pending.sentRequests()) {
+      if (fatal || request.method === 'initialize') {
+        const closed = new ConnectionClosedError(`the connection was lost: ${error.message}`, {
+          server: this.name,
+          retryable: !fatal,
+          fatal,
+          cause: error,
+        });
+        this.pending.fail(request, closed);
+      } else {
+        this.onOutcomeUnknown(request, `the connection was lost (${error.message})`, error);
+      }
+    }
+    this.tell({ type: 'CONNECTION_LOST', error: error.message, fatal });
+  }
+
+  // ---- the machine's actions on requests
+
+  holdRequests(): void {
+    if (!this.closing) this.gate.phase = 'holding';
+  }
+
+  /** Parked requests first (never processed, or safe to repeat), then held ones, each with a new id. */
+  releaseRequests(): void {
+    this.gate.phase = 'open';
+    for (const request of this.gate.drain()) {
+      if (!this.pending.isPending(request)) continue;
+      this.pending.renumber(request);
+      this.dispatch(request, false);
+    }
+  }
+
+  rejectWaitingRequests(reason: string): void {
+    this.gate.phase = 'closed';
+    this.closedReason = this.redact(reason);
+    const error = this.closedError();
+    for (const request of this.gate.drainAll()) this.pending.fail(request, error);
+  }
+
+  /** An authorization failed: the requests refused for want of it fail with its error. */
+  failParkedRequests(): void {
+    const error =
+      this.lastFailure ?? new AuthorizationError(this.lastError() ?? 'authorization failed', { server: this.name });
+    for (const request of this.gate.drainParked()) this.pending.fail(request, error);
+  }
+
+  settleDoubtfulRequests(lost: boolean): void {
+    for (const { request, error } of this.gate.settleDoubtful(lost)) this.pending.fail(request, error);
+  }
+
+  /** An attempt is over (serving, or down): `start()`, `connect()` and `reconnect()` resolve. */
+  settleAttempt(): void {
+    this.settleFirstOutcome();
+    const waiters = this.attemptWaiters;
+    this.attemptWaiters = undefined;
+    for (const resolve of waiters ?? []) resolve();
+  }
+
+  /** Resolves when the next attempt is over. */
+  nextAttempt(): Promise<void> {
+    return new Promise((resolve) => (this.attemptWaiters ??= []).push(resolve));
+  }
+
+  scheduleRevival(delayMs: number): void {
+    this.nextAttemptAt = Date.now() + delayMs;
+  }
+
+  /** The connection actor threw (a bug): the server is failed, nothing waits forever. */
+  onCrash(error: unknown): void {
+    const from = this.reported;
+    this.crashError = `the connection actor crashed: ${describeError(error)}`;
+    this.reported = 'failed';
+    const text = this.redact(this.crashError);
+    this.events.emit('transition', {
+      server: this.name,
+      from,
+      to: 'failed',
+      cause: 'crashed',
+      error: text,
+      at: Date.now(),
+    });
+    this.rejectWaitingRequests(text);
+    this.settleFirstOutcome();
+    void this.closeSession().catch(ignore);
+  }
+
+  private closedError(): ConnectionClosedError {
+    return new ConnectionClosedError(this.closedReason, { server: this.name });
+  }
+}
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+function ignore(): void {}

@@ -1,0 +1,132 @@
+/**
+ * The two HTTP exchanges both HTTP transports make: POST one JSON-RPC message, and GET an event
+ * stream. undici failures become typed errors; a non-2xx answer names the message it refused.
+ */
+import type { Dispatcher, Pool } from 'undici';
+import { isAbortError, ProtocolError, TransportError } from '../errors.js';
+import { encodeMessage, type JsonRpcMessage } from '../protocol/jsonrpc.js';
+import type { ExchangeSignal } from '../protocol/pending.js';
+import { headerValue, mediaTypeEssence } from './headers.js';
+import { describeErrorBody, type Body } from './response-body.js';
+import { exchangeError } from './exchange-error.js';
+
+/**
+ * undici takes any object with `addEventListener`/`removeEventListener`, `aborted` and `reason`
+ * as a request's signal (lib/api/api-request.js), not only an AbortSignal; its types say
+ * AbortSignal. A pending request is one (see protocol/pending.ts).
+ */
+function undiciSignal(signal: ExchangeSignal | undefined): AbortSignal | undefined {
+  return signal as AbortSignal | undefined;
+}
+
+/** `'tools/call'` or `a response`, for error messages. */
+export function describeMessage(message: JsonRpcMessage): string {
+  return 'method' in message ? `'${message.method}'` : 'a response';
+}
+
+/**
+ * POSTs one JSON-RPC message, bounded by `timeoutMs` and released when `signal` fires; every
+ * failure is typed (network failures become TransportErrors).
+ */
+export async function postMessage(
+  pool: Pool,
+  path: string,
+  headers: Record<string, string>,
+  message: JsonRpcMessage,
+  options: { signal?: ExchangeSignal | undefined; timeoutMs: number },
+  server: string,
+): Promise<Dispatcher.ResponseData> {
+  const body = encodeMessage(message, server);
+  if (typeof body !== 'string') throw body;
+  try {
+    return await pool.request({
+      path,
+      method: 'POST',
+      headers,
+      body,
+      signal: undiciSignal(options.signal),
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  } catch (error) {
+    throw exchangeError(`POST ${describeMessage(message)}`, error, server);
+  }
+}
+
+/** A non-2xx answer to a message, with the (already redacted) detail from its body. */
+export function statusError(
+  statusCode: number,
+  message: JsonRpcMessage,
+  detail: string | undefined,
+  server: string,
+  /** The session the refused message carried, if any: a 400 on a session is evidence about it. */
+  sessionGeneration?: number,
+): TransportError {
+  return new TransportError(
+    `HTTP ${statusCode} for ${describeMessage(message)}${detail ? `: ${detail}` : ''}`,
+    statusCode,
+    {
+      server,
+      body: detail,
+      sessionGeneration,
+    },
+  );
+}
+
+export type EventStreamResult = { kind: 'open'; body: Body } | { kind: 'unavailable'; status: number };
+
+const NO_STATUSES: ReadonlySet<number> = new Set();
+
+/**
+ * GETs a `text/event-stream` and checks its answer: statuses in `unavailable` mean "no stream
+ * here", other non-2xx statuses and other content types are typed errors naming `what`.
+ */
+export async function openEventStream(
+  pool: Pool,
+  request: {
+    path: string;
+    headers: Record<string, string>;
+    signal?: ExchangeSignal | undefined;
+    headersTimeout: number;
+    bodyTimeout: number;
+  },
+  what: string,
+  redact: (text: string) => string,
+  server: string,
+  unavailable: ReadonlySet<number> = NO_STATUSES,
+  /** A typed refusal for this status (401/403 challenges), thrown instead of the generic error. */
+  refusal?: (statusCode: number, headers: Dispatcher.ResponseData['headers']) => Error | undefined,
+): Promise<EventStreamResult> {
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await pool.request({ ...request, signal: undiciSignal(request.signal), method: 'GET' });
+  } catch (error) {
+    if (isAbortError(error)) throw error; // the legacy transport's own controller: it says why
+    throw exchangeError(`GET ${what}`, error, server);
+  }
+  const { statusCode, headers, body } = response;
+  if (unavailable.has(statusCode)) {
+    await body.dump().catch(() => {});
+    return { kind: 'unavailable', status: statusCode };
+  }
+  if (statusCode < 200 || statusCode >= 300) {
+    const refused = refusal?.(statusCode, headers);
+    if (refused) {
+      await body.dump().catch(() => {});
+      throw refused;
+    }
+    const detail = await describeErrorBody(body, redact);
+    throw new TransportError(`HTTP ${statusCode} for ${what}${detail ? `: ${detail}` : ''}`, statusCode, {
+      server,
+      body: detail,
+    });
+  }
+  if (mediaTypeEssence(headers['content-type']) !== 'text/event-stream') {
+    await body.dump().catch(() => {});
+    throw new ProtocolError(
+      `${what} answered ${JSON.stringify(headerValue(headers['content-type']) ?? '')}, not text/event-stream`,
+      { server },
+    );
+  }
+  return { kind: 'open', body };
+}

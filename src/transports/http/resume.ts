@@ -1,0 +1,140 @@
+/**
+ * Follows a POST response stream until the response arrives. When the stream ends (or breaks)
+ * first, it is resumed with GET + `Last-Event-ID` after the server's `retry` delay; without an
+ * event id it cannot be resumed and the request fails at once with StreamEndedError.
+ */
+import { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { mayReconnectStream, streamReconnectDelay } from '../../../machines/stream-policy.js';
+import { ProtocolError, StreamEndedError } from '../../errors.js';
+import type { RequestId } from '../../protocol/jsonrpc.js';
+import type { ExchangeSignal } from '../../protocol/pending.js';
+import { readSseStream } from '../sse-reader.js';
+import type { EventStreamResult } from '../http-requests.js';
+import type { Timers, TransportSink } from '../transport.js';
+
+type Body = Dispatcher.ResponseData['body'];
+
+/** What following a response stream needs from its transport, and nothing more. */
+export interface ResponseStreamSource {
+  readonly server: string;
+  readonly maxMessageBytes: number;
+  readonly timers: Timers;
+  readonly sink: Pick<TransportSink, 'isAwaiting' | 'onStreamError'>;
+  /** Bumped on every new session: a stream of an ended session is not resumed. */
+  readonly sessionGeneration: number;
+  /** Routes the messages of one event; true when one answered `requestId`. */
+  deliver(text: string, requestId: RequestId): boolean;
+  /** GET + `Last-Event-ID` on the session. */
+  getStream(
+    lastEventId: string,
+    signal: ExchangeSignal | undefined,
+    headersTimeout: number,
+    bodyTimeout: number,
+  ): Promise<EventStreamResult>;
+}
+
+export async function followResponseStream(
+  transport: ResponseStreamSource,
+  firstBody: Body,
+  requestId: RequestId,
+  generation: number,
+  signal: ExchangeSignal | undefined,
+  timeoutMs: number,
+): Promise<void> {
+  let lastEventId: string | undefined;
+  let retryMs: number | undefined;
+  let answered = false;
+  let progressed = false;
+  let stalledAttempts = 0;
+  let badEvent: Error | undefined;
+  const handlers = {
+    onEvent(data: string) {
+      try {
+        if (transport.deliver(data, requestId)) answered = true;
+      } catch (error) {
+        badEvent = error as Error;
+        transport.sink.onStreamError(badEvent);
+      }
+    },
+    onEventId(id: string) {
+      lastEventId = id;
+      progressed = true;
+    },
+    onRetry(ms: number) {
+      retryMs = ms;
+    },
+    // A request settled elsewhere (timeout, abort, an answer on another stream) releases its stream.
+    isDone() {
+      return answered || !transport.sink.isAwaiting(requestId);
+    },
+  };
+
+  let body = firstBody;
+  for (;;) {
+    let failure: unknown;
+    try {
+      await readSseStream(body, handlers, transport.maxMessageBytes, transport.server);
+    } catch (error) {
+      failure = error;
+    }
+    if (answered || !transport.sink.isAwaiting(requestId)) return;
+    if (failure instanceof ProtocolError) throw failure;
+    if (badEvent) throw badEvent;
+    if (lastEventId === undefined) {
+      throw new StreamEndedError(
+        `${streamLabel(requestId)} ${failure ? 'broke' : 'ended'} before the response, with no event id to resume from`,
+        { server: transport.server, cause: failure },
+      );
+    }
+    if (!transport.sink.isAwaiting(requestId)) return;
+    if (progressed) stalledAttempts = 0;
+    else stalledAttempts++;
+    progressed = false;
+    if (!mayReconnectStream(stalledAttempts)) {
+      throw new StreamEndedError(
+        `gave up resuming ${streamLabel(requestId)} after ${stalledAttempts} attempts that brought no new event`,
+        { server: transport.server },
+      );
+    }
+    await sleep(transport.timers, streamReconnectDelay(retryMs, stalledAttempts));
+    if (!transport.sink.isAwaiting(requestId)) return;
+    if (transport.sessionGeneration !== generation) {
+      throw new StreamEndedError(`${streamLabel(requestId)} belongs to a session that has ended`, {
+        server: transport.server,
+      });
+    }
+    let resumed: EventStreamResult;
+    try {
+      // Idle longer than the request's timeout means the request has timed out: release the stream.
+      resumed = await transport.getStream(lastEventId, signal, timeoutMs, timeoutMs);
+    } catch (error) {
+      // A refused or failed resume counts as an attempt without progress.
+      if (error instanceof ProtocolError) throw error;
+      body = emptyBody();
+      continue;
+    }
+    if (resumed.kind === 'unavailable') {
+      throw new StreamEndedError(
+        `cannot resume ${streamLabel(requestId)}: the server answered ${resumed.status} to GET with Last-Event-ID`,
+        { server: transport.server, refusedStatus: resumed.status },
+      );
+    }
+    body = resumed.body;
+  }
+}
+
+/** Built only for an error: the hot path never needs it. */
+function streamLabel(requestId: RequestId): string {
+  return `the response stream of request ${String(requestId)}`;
+}
+
+function sleep(timers: Timers, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    timers.setTimeout(resolve, ms);
+  });
+}
+
+function emptyBody(): Body {
+  return Readable.from([]) as unknown as Body;
+}

@@ -1,0 +1,330 @@
+/**
+ * Streamable HTTP transport (MCP 2025-03-26 and later). The one owner of the session: its id,
+ * the negotiated protocol version, and the headers derived from them. Every message is a POST;
+ * responses arrive as JSON or as an SSE stream; the GET listener is opened on request.
+ */
+import type { Pool } from 'undici';
+import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../../protocol/jsonrpc.js';
+import type { ExchangeSignal } from '../../protocol/pending.js';
+import { ProtocolError, SessionExpiredError } from '../../errors.js';
+import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
+import { redact, secretsOf } from '../../observe/redact.js';
+import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../headers.js';
+import {
+  describeMessage,
+  openEventStream,
+  postMessage,
+  statusError,
+  type EventStreamResult,
+} from '../http-requests.js';
+import { describeErrorBody, discardBody, readBodyBounded } from '../response-body.js';
+import { followResponseStream, type ResponseStreamSource } from './resume.js';
+import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
+import { readSseStream } from '../sse-reader.js';
+import {
+  realTimers,
+  type ListenerOpenResult,
+  type SendOptions,
+  type Timers,
+  type Transport,
+  type TransportSink,
+} from '../transport.js';
+
+export interface HttpTransportOptions extends HttpOptions {
+  /** Bound on waiting for the GET listener's response headers. */
+  listenerOpenTimeoutMs?: number;
+  /** Bound on the DELETE sent at close. */
+  terminateTimeoutMs?: number;
+}
+
+const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
+/** Statuses that mean "this server offers no listening stream" on the optional GET. */
+const NO_LISTENER_STATUSES = new Set([400, 404, 405, 406, 409]);
+const ACCEPT_BOTH = 'application/json, text/event-stream';
+
+export class StreamableHttpTransport implements Transport, ResponseStreamSource {
+  readonly kind = 'http' as const;
+  readonly server: string;
+  readonly timers: Timers;
+  readonly maxMessageBytes: number;
+  /** The origin's shared message pool (one per origin, see pool.ts). */
+  readonly pool: Pool;
+  /** Long-lived streams: a pool of their own, so they never starve the messages. */
+  private readonly streams: Pool;
+  private readonly path: string;
+  readonly sink: TransportSink;
+  private readonly origin: string;
+  private readonly userHeaders: Record<string, string>;
+  private readonly requestTimeoutMs: number;
+  private readonly listenerOpenTimeoutMs: number;
+  private readonly terminateTimeoutMs: number;
+  private sessionId: string | undefined;
+  private protocolVersion: string | undefined;
+  private generation = 0;
+  /** From beginSession until `notifications/initialized` is sent: the handshake is under way. */
+  private handshaking = false;
+  private closed = false;
+  private readonly credentials: HttpCredentials;
+  /** Rebuilt only when the session changes, then shared by every POST (no per-request allocation). */
+  private postHeaders!: Record<string, string>;
+
+  constructor(options: HttpTransportOptions) {
+    this.server = options.server;
+    this.origin = options.url.origin;
+    this.path = `${options.url.pathname}${options.url.search}`;
+    this.userHeaders = lowercaseHeaders(options.headers);
+    this.requestTimeoutMs = options.requestTimeoutMs;
+    this.maxMessageBytes = options.maxMessageBytes;
+    this.listenerOpenTimeoutMs = options.listenerOpenTimeoutMs ?? Math.min(options.requestTimeoutMs, 10_000);
+    this.terminateTimeoutMs = options.terminateTimeoutMs ?? 2_000;
+    this.sink = options.sink;
+    this.timers = options.timers ?? realTimers;
+    this.credentials = new HttpCredentials(options.auth, options.url, options.server);
+    this.pool = acquirePool(this.origin);
+    this.streams = streamPool(this.origin);
+    this.rebuildHeaders();
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  /** Nothing to open: every message is its own POST. */
+  async open(): Promise<void> {}
+
+  get sessionGeneration(): number {
+    return this.generation;
+  }
+
+  get hasSession(): boolean {
+    return this.sessionId !== undefined;
+  }
+
+  beginSession(): void {
+    this.generation++;
+    this.handshaking = true;
+    this.sessionId = undefined;
+    this.protocolVersion = undefined;
+    this.rebuildHeaders();
+  }
+
+  completeSession(protocolVersion: string): void {
+    this.protocolVersion = protocolVersion;
+    this.rebuildHeaders();
+  }
+
+  /** Headers for GET and DELETE: session and version, no content type. */
+  sessionHeaders(accept: string, lastEventId?: string): Record<string, string> {
+    const headers: Record<string, string> = { ...this.userHeaders, accept };
+    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
+    if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+    return this.credentials.apply(headers);
+  }
+
+  async send(message: JsonRpcMessage, options?: SendOptions): Promise<void> {
+    const generation = this.generation;
+    const carriedSession = this.sessionId !== undefined;
+    const timeoutMs = options?.timeoutMs ?? this.requestTimeoutMs;
+    if (this.credentials.stale) this.rebuildHeaders();
+    const credentials = this.credentials.generation;
+    const response = await postMessage(
+      this.poolFor(message, options?.handshake),
+      this.path,
+      this.postHeaders,
+      message,
+      { signal: options?.signal, timeoutMs },
+      this.server,
+    );
+    const { statusCode, headers, body } = response;
+    if (statusCode === 202) {
+      await body.dump();
+      return;
+    }
+    if (statusCode < 200 || statusCode >= 300) {
+      const refusal = this.credentials.refusal(statusCode, headers, describeMessage(message), credentials);
+      if (refusal) {
+        await body.dump().catch(() => {});
+        throw refusal;
+      }
+      const detail = await describeErrorBody(body, (text) => this.redact(text));
+      if (statusCode === 404 && carriedSession) {
+        throw new SessionExpiredError(
+          `session expired: the server answered 404 to ${describeMessage(message)}`,
+          generation,
+          { server: this.server },
+        );
+      }
+      throw statusError(statusCode, message, detail, this.server, carriedSession ? generation : undefined);
+    }
+    if (options?.handshake) {
+      try {
+        this.captureSession(headers['mcp-session-id']);
+      } catch (error) {
+        await body.dump().catch(() => {});
+        throw error;
+      }
+    }
+    const requestId = 'method' in message && 'id' in message ? message.id : undefined;
+    if (requestId === undefined) {
+      // A notification or response: 202 is the norm, but some servers answer 200 with a body.
+      await body.dump();
+      return;
+    }
+    const type = mediaTypeEssence(headers['content-type']);
+    if (type === 'application/json') {
+      const text = await readBodyBounded(body, headers['content-length'], this.maxMessageBytes, this.server);
+      if (!this.deliver(text, requestId)) {
+        throw new ProtocolError(`the JSON body did not answer request ${String(requestId)}`, { server: this.server });
+      }
+      return;
+    }
+    if (type === 'text/event-stream') {
+      await followResponseStream(this, body, requestId, generation, options?.signal, timeoutMs);
+      return;
+    }
+    await body.dump();
+    throw new ProtocolError(
+      `unexpected content type ${JSON.stringify(headerValue(headers['content-type']) ?? '')} for ${describeMessage(message)} (expected application/json or text/event-stream)`,
+      { server: this.server },
+    );
+  }
+
+  /**
+   * The handshake (`initialize`, then `notifications/initialized`) never waits behind exchanges
+   * still in flight (an older session's, a slow server's): when the message pool has no room,
+   * it goes through the unbounded stream pool.
+   */
+  private poolFor(message: JsonRpcMessage, handshake: boolean | undefined): Pool {
+    if (!handshake) {
+      if (!this.handshaking || !('method' in message) || message.method !== 'notifications/initialized')
+        return this.pool;
+      this.handshaking = false;
+    }
+    return hasRoom(this.pool) ? this.pool : this.streams;
+  }
+
+  /** Routes the messages in one JSON text; true when one of them answered `requestId`. */
+  deliver(text: string, requestId?: RequestId): boolean {
+    let answered = false;
+    for (const message of parseMessages(text, this.server)) {
+      if (requestId !== undefined && isResponse(message) && message.id === requestId) answered = true;
+      this.sink.onMessage(message);
+    }
+    return answered;
+  }
+
+  async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
+    const response = await this.getStream(lastEventId, undefined, this.listenerOpenTimeoutMs);
+    if (response.kind === 'unavailable') return response;
+    const { body } = response;
+    return {
+      kind: 'open',
+      read: (hooks) =>
+        readSseStream(
+          body,
+          {
+            onEvent: (data) => this.deliverSafely(data),
+            onEventId: hooks.onEventId,
+            onRetry: hooks.onRetry,
+          },
+          this.maxMessageBytes,
+          this.server,
+        ),
+      cancel: () => discardBody(body),
+    };
+  }
+
+  /** GET with the session headers; resolves once the response headers are in. `bodyTimeout` 0: no idle limit. */
+  async getStream(
+    lastEventId: string | undefined,
+    signal: ExchangeSignal | undefined,
+    headersTimeout: number,
+    bodyTimeout = 0,
+  ): Promise<EventStreamResult> {
+    const generation = this.credentials.current;
+    return openEventStream(
+      this.streams,
+      {
+        path: this.path,
+        headers: this.sessionHeaders('text/event-stream', lastEventId),
+        signal,
+        headersTimeout,
+        bodyTimeout,
+      },
+      'the GET stream',
+      (text) => this.redact(text),
+      this.server,
+      NO_LISTENER_STATUSES,
+      (statusCode, headers) => this.credentials.refusal(statusCode, headers, 'the GET stream', generation),
+    );
+  }
+
+  /** A bad event on a stream is reported, not fatal: the stream and the connection go on. */
+  deliverSafely(data: string, requestId?: RequestId): boolean {
+    try {
+      return this.deliver(data, requestId);
+    } catch (error) {
+      this.sink.onStreamError(error as Error);
+      return false;
+    }
+  }
+
+  async terminateSession(): Promise<void> {
+    if (this.sessionId === undefined) return;
+    try {
+      const { body } = await this.pool.request({
+        path: this.path,
+        method: 'DELETE',
+        headers: this.sessionHeaders(ACCEPT_BOTH),
+        signal: AbortSignal.timeout(this.terminateTimeoutMs),
+        headersTimeout: this.terminateTimeoutMs,
+        bodyTimeout: this.terminateTimeoutMs,
+      });
+      // 2xx, 404 (already gone) and 405 (server does not support DELETE) all end the session for us.
+      await body.dump().catch(() => {});
+    } catch {
+      // Best effort: a server that is down has no session to keep.
+    } finally {
+      this.sessionId = undefined;
+      this.rebuildHeaders();
+    }
+  }
+
+  async close(): Promise<void> {
+    // Release our share of the pool once: a second close must not take another user's share.
+    if (this.closed) return;
+    this.closed = true;
+    await releasePool(this.origin);
+  }
+
+  /** Servers sometimes echo the session id or a token in error text; none of it may reach an error. */
+  private redact(text: string): string {
+    const secrets = secretsOf([{ headers: this.userHeaders, url: `${this.origin}${this.path}` }]);
+    return redact(text, secrets, [this.sessionId, this.credentials.secret()]);
+  }
+
+  private captureSession(header: string | string[] | undefined): void {
+    if (header === undefined) return;
+    const value = Array.isArray(header) ? (header.length === 1 ? header[0] : undefined) : header;
+    if (value === undefined || !VISIBLE_ASCII.test(value)) {
+      throw new ProtocolError(
+        'the server sent an invalid Mcp-Session-Id (it must be visible ASCII, 0x21-0x7E, and sent once)',
+        { server: this.server },
+      );
+    }
+    this.sessionId = value;
+    this.rebuildHeaders();
+  }
+
+  private rebuildHeaders(): void {
+    const headers: Record<string, string> = {
+      ...this.userHeaders,
+      accept: ACCEPT_BOTH,
+      'content-type': 'application/json',
+    };
+    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
+    this.postHeaders = this.credentials.track(headers);
+  }
+}

@@ -1,0 +1,83 @@
+/** Reading (or abandoning) an HTTP response body: bounded, and never an unhandled error. */
+import type { Dispatcher } from 'undici';
+import { ProtocolError } from '../errors.js';
+import { excerpt } from '../protocol/jsonrpc.js';
+import { headerValue, type HeaderValue } from './headers.js';
+import { exchangeError } from './exchange-error.js';
+
+export type Body = Dispatcher.ResponseData['body'];
+
+/**
+ * Abandons a body nobody reads. undici's body emits an AbortError when it is destroyed unread;
+ * with no listener that is an uncaught exception.
+ */
+export function discardBody(body: Body): void {
+  body.on('error', ignoreError).destroy();
+}
+
+function ignoreError(): void {}
+
+/**
+ * Reads a whole body as UTF-8, refusing more than `max` bytes. Every failure is typed: a body cut
+ * short (undici's SocketError "other side closed") is a TransportError, a body released at its
+ * request's deadline rejects with the error the caller already got.
+ */
+export async function readBodyBounded(
+  body: Body,
+  contentLength: HeaderValue,
+  max: number,
+  server?: string,
+): Promise<string> {
+  const declared = Number(headerValue(contentLength));
+  if (Number.isFinite(declared) && declared >= 0) {
+    if (declared > max) {
+      discardBody(body);
+      throw new ProtocolError(`response body of ${declared} bytes exceeds maxMessageBytes (${max})`, { server });
+    }
+    try {
+      return await body.text();
+    } catch (error) {
+      throw exchangeError('reading the response body', error, server);
+    }
+  }
+  return readChunked(body, max, server);
+}
+
+async function readChunked(body: Body, max: number, server: string | undefined): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      size += (chunk as Buffer).length;
+      if (size > max) {
+        body.destroy();
+        throw new ProtocolError(`response body exceeds maxMessageBytes (${max})`, { server });
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    throw exchangeError('reading the response body', error, server);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+/**
+ * A short description of an error body: the JSON-RPC error message when there is one. Secrets
+ * are redacted before the text is cut short: a cut through a secret would let part of it out.
+ */
+export async function describeErrorBody(body: Body, redact: (text: string) => string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readBodyBounded(body, undefined, 8 * 1024);
+  } catch {
+    return undefined;
+  }
+  if (!text) return undefined;
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown } };
+    if (typeof parsed?.error?.message === 'string') return excerpt(redact(parsed.error.message), 200);
+  } catch {
+    // not JSON: fall through to the raw excerpt
+  }
+  return excerpt(redact(text), 200);
+}

@@ -1,0 +1,279 @@
+/**
+ * OAuth from the command line, against a real authorization server and protected MCP resource
+ * (servers/oauth-server.ts). The test plays the browser: it reads the authorization URL the
+ * CLI prints on stderr, GETs it, and follows the one redirect to the CLI's loopback listener.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startOAuthServer, type OAuthFixture } from '../../servers/oauth-server.js';
+import { freePort, runCli, spawnCli, type CliRun } from './helpers.js';
+
+let dir: string;
+let fixture: OAuthFixture;
+const extra: OAuthFixture[] = [];
+const runs: CliRun[] = [];
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mcp-supervisor-cli-auth-'));
+  fixture = await startOAuthServer({ refreshTokens: true });
+});
+afterEach(async () => {
+  // A failed test may leave a CLI waiting minutes for a browser that never comes.
+  for (const run of runs.splice(0))
+    if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+  await Promise.all(extra.splice(0).map((f) => f.close()));
+});
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await fixture.close();
+});
+
+function start(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliRun {
+  const run = spawnCli(args, env);
+  runs.push(run);
+  return run;
+}
+
+let files = 0;
+function tempPath(name: string): string {
+  return join(dir, `${++files}-${name}`);
+}
+
+const URL_LINE = /^\[([^\]]+)\] Open this URL in your browser to authorize: (\S+)$/m;
+
+/** Resolves with the first stderr match (seen or still to come); rejects when the CLI exits first. */
+function waitForStderr(run: CliRun, pattern: RegExp, timeoutMs = 15_000): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => finish(new Error(`no stderr matching ${String(pattern)} within ${timeoutMs} ms; stderr:\n${run.stderr()}`)),
+      timeoutMs,
+    );
+    const check = () => {
+      const match = pattern.exec(run.stderr());
+      if (match) finish(undefined, match);
+    };
+    const onExit = () => {
+      check();
+      finish(
+        new Error(
+          `the CLI exited before printing ${String(pattern)}; stdout:\n${run.stdout()}\nstderr:\n${run.stderr()}`,
+        ),
+      );
+    };
+    const finish = (error?: Error, match?: RegExpExecArray) => {
+      clearTimeout(timer);
+      run.child.stderr!.off('data', check);
+      run.child.off('close', onExit);
+      if (error) reject(error);
+      else resolve(match!);
+    };
+    run.child.stderr!.on('data', check);
+    run.child.once('close', onExit);
+    check();
+  });
+}
+
+function httpGet(url: string): Promise<{ status: number; location: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    get(url, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body }));
+    }).on('error', reject);
+  });
+}
+
+/** The user's browser: open the printed URL, follow the authorization server's redirect home. */
+async function playBrowser(
+  run: CliRun,
+): Promise<{ server: string; authorizationUrl: URL; callback: URL; page: string }> {
+  const [, server, href] = await waitForStderr(run, URL_LINE);
+  const authorize = await httpGet(href!);
+  expect(authorize.status).toBe(302);
+  const callback = new URL(authorize.location!);
+  const landing = await httpGet(callback.href);
+  expect(landing.status).toBe(200);
+  return { server: server!, authorizationUrl: new URL(href!), callback, page: landing.body };
+}
+
+function expectPrivateTokenFile(path: string, output: string): void {
+  expect(existsSync(path)).toBe(true);
+  if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
+  const stored = JSON.parse(readFileSync(path, 'utf8')) as Record<
+    string,
+    { tokens?: { access_token: string; refresh_token?: string } }
+  >;
+  const tokens = Object.values(stored)
+    .flatMap((entry) => [entry.tokens?.access_token, entry.tokens?.refresh_token])
+    .filter((t): t is string => !!t);
+  expect(tokens.length).toBeGreaterThan(0);
+  for (const token of tokens) expect(output).not.toContain(token);
+}
+
+describe('mcp-supervisor --oauth', () => {
+  it('call: prints the URL, takes the redirect on its loopback listener, prints the result; the next run needs no browser', async () => {
+    const tokenFile = tempPath('tokens.json');
+    const args = [
+      'call',
+      'echo',
+      '{"text":"authorized"}',
+      '--url',
+      fixture.mcpUrl,
+      '--name',
+      'docs',
+      '--oauth',
+      '--token-file',
+      tokenFile,
+    ];
+    const run = start(args);
+    const browser = await playBrowser(run);
+    expect(browser.server).toBe('docs');
+    expect(browser.authorizationUrl.origin).toBe(fixture.origin);
+    expect(browser.callback.hostname).toBe('127.0.0.1');
+    expect(browser.callback.pathname).toBe('/callback');
+    expect(browser.callback.searchParams.get('code')).toBeTruthy();
+    expect(browser.page).toContain('Authorization complete');
+    expect(await run.exited).toBe(0);
+    expect(JSON.parse(run.stdout())).toEqual({ content: [{ type: 'text', text: 'authorized' }] });
+    expectPrivateTokenFile(tokenFile, run.stdout() + run.stderr());
+
+    const authorizations = fixture.authorizeRequests().length;
+    const again = await runCli([
+      'call',
+      'echo',
+      '{"text":"again"}',
+      '--url',
+      fixture.mcpUrl,
+      '--name',
+      'docs',
+      '--oauth',
+      '--token-file',
+      tokenFile,
+    ]);
+    expect(again.stderr).not.toMatch(URL_LINE);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ content: [{ type: 'text', text: 'again' }] });
+    expect(fixture.authorizeRequests()).toHaveLength(authorizations);
+    expectPrivateTokenFile(tokenFile, again.stdout + again.stderr);
+
+    const tools = await runCli([
+      'tools',
+      '--url',
+      fixture.mcpUrl,
+      '--name',
+      'docs',
+      '--oauth',
+      '--token-file',
+      tokenFile,
+    ]);
+    expect(tools.code).toBe(0);
+    expect(tools.stderr).not.toMatch(URL_LINE);
+    expect((JSON.parse(tools.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['echo']);
+  });
+
+  it('status: the login happens before the server counts as ready, and is kept for the next command', async () => {
+    const tokenFile = tempPath('tokens.json');
+    const run = start(['status', '--url', fixture.mcpUrl, '--name', 'docs', '--oauth', '--token-file', tokenFile]);
+    await playBrowser(run);
+    expect(await run.exited).toBe(0);
+    expect(JSON.parse(run.stdout())).toMatchObject({ docs: { state: 'ready' } });
+    expectPrivateTokenFile(tokenFile, run.stdout() + run.stderr());
+
+    const next = await runCli([
+      'call',
+      'echo',
+      '{"text":"kept"}',
+      '--url',
+      fixture.mcpUrl,
+      '--name',
+      'docs',
+      '--oauth',
+      '--token-file',
+      tokenFile,
+    ]);
+    expect(next.stderr).not.toMatch(URL_LINE);
+    expect(next.code).toBe(0);
+    expect(JSON.parse(next.stdout)).toEqual({ content: [{ type: 'text', text: 'kept' }] });
+  });
+
+  it('a refusal in the browser ends the command with exit 1 and the reason; nothing is stored', async () => {
+    const refusing = await startOAuthServer({ authorizeError: 'access_denied' });
+    extra.push(refusing);
+    const tokenFile = tempPath('tokens.json');
+    const run = start([
+      'call',
+      'echo',
+      '{}',
+      '--url',
+      refusing.mcpUrl,
+      '--name',
+      'docs',
+      '--oauth',
+      '--token-file',
+      tokenFile,
+    ]);
+    const browser = await playBrowser(run);
+    expect(browser.callback.searchParams.get('error')).toBe('access_denied');
+    expect(browser.page).toContain('Authorization failed');
+    expect(await run.exited).toBe(1);
+    expect(run.stdout()).toBe('');
+    expect(run.stderr()).toContain("server 'docs'");
+    expect(run.stderr()).toContain('access_denied');
+    const stored = existsSync(tokenFile)
+      ? (JSON.parse(readFileSync(tokenFile, 'utf8')) as Record<string, { tokens?: unknown }>)
+      : {};
+    expect(Object.values(stored).some((entry) => entry.tokens !== undefined)).toBe(false);
+  });
+
+  it('--oauth needs --url', async () => {
+    const { code, stderr } = await runCli(['status', '--command', process.execPath, '--oauth']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--oauth needs --url');
+  });
+});
+
+describe('"auth" in a config file', () => {
+  it('binds the port and path of a loopback redirectUri, and honours $MCP_SUPERVISOR_TOKEN_FILE', async () => {
+    const port = await freePort();
+    const redirectUri = `http://127.0.0.1:${port}/oauth/done`;
+    const config = tempPath('mcp.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { docs: { url: fixture.mcpUrl, auth: { redirectUri, clientName: 'cli-test' } } } }),
+    );
+    const tokenFile = tempPath('env-tokens.json');
+    const run = start(['call', 'docs', 'echo', '{"text":"configured"}', '--config', config], {
+      MCP_SUPERVISOR_TOKEN_FILE: tokenFile,
+    });
+    const browser = await playBrowser(run);
+    expect(browser.authorizationUrl.searchParams.get('redirect_uri')).toBe(redirectUri);
+    expect(`${browser.callback.origin}${browser.callback.pathname}`).toBe(redirectUri);
+    expect(await run.exited).toBe(0);
+    expect(JSON.parse(run.stdout())).toEqual({ content: [{ type: 'text', text: 'configured' }] });
+    expectPrivateTokenFile(tokenFile, run.stdout() + run.stderr());
+  });
+
+  it('invalid OAuth options: exit 2, naming the file and servers.<name>.auth.<field>', async () => {
+    const config = tempPath('bad-grant.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: { docs: { url: fixture.mcpUrl, auth: { grant: 'nope' } } } }));
+    const { code, stdout, stderr } = await runCli(['status', '--config', config]);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(`${config}: servers.docs.auth.grant:`);
+  });
+
+  it('a redirectUri the CLI cannot receive on this machine: exit 2, naming the field', async () => {
+    const config = tempPath('remote-redirect.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: { docs: { url: fixture.mcpUrl, auth: { redirectUri: 'https://app.example.com/callback' } } },
+      }),
+    );
+    const { code, stderr } = await runCli(['status', '--config', config]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('servers.docs.auth.redirectUri: the CLI receives the browser');
+  });
+});
