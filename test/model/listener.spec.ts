@@ -19,6 +19,8 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     return [
       { type: 'STREAM_OPENED' },
       { type: 'STREAM_UNAVAILABLE', status: 405 },
+      // 404 before the stream was ever open: the server offers none; after: the session is gone.
+      { type: 'STREAM_UNAVAILABLE', status: 404 },
       { type: 'STREAM_FAILED', error: 'connect ECONNRESET' },
     ];
   }
@@ -33,8 +35,8 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
 }
 
 function project(snapshot: AnyMachineSnapshot) {
-  const { stalledAttempts, progressed, retryMs } = snapshot.context as ListenerContext;
-  return { value: snapshot.value, stalledAttempts, progressed, retryMs: retryMs ?? null };
+  const { stalledAttempts, progressed, retryMs, opened } = snapshot.context as ListenerContext;
+  return { value: snapshot.value, stalledAttempts, progressed, retryMs: retryMs ?? null, opened };
 }
 
 /** The reconnect delay the stream policy promises, written out independently. */
@@ -44,9 +46,17 @@ function promisedDelay(context: ListenerContext): number {
 }
 
 function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext): void {
+  const wasOpened = (before.context as ListenerContext).opened;
+  const refusesSession = event.type === 'STREAM_UNAVAILABLE' && wasOpened && [400, 404].includes(event.status);
+  expect(
+    reportsOf(h, 'LISTENER_REFUSED_SESSION', reportsFrom).map((r) => r.event),
+    'LISTENER_REFUSED_SESSION exactly when a stream that had been open is refused with 400/404',
+  ).toEqual(refusesSession ? [{ type: 'LISTENER_REFUSED_SESSION', status: event.status }] : []);
+  if (refusesSession) expect(after.value).toBe('session refused');
+  if (event.type === 'STREAM_UNAVAILABLE' && !refusesSession) expect(after.value).toBe('unavailable');
   const settles =
     event.type === 'STREAM_OPENED' ||
-    event.type === 'STREAM_UNAVAILABLE' ||
+    (event.type === 'STREAM_UNAVAILABLE' && !refusesSession) ||
     (event.type === 'STREAM_FAILED' && before.matches({ connected: 'opening' }));
   expect(
     reportsOf(h, 'LISTENER_SETTLED', reportsFrom),
