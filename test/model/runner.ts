@@ -90,14 +90,24 @@ function traversalOptions(spec: ModelSpec) {
 
 /**
  * The graph's mock actor scope has no parent, so `sendParent` would throw while exploring.
- * Give the traversal a scope whose `self` has a parent that ignores everything.
+ * Give the traversal a scope whose `self` has a parent that ignores everything. The scope's one
+ * actor system is shared by every explored branch, so a child spawned with the same systemId in
+ * two branches (a server added, removed and added again) must not collide there either.
  */
 function withQuietParent(logic: AnyStateMachine): AnyStateMachine {
   const parent = createActor(fromCallback(() => {}));
   const patched = new WeakMap<object, any>();
   const scoped = (scope: any) => {
-    if (!patched.has(scope))
-      patched.set(scope, { ...scope, self: Object.assign(Object.create(scope.self), { _parent: parent }) });
+    if (!patched.has(scope)) {
+      const system = Object.assign(Object.create(scope.system), {
+        _set: (systemId: string, actor: unknown) => {
+          scope.system._unregister?.(scope.system.get(systemId) ?? actor);
+          scope.system._set(systemId, actor);
+        },
+      });
+      const self = Object.assign(Object.create(scope.self), { _parent: parent, system });
+      patched.set(scope, { ...scope, self, system });
+    }
     return patched.get(scope);
   };
   const graphLogic = Object.create(logic);

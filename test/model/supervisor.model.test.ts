@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { supervisorMachine, type SupervisorContext } from '../../machines/supervisor.machine.js';
 import { flush, snapshotOf, type Harness } from './harness.js';
 import { startModel } from './runner.js';
+import { membershipSpec } from './supervisor-membership.spec.js';
 import { modelSuite } from './suite.js';
 import {
   down,
@@ -15,7 +16,9 @@ import {
 
 const spec = supervisorSpec(supervisorMachine);
 
-modelSuite('supervisor', spec);
+modelSuite('supervisor', spec, {
+  variants: [{ label: 'servers come and go', spec: membershipSpec(supervisorMachine) }],
+});
 
 function restartTimes(h: Harness, server: string): number[] {
   return received(h, 'RESTART', server).map((r) => r.at);
