@@ -49,6 +49,8 @@ const needsAuthorizationGuard = {
 } as const;
 /** Leaving `probing` any way but "alive": the doubtful requests are parked for replay. */
 const parkDoubtfulRequests = { type: 'settle doubtful requests', params: { lost: true } } as const;
+/** `handle.reconnect()`: a new transport and a new session. */
+const reconnectActions = ['forget session', 'forget revivals', 'replace transport'] as const;
 
 export const connectionMachine = connectionSetup.createMachine({
   id: 'connection',
@@ -69,7 +71,7 @@ export const connectionMachine = connectionSetup.createMachine({
   initial: 'connecting',
   on: {
     CLOSE: '.closing',
-    RECONNECT: { target: '.connecting', actions: ['forget session', 'forget revivals', 'replace transport'] },
+    RECONNECT: { target: '.connecting', actions: reconnectActions },
   },
   states: {
     connecting: {
@@ -252,6 +254,8 @@ export const connectionMachine = connectionSetup.createMachine({
           target: 'reconnecting',
           actions: [parkDoubtfulRequests, rememberLostConnection],
         },
+        // Not left to the root's RECONNECT: the doubtful requests would wait on, settled by no verdict.
+        RECONNECT: { target: 'connecting', actions: [parkDoubtfulRequests, ...reconnectActions] },
       },
     },
     expired: {

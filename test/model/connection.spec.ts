@@ -3,7 +3,8 @@ import { expect } from 'vitest';
 import { AuthorizationError, AuthorizationRequiredError, UnsupportedProtocolVersionError } from '../../src/errors.js';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import { connectionMachine, type ConnectionInput, type SessionInfo } from '../../machines/connection.machine.js';
-import { reportsOf, type Harness } from './harness.js';
+import { checkRequests, driveRequests, requestActions } from './connection-requests.js';
+import { reportsOf, snapshotOf, type Harness } from './harness.js';
 import type { ModelSpec, StepContext } from './runner.js';
 
 export const INPUT: ConnectionInput = {
@@ -15,6 +16,7 @@ export const INPUT: ConnectionInput = {
 };
 const OPEN_TIMEOUT = 'xstate.after.listener open timeout.connection.ready.opening listener';
 const PROVEN = 'xstate.after.session proven delay.connection.ready';
+const REVIVE = 'xstate.after.revive delay.connection.failed.waiting to revive';
 
 export function session(sessionGeneration: number): SessionInfo {
   return {
@@ -91,9 +93,17 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     list.push({ type: 'CONNECTION_LOST', error: 'the SSE stream closed' });
   }
   if (children.includes('close')) list.push(done('close'), failure('close', new Error('DELETE failed')));
+  // `handle.reconnect()`, whatever the state.
+  list.push({ type: 'RECONNECT' });
   if (snapshot.matches('ready')) {
     const generation = (snapshot.context.session as SessionInfo).sessionGeneration;
     list.push({ type: 'SESSION_EXPIRED', generation }, { type: 'SESSION_EXPIRED', generation: generation - 1 });
+    list.push(
+      { type: 'SESSION_IN_DOUBT', generation, evidence: 'HTTP 400' },
+      { type: 'SESSION_IN_DOUBT', generation: generation - 1, evidence: 'HTTP 400' },
+    );
+    list.push({ type: 'SERVER_UNREACHABLE', error: 'server unreachable (ECONNREFUSED)' });
+    list.push({ type: 'LISTENER_REFUSED_SESSION', status: 404 });
     list.push(
       { type: 'CONNECTION_LOST', error: 'socket hang up' },
       { type: 'LISTENER_LOST', error: 'listening stream lost' },
@@ -104,7 +114,24 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
       list.push({ type: 'LISTENER_SETTLED' }, { type: OPEN_TIMEOUT });
     else list.push({ type: PROVEN });
   }
-  if (snapshot.matches('reconnecting') || snapshot.matches('failed'))
+  if (children.includes('probe')) {
+    const generation = (snapshot.context.session as SessionInfo).sessionGeneration;
+    list.push(
+      done('probe', { verdict: 'alive' }),
+      done('probe', { verdict: 'session lost', evidence: 'HTTP 400 to a ping' }),
+      done('probe', { verdict: 'unreachable', error: 'the probe got no answer in time' }),
+      done('probe', { verdict: 'unauthorized', error: "HTTP 401 for 'ping'" }),
+      failure('probe', new Error('no transport')),
+    );
+    // What requests still on the wire can report while the probe runs.
+    list.push({ type: 'SESSION_EXPIRED', generation }, { type: 'SESSION_EXPIRED', generation: generation - 1 });
+    list.push(
+      { type: 'SERVER_UNREACHABLE', error: 'server unreachable (ECONNREFUSED)' },
+      { type: 'CONNECTION_LOST', error: 'socket hang up' },
+    );
+  }
+  if (snapshot.matches({ failed: 'waiting to revive' })) list.push({ type: REVIVE });
+  if (snapshot.matches('reconnecting'))
     list.push(
       { type: 'RESTART' },
       { type: 'GIVE_UP', reason: 'restart budget spent' },
@@ -130,6 +157,10 @@ function isFatalEvent(event: AnyEventObject): boolean {
 
 function errorOf(event: AnyEventObject): string {
   if (typeof event.error === 'string') return event.error;
+  if (event.type === 'xstate.done.actor.probe') {
+    const verdict = event.output as { error?: string; evidence?: string };
+    return verdict.error ?? verdict.evidence ?? 'connection lost';
+  }
   if (event.type === 'xstate.done.actor.sse-fallback') return (event.output as { error: string }).error;
   return event.error instanceof Error ? event.error.message : String(event.error);
 }
@@ -178,6 +209,32 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
     else expect(after.value, 'a 404 for an older session changes nothing').toEqual(before.value);
   }
   if (after.matches('reinitializing') && before.matches('ready')) expect(after.context.session).toBeUndefined();
+  if (event.type === 'SESSION_IN_DOUBT') {
+    const current = event.generation === (before.context.session as SessionInfo).sessionGeneration;
+    expect(after.value, 'a doubtful 400 on the current session is checked by one probe').toEqual(
+      current ? 'probing' : before.value,
+    );
+    if (current) expect(h.controls.started.at(-1)).toEqual({ key: 'probe', input: { server: INPUT.server } });
+  }
+  if (event.type === 'LISTENER_REFUSED_SESSION')
+    expect(after.value, 'a refused listening stream means the session is gone').toBe('reinitializing');
+  if (event.type === 'SERVER_UNREACHABLE') {
+    expect(after.value, 'an unreachable server is a connection event').toBe('reconnecting');
+    expect(after.context.lastError).toBe(event.error);
+  }
+  if (event.type === 'xstate.done.actor.probe') {
+    const { verdict } = event.output as { verdict: string };
+    const target = { alive: { ready: 'opening listener' }, 'session lost': 'reinitializing' }[verdict];
+    const expected = target ?? (verdict === 'unauthorized' ? 'authorizing' : 'reconnecting');
+    expect(after.value, `probe verdict '${verdict}'`).toEqual(expected);
+    if (verdict === 'alive') expect(after.context.session, 'the session lives on').toEqual(before.context.session);
+  }
+  if (event.type === 'RECONNECT' && before.status === 'active' && !before.matches('closing')) {
+    expect(after.value, 'a reconnect request starts over, whatever the state').toEqual({
+      connecting: 'opening transport',
+    });
+    expect(after.context.session).toBeUndefined();
+  }
   const refusal =
     event.type.startsWith('xstate.error.actor.') &&
     (event.error as { code?: string }).code === 'AUTHORIZATION_REQUIRED';
@@ -204,12 +261,26 @@ export const connectionSpec = (machine: AnyStateMachine = connectionMachine): Mo
       'close session': h.controls.promise(),
       authorize: h.controls.promise(),
       'sse-fallback': h.controls.promise(),
+      'probe session': h.controls.promise(),
       listener: h.controls.callback(),
       keepalive: h.controls.callback(),
     },
+    actions: requestActions(h),
   }),
   events,
   project,
-  viaChild: { LISTENER_SETTLED: 'listener', LISTENER_LOST: 'listener', CONNECTION_LOST: 'keepalive' },
-  afterStep: checkSideEffects,
+  viaChild: {
+    LISTENER_SETTLED: 'listener',
+    LISTENER_LOST: 'listener',
+    LISTENER_REFUSED_SESSION: 'listener',
+    CONNECTION_LOST: 'keepalive',
+  },
+  drive: (event, h) => {
+    driveRequests(event, h, snapshotOf(h));
+    return false;
+  },
+  afterStep: (step) => {
+    checkSideEffects(step);
+    checkRequests(step);
+  },
 });

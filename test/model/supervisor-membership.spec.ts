@@ -4,7 +4,7 @@
  * supervisor suite, so its paths count toward the same coverage gate.
  */
 import { expect } from 'vitest';
-import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
+import type { AnyActorRef, AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import {
   supervisorMachine,
   type SupervisedServer,
@@ -66,7 +66,7 @@ function checkSideEffects({ h, event, before, after }: StepContext): void {
   const now = after.context as SupervisorContext;
   // Connections still running (an ended child may linger in `children`, done).
   const children = Object.entries(snapshotOf(h).children)
-    .filter(([, child]) => child?.getSnapshot().status === 'active')
+    .filter(([, child]) => (child as AnyActorRef | undefined)?.getSnapshot().status === 'active')
     .map(([name]) => name);
   if (event.type === 'ADD_SERVER' && before.matches('running')) {
     const name = (event.server as SupervisedServer).name;
