@@ -20,6 +20,7 @@ import type { Progress } from './protocol/pending.js';
 import type { ClientHandlers, ElicitationOptions } from './runtime/server-requests.js';
 import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
 import { ServerRuntime, type LogMessage, type RuntimeEvents, type TransitionEvent } from './runtime/server-runtime.js';
+import type { TransportFactory } from './transports/create-transport.js';
 import type { Timers } from './transports/transport.js';
 import { VERSION } from './version.js';
 
@@ -38,6 +39,11 @@ export interface SupervisorOptions {
   random?: () => number;
   /** Timers for stream reconnect delays (tests pass a simulated clock). */
   timers?: Timers;
+  /**
+   * @internal Not part of the API: builds every transport in place of the real ones. Only the
+   * runtime model suite (test/model/runtime) uses it, to script what a transport reports.
+   */
+  createTransport?: TransportFactory;
 }
 
 export interface SupervisorEvents extends Record<string, unknown> {
@@ -115,6 +121,7 @@ export class Supervisor implements HandleOwner {
       handlers: this.options.handlers,
       elicitation: this.options.elicitation,
       timers: this.options.timers,
+      createTransport: this.options.createTransport,
     });
     const server = config.name;
     const logger = this.options.logger ?? silentLogger;

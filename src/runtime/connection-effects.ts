@@ -13,6 +13,7 @@ import { Emitter } from '../observe/emitter.js';
 import { redact, secretsOf, type Secrets } from '../observe/redact.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
 import { PendingRequests, type PendingRequest } from '../protocol/pending.js';
+import type { TransportFactory } from '../transports/create-transport.js';
 import type { Timers } from '../transports/transport.js';
 import { Authorization } from './authorization.js';
 import type { ConnectionState, RequestOptions, RuntimeEvents } from './events.js';
@@ -36,6 +37,8 @@ export interface RuntimeOptions {
   handlers?: ClientHandlers | undefined;
   elicitation?: ElicitationOptions | undefined;
   timers?: Timers | undefined;
+  /** Internal test hook (see SupervisorOptions.createTransport). */
+  createTransport?: TransportFactory | undefined;
 }
 
 export type ConnectionRef = ActorRefFrom<typeof connectionMachine>;
@@ -62,7 +65,13 @@ export abstract class ConnectionEffects extends TransportOwner {
   private secrets: Secrets | undefined;
 
   protected constructor(options: RuntimeOptions) {
-    super(options.config.name, options.config, new Authorization(options.config, options.config.name), options.timers);
+    super(
+      options.config.name,
+      options.config,
+      new Authorization(options.config, options.config.name),
+      options.timers,
+      options.createTransport,
+    );
     this.clientInfo = options.clientInfo;
     this.capabilities = capabilitiesFor(options.handlers ?? NO_HANDLERS, options.elicitation);
     this.serverRequests = new ServerRequests(

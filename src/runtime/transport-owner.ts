@@ -6,7 +6,7 @@
 import type { ConfiguredTransport } from '../../machines/connection.machine.js';
 import type { ServerConfig } from '../config.js';
 import { ConnectionClosedError, FallbackFailedError } from '../errors.js';
-import { createTransport } from '../transports/create-transport.js';
+import { createTransport, type TransportFactory } from '../transports/create-transport.js';
 import type { JsonRpcMessage } from '../protocol/jsonrpc.js';
 import type { Timers, Transport, TransportKind, TransportSink } from '../transports/transport.js';
 import type { Authorization } from './authorization.js';
@@ -29,6 +29,8 @@ export abstract class TransportOwner implements TransportSink {
     readonly config: ServerConfig,
     readonly authorization: Authorization,
     protected readonly timers: Timers | undefined,
+    /** Builds the transports; only the runtime model suite passes another (a scripted transport). */
+    private readonly makeTransport: TransportFactory = createTransport,
   ) {}
 
   abstract onMessage(message: JsonRpcMessage): void;
@@ -56,7 +58,7 @@ export abstract class TransportOwner implements TransportSink {
     this.transport = undefined;
     await previous?.close().catch(() => {});
     try {
-      const transport = createTransport(
+      const transport = this.makeTransport(
         this.config,
         { sink: this, auth: this.authorization.provider, timers: this.timers },
         'sse',
@@ -120,7 +122,7 @@ export abstract class TransportOwner implements TransportSink {
     if (endSession) await previous?.terminateSession().catch(() => {});
     await previous?.close().catch(() => {});
     await this.authorization.ready(); // stored credentials go out with the first request
-    const transport = createTransport(
+    const transport = this.makeTransport(
       this.config,
       {
         sink: this,

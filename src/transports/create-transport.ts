@@ -21,6 +21,13 @@ export interface TransportContext {
   hasConnectedBefore?: (() => boolean) | undefined;
 }
 
+/** Builds a server's transports: `createTransport`, or a test's scripted stand-in (see SupervisorOptions). */
+export type TransportFactory = (
+  config: ServerConfig,
+  context: TransportContext,
+  kind: ConfiguredTransport,
+) => Transport;
+
 /**
  * Builds the transport of `kind`: the connection machine decides it (`auto` opens Streamable
  * HTTP first and asks for `sse` after a fallback).

@@ -1,0 +1,125 @@
+/**
+ * The connection model as the real runtime can walk it: the pure machine's graph with the events
+ * a runtime over a scripted transport can produce in each state (run.ts produces them), and the
+ * replay of a path on a real supervisor, step by step.
+ */
+import { expect } from 'vitest';
+import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
+import { AuthorizationError } from '../../../src/errors.js';
+import { connectionSpec, refused, session, unauthorized } from '../connection.spec.js';
+import type { Coverage } from '../coverage.js';
+import { describeEvent, type ModelPath, type ModelSpec } from '../runner.js';
+import { flush, RuntimeRun } from './run.js';
+
+const OPEN_TIMEOUT = 'xstate.after.listener open timeout.connection.ready.opening listener';
+const PROVEN = 'xstate.after.session proven delay.connection.ready';
+const REVIVE = 'xstate.after.revive delay.connection.failed.waiting to revive';
+
+const done = (id: string, output?: unknown): AnyEventObject => ({ type: `xstate.done.actor.${id}`, output });
+const failure = (id: string, error: unknown): AnyEventObject => ({ type: `xstate.error.actor.${id}`, error });
+
+/**
+ * What the runtime can produce in each state. Not here: fatal failures (the real supervisor gives
+ * up on them at once, so `reconnecting` would not wait for the model's RESTART or GIVE_UP; the
+ * pure model covers them), a probe that throws (probeSession turns every failure into a verdict),
+ * and CLOSE or RECONNECT while no transport is open (the runtime's close would wait for an open
+ * the script never finishes). No transition is lost: CLOSE and RECONNECT are root transitions.
+ */
+function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
+  if (snapshot.status !== 'active') return [];
+  const children = Object.keys(snapshot.children);
+  const list: AnyEventObject[] = [];
+  const generation = (snapshot.context.session as { sessionGeneration: number } | undefined)?.sessionGeneration ?? 0;
+  if (children.includes('transport')) {
+    const latched = snapshot.context.latchedTransport as string | undefined;
+    list.push(done('transport', { transport: latched ?? 'http' }), failure('transport', new Error('ECONNREFUSED')));
+    list.push(failure('transport', unauthorized()));
+  }
+  if (children.includes('handshake')) {
+    list.push(done('handshake', session(snapshot.matches('reinitializing') ? 2 : 1)));
+    list.push(failure('handshake', new Error('initialize timed out')), failure('handshake', refused(405)));
+    list.push(failure('handshake', unauthorized()));
+    list.push({ type: 'CONNECTION_LOST', error: 'the SSE stream closed' }, { type: 'CLOSE' });
+  }
+  if (children.includes('sse-fallback'))
+    list.push(done('sse-fallback', { found: true }), done('sse-fallback', { found: false, error: 'refused' }));
+  if (children.includes('authorize')) {
+    list.push(done('authorize'), failure('authorize', new AuthorizationError('the AS is down', { fatal: false })));
+    list.push({ type: 'CONNECTION_LOST', error: 'the SSE stream closed' });
+  }
+  if (children.includes('close')) list.push(done('close'), failure('close', new Error('DELETE failed')));
+  if (snapshot.matches('closing')) list.push({ type: 'CLOSE' }, { type: 'RECONNECT' });
+  if (snapshot.matches('ready')) {
+    list.push({ type: 'CLOSE' }, { type: 'RECONNECT' });
+    list.push({ type: 'CONNECTION_LOST', error: 'socket hang up' }, { type: 'LISTENER_LOST', error: 'lost' });
+    list.push({ type: 'LISTENER_REFUSED_SESSION', status: 404 });
+    if (snapshot.matches({ ready: 'opening listener' }))
+      list.push({ type: 'LISTENER_SETTLED' }, { type: OPEN_TIMEOUT });
+    else {
+      // Evidence comes back on requests, and requests are on the wire only while serving.
+      list.push({ type: PROVEN });
+      list.push({ type: 'SESSION_EXPIRED', generation }, { type: 'SESSION_EXPIRED', generation: generation - 1 });
+      list.push(
+        { type: 'SESSION_IN_DOUBT', generation, evidence: 'HTTP 400' },
+        { type: 'SESSION_IN_DOUBT', generation: generation - 1, evidence: 'HTTP 400' },
+      );
+      list.push({ type: 'SERVER_UNREACHABLE', error: 'server unreachable (ECONNREFUSED)' });
+      list.push({ type: 'AUTHORIZATION_REQUIRED', error: 'HTTP 401: authorization required' });
+    }
+  }
+  if (children.includes('probe')) {
+    list.push(
+      done('probe', { verdict: 'alive' }),
+      done('probe', { verdict: 'session lost', evidence: 'HTTP 400 to a ping' }),
+      done('probe', { verdict: 'unreachable', error: 'server unreachable' }),
+      done('probe', { verdict: 'unauthorized', error: 'HTTP 401' }),
+    );
+    list.push({ type: 'SESSION_EXPIRED', generation }, { type: 'SESSION_EXPIRED', generation: generation - 1 });
+    list.push({ type: 'SERVER_UNREACHABLE', error: 'server unreachable (ECONNREFUSED)' });
+    list.push({ type: 'CONNECTION_LOST', error: 'socket hang up' }, { type: 'CLOSE' }, { type: 'RECONNECT' });
+  }
+  if (snapshot.matches('reconnecting'))
+    list.push(
+      { type: 'RESTART' },
+      { type: 'GIVE_UP', reason: 'restart budget spent' },
+      { type: 'GIVE_UP', reason: 'unsupported protocol version', fatal: true },
+    );
+  if (snapshot.matches({ failed: 'waiting to revive' })) list.push({ type: REVIVE });
+  return list;
+}
+
+export const runtimeSpec: ModelSpec = { ...connectionSpec(), events };
+
+/** Walks one path on a real supervisor over the scripted transport, checking every step. */
+export async function walk(path: ModelPath, coverage: Coverage): Promise<void> {
+  const run = new RuntimeRun(coverage);
+  try {
+    await flush();
+    expectSameState(run, path.steps[0]!.state, 'initial state');
+    for (const [index, step] of path.steps.entries()) {
+      if (index === 0) continue;
+      const where = `step ${index} (${describeEvent(step.event)})`;
+      await run.prologue();
+      const settledBefore = run.book.settled();
+      await run.realize(step.event, path.steps[index - 1]!.state);
+      await flush();
+      expectSameState(run, step.state, where);
+      const serving = run.snapshot().matches({ ready: 'serving' });
+      run.book.check(where, serving || run.servedDuringStep, settledBefore);
+    }
+  } finally {
+    await run.stop();
+  }
+}
+
+function expectSameState(run: RuntimeRun, model: AnyMachineSnapshot, where: string): void {
+  const actual = run.snapshot();
+  expect(actual.status, `${where}: status`).toBe(model.status);
+  expect(actual.value, `${where}: the runtime's connection state`).toEqual(model.value);
+  expect(actual.context.session === undefined, `${where}: has no session`).toBe(model.context.session === undefined);
+  expect(actual.context.fatal, `${where}: fatal`).toBe(model.context.fatal);
+  expect(actual.context.latchedTransport, `${where}: latched transport`).toBe(model.context.latchedTransport);
+  expect(run.handle.status().state, `${where}: status() names the state`).toBe(
+    typeof model.value === 'string' ? model.value : Object.keys(model.value)[0],
+  );
+}
