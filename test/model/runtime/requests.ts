@@ -198,6 +198,11 @@ export class RequestBook {
       }
       if (request.outcome !== undefined) continue;
       expect(request.mayFailWith, `${name} should have failed with ${request.mayFailWith?.name}`).toBeUndefined();
+      const waits = request.expect !== 'none';
+      if (waits && !serving)
+        expect(this.sends(request), `${name} is not sent while the connection does not serve`).toBe(
+          request.sendsAtMark,
+        );
       if (serving && (request.expect === 'replay' || request.expect === 'held' || request.expect === 'authorization')) {
         expect(this.sends(request), `${name} is sent (again) once serving`).toBeGreaterThan(request.sendsAtMark);
         request.expect = 'none';
@@ -224,5 +229,3 @@ export class RequestBook {
     for (const request of this.tracked) if (request.outcome === undefined) request.mayFailWith = undefined;
   }
 }
-
-export { AuthorizationError, ConnectionClosedError, OutcomeUnknownError, TransportError };
