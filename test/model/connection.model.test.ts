@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectionMachine } from '../../machines/connection.machine.js';
+import { ledgerOf } from './connection-requests.js';
 import { connectionSpec, INPUT, session, unsupportedVersion } from './connection.spec.js';
 import { flush, reportsOf, snapshotOf, type Harness } from './harness.js';
 import { startModel } from './runner.js';
@@ -74,6 +75,50 @@ describe('connection: timing scenarios', () => {
     h.actor.send({ type: 'SESSION_EXPIRED', generation: 0 });
     expect(snapshotOf(h).value).toEqual({ ready: 'opening listener' });
     expect(snapshotOf(h).context.session).toEqual(session(1));
+    h.stop();
+  });
+});
+
+describe('connection: requests around recovery', () => {
+  it('a reconnect request while probing sends the doubtful requests again on the new session', async () => {
+    const h = await startReady();
+    h.controls.emitFrom('listener', { type: 'LISTENER_SETTLED' });
+    const ledger = ledgerOf(h);
+    const doubtful = ledger.sentAndReturned('doubtful');
+    h.actor.send({ type: 'SESSION_IN_DOUBT', generation: 1, evidence: 'HTTP 400' });
+    expect(snapshotOf(h).value).toBe('probing');
+    h.actor.send({ type: 'RECONNECT' });
+    expect(snapshotOf(h).value).toEqual({ connecting: 'opening transport' });
+    expect(ledger.doubtful, 'no request is left in doubt with no probe to decide it').toEqual([]);
+    h.controls.settle('transport', { output: { transport: 'http' } });
+    await flush();
+    h.controls.settle('handshake', { output: session(2) });
+    await flush();
+    h.controls.emitFrom('listener', { type: 'LISTENER_SETTLED' });
+    expect(ledger.history.get(doubtful)).toEqual(['sent', 'doubtful', 'parked', 'sent']);
+    h.stop();
+  });
+
+  it('revives a failed server after the capped backoff, and a fatal failure stays failed with its requests rejected', async () => {
+    const h = startModel(spec);
+    const ledger = ledgerOf(h);
+    const held = ledger.issue();
+    h.controls.settle('transport', { error: new Error('connect ECONNREFUSED') });
+    await flush();
+    h.actor.send({ type: 'GIVE_UP', reason: 'restart budget spent' });
+    expect(snapshotOf(h).value).toEqual({ failed: 'waiting to revive' });
+    const delays = ledger.calls.filter((c) => c.action === 'schedule revival').map((c) => c.params);
+    expect(delays).toEqual([{ delayMs: 1_000 }]);
+    h.clock.advance(999);
+    expect(snapshotOf(h).value).toEqual({ failed: 'waiting to revive' });
+    h.clock.advance(1);
+    expect(snapshotOf(h).value).toEqual({ connecting: 'opening transport' });
+    expect(ledger.history.get(held), 'a revival keeps the callers waiting').toEqual(['held']);
+    h.controls.settle('transport', { error: new Error('connect ECONNREFUSED') });
+    await flush();
+    h.actor.send({ type: 'GIVE_UP', reason: 'unsupported protocol version', fatal: true });
+    expect(snapshotOf(h).value).toEqual({ failed: 'for good' });
+    expect(ledger.history.get(held)).toEqual(['held', 'rejected: the server has failed: connect ECONNREFUSED']);
     h.stop();
   });
 });

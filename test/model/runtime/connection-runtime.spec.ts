@@ -107,6 +107,11 @@ export async function walk(path: ModelPath, coverage: Coverage): Promise<void> {
       const serving = run.snapshot().matches({ ready: 'serving' });
       run.book.check(where, serving || run.servedDuringStep, settledBefore);
     }
+    // Then the server comes back: nothing that waited may be left behind.
+    run.book.clearAllowances();
+    const settledBefore = run.book.settled();
+    const recovered = await run.recover();
+    run.book.check('after recovery', recovered, settledBefore);
   } finally {
     await run.stop();
   }

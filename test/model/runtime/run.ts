@@ -91,9 +91,12 @@ export class RuntimeRun {
     void this.supervisor.start();
   }
 
+  /** Off for the epilogue: only model steps, each checked, count toward the coverage gate. */
+  recording = true;
+
   private observe(event: InspectionEvent, coverage: Coverage): void {
     if (event.type !== '@xstate.microstep' || (event.actorRef as { id?: string }).id !== SERVER) return;
-    coverage.record(event._transitions);
+    if (this.recording) coverage.record(event._transitions);
     if (JSON.stringify((event.snapshot as { value?: unknown }).value) === '{"ready":"serving"}')
       this.servedDuringStep = true;
   }
@@ -319,6 +322,36 @@ export class RuntimeRun {
     if (!entry) throw new Error(`${type} is not scheduled`);
     vi.advanceTimersByTime(Math.max(0, entry.startedAt + entry.delay - Date.now()));
     await flush();
+  }
+
+  /**
+   * After the path: the server comes back (every attempt succeeds, the probe finds the session
+   * alive), so whatever waits must be sent. Returns false when the connection is gone for good.
+   */
+  async recover(): Promise<boolean> {
+    this.recording = false;
+    this.servedDuringStep = false;
+    for (let round = 0; round < 20; round++) {
+      const snapshot = this.snapshot();
+      if (snapshot.status !== 'active' || snapshot.matches('closing') || snapshot.matches({ failed: 'for good' }))
+        return false;
+      if (snapshot.matches({ ready: 'serving' })) return true;
+      if (snapshot.matches('connecting')) {
+        await this.endPreviousSessions();
+        this.settleOpen(undefined);
+      } else if (snapshot.matches('initializing') || snapshot.matches('reinitializing'))
+        this.script.answer(this.script.waitingFor('initialize')!, INITIALIZE_RESULT);
+      else if (snapshot.matches('probing')) this.answerProbe({ verdict: 'alive' });
+      else if (snapshot.matches('authorizing')) this.auth.pending!.resolve();
+      else if (snapshot.matches('reconnecting')) this.connection.send({ type: 'RESTART' });
+      else if (snapshot.matches('failed'))
+        await this.advanceTo('xstate.after.revive delay.connection.failed.waiting to revive', this.connection);
+      else if (this.script.listener && !this.script.listener.open.settled) this.openListener();
+      else
+        await this.advanceTo('xstate.after.listener open timeout.connection.ready.opening listener', this.connection);
+      await flush();
+    }
+    throw new Error(`the connection did not recover: ${JSON.stringify(this.snapshot().value)}`);
   }
 
   /** Stops the supervisor, letting every open and DELETE it waits for finish. */
