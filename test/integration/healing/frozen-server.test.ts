@@ -7,7 +7,7 @@
  * docs/architecture.md (Keepalive); it is asserted here in requests, not in wall-clock time.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConnectionState, ServerHandle } from '../../../src/index.js';
+import type { ServerHandle, ServerStatus } from '../../../src/index.js';
 import { startFixtureProcess } from '../../../servers/fixture-process.js';
 import { Cleanup } from '../../transports/helpers.js';
 import { nextTransition } from '../helpers.js';
@@ -19,7 +19,7 @@ afterEach(() => cleanup.run());
 interface Outcome {
   result: string;
   /** status().state when the caller learned the outcome. */
-  state: ConnectionState;
+  state: ServerStatus['state'];
   afterFreeze: boolean;
 }
 
