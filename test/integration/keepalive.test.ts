@@ -57,20 +57,20 @@ describe('keepalive', () => {
   });
 
   it('sends no ping while a request is in flight, and pings again once it settled', async () => {
-    fixture = await startHttpFixture();
-    handle = await connect({ url: fixture.url, keepalive: fast }, { name: 'ka' });
-    await seen(fixture, 'ping', 1);
+    const server = (fixture = await startHttpFixture());
+    const client = (handle = await connect({ url: server.url, keepalive: fast }, { name: 'ka' }));
+    await seen(server, 'ping', 1);
     // No probe of ours is on its way now (probes count as in flight): every ping the server sees
     // after the call arrived was sent while the call was in flight.
-    await until(() => handle!.status().requests.inFlight === 0);
-    const call = handle.callTool('slow', { ms: 400 }); // ten keepalive intervals
-    expect(handle.status().requests.inFlight).toBe(1);
+    await until(() => client.status().requests.inFlight === 0);
+    const call = client.callTool('slow', { ms: 400 }); // ten keepalive intervals
+    expect(client.status().requests.inFlight).toBe(1);
     await call;
-    const posts = rpcPosts(fixture!);
+    const posts = rpcPosts(server);
     const callArrived = posts.findIndex((r) => r.rpcMethod === 'tools/call');
     expect(posts.slice(callArrived + 1).filter((r) => r.rpcMethod === 'ping')).toEqual([]);
     // Not a keepalive that stopped altogether: the probes resume.
-    await seen(fixture, 'ping', rpcPosts(fixture, 'ping').length + 1);
+    await seen(server, 'ping', rpcPosts(server, 'ping').length + 1);
   });
 
   it('probes a server that answers ping with -32601 with a list request instead', async () => {
