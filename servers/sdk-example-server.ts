@@ -6,8 +6,9 @@
  *
  * Controls for tests, the demo and the bench: `restart()` (all state gone, same port), `stop()` /
  * `start()` (connections refused meanwhile), `resetNextResponse(tool)` (the tool runs, then the
- * socket is destroyed before any answer: "outcome unknown"), and counts of tool executions and of
- * requests per JSON-RPC method, kept across restarts.
+ * socket is destroyed before any answer: "outcome unknown"), `stallTools` (they run, then hang),
+ * and counts of tool executions and of requests per JSON-RPC method, kept across restarts.
+ * servers/fixture-process.ts runs it in a child process that a test can kill.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -26,6 +27,10 @@ export interface SdkExampleOptions {
   port?: number;
   /** 404 `Session not found` (the spec, and the SDK's examples since late 2025) instead of the 400s. */
   unknownSessionStatus?: 400 | 404;
+  /** These tools run (and are counted), then never answer: a process that hangs mid-call. */
+  stallTools?: string[];
+  /** Told of every count as it happens (a child process forwards them to its parent). */
+  onCount?: (kind: 'execution' | 'request', key: string) => void;
 }
 
 export interface SdkExampleServer {
@@ -50,7 +55,11 @@ interface Counts {
   executions: Record<string, number>;
   requests: Record<string, number>;
   resetNext: Set<string>;
+  stall: ReadonlySet<string>;
+  onCount: ((kind: 'execution' | 'request', key: string) => void) | undefined;
 }
+
+const NEVER = new Promise<never>(() => {});
 
 function count(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
@@ -60,16 +69,21 @@ function buildServer(counts: Counts): McpServer {
   const server = new McpServer({ name: 'sdk-example', version: '1.0.0' });
   let counter = 0;
   const record = new Map<string, string>();
-  const ran = (tool: string) => count(counts.executions, tool);
-  server.registerTool('echo', { description: 'Echo the text', inputSchema: { text: z.string() } }, ({ text }) => {
-    ran('echo');
+  /** Counts an execution; a stalled tool then never answers. */
+  const ran = async (tool: string) => {
+    count(counts.executions, tool);
+    counts.onCount?.('execution', tool);
+    if (counts.stall.has(tool)) await NEVER;
+  };
+  server.registerTool('echo', { description: 'Echo the text', inputSchema: { text: z.string() } }, async ({ text }) => {
+    await ran('echo');
     return { content: [{ type: 'text', text }] };
   });
   server.registerTool(
     'lookup',
     { description: 'Read a value', inputSchema: { key: z.string() }, annotations: { readOnlyHint: true } },
-    ({ key }) => {
-      ran('lookup');
+    async ({ key }) => {
+      await ran('lookup');
       return { content: [{ type: 'text', text: record.get(key) ?? `no ${key}` }] };
     },
   );
@@ -80,14 +94,14 @@ function buildServer(counts: Counts): McpServer {
       inputSchema: { key: z.string(), value: z.string() },
       annotations: { idempotentHint: true },
     },
-    ({ key, value }) => {
-      ran('upsert');
+    async ({ key, value }) => {
+      await ran('upsert');
       record.set(key, value);
       return { content: [{ type: 'text', text: 'ok' }] };
     },
   );
-  server.registerTool('increment', { description: 'Add one to a counter (not idempotent)' }, () => {
-    ran('increment');
+  server.registerTool('increment', { description: 'Add one to a counter (not idempotent)' }, async () => {
+    await ran('increment');
     return { content: [{ type: 'text', text: String(++counter) }] };
   });
   return server;
@@ -103,7 +117,13 @@ function sendJsonError(res: ServerResponse, status: number, message: string, cod
 }
 
 export async function startSdkExampleServer(options: SdkExampleOptions = {}): Promise<SdkExampleServer> {
-  const counts: Counts = { executions: {}, requests: {}, resetNext: new Set() };
+  const counts: Counts = {
+    executions: {},
+    requests: {},
+    resetNext: new Set(),
+    stall: new Set(options.stallTools),
+    onCount: options.onCount,
+  };
   let transports = new Map<string, StreamableHTTPServerTransport>();
   const sockets = new Set<Socket>();
   let http: Server | undefined;
@@ -126,7 +146,10 @@ export async function startSdkExampleServer(options: SdkExampleOptions = {}): Pr
       return;
     }
     const body = JSON.parse(await readBody(req)) as { method?: string; params?: { name?: string } };
-    if (typeof body.method === 'string') count(counts.requests, body.method);
+    if (typeof body.method === 'string') {
+      count(counts.requests, body.method);
+      options.onCount?.('request', body.method);
+    }
     const tool = body.method === 'tools/call' ? body.params?.name : undefined;
     if (tool !== undefined && counts.resetNext.delete(tool)) {
       // The tool runs; the answer never leaves: the socket dies first.

@@ -1,4 +1,6 @@
 /** The `logger` option: structured entries for transitions, restarts, fallbacks; no secrets. */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, createSupervisor, type Logger, type ServerHandle } from '../../src/index.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
@@ -16,6 +18,41 @@ function recordingLogger(): Logger & { entries: Entry[] } {
   const at = (level: string) => (fields: Record<string, unknown>, message?: string) =>
     entries.push({ level, fields, message });
   return { entries, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+const SRC = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../../servers/http-fixture.ts', import.meta.url));
+
+/**
+ * A child process that connects without a logger, lives through a session expiry, a server that
+ * refuses connections until it is failed, and close; its real stdout and stderr are returned.
+ * `LOG_TO_CONSOLE` gives it a console logger instead (the control).
+ */
+function runConnectingProcess(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const script = `
+    const { connect } = await import(${JSON.stringify(SRC)});
+    const { startHttpFixture } = await import(${JSON.stringify(FIXTURE)});
+    const logger = process.env.LOG_TO_CONSOLE ? { debug: console.log, info: console.log, warn: console.warn, error: console.error } : undefined;
+    const f = await startHttpFixture();
+    const handle = await connect({ url: f.url }, { name: 'quiet', logger });
+    f.expireAllSessions();
+    await handle.callTool('echo', { text: 'x' });
+    await handle.close();
+    await f.close();
+    const refused = { url: f.url, revive: false, restart: { maxRestarts: 1, backoff: { initialMs: 1, maxMs: 1, jitter: 0 } } };
+    await connect(refused, { name: 'down', logger }).then(() => { throw new Error('connected to a closed server'); }, () => {});
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -80,24 +117,12 @@ describe('logger', () => {
     expect(String(fallback?.fields.error)).toMatch(/HTTP 405/);
   });
 
-  it('is silent by default', async () => {
-    const f = await startHttpFixture();
-    cleanups.push(() => f.close());
-    const writes: string[] = [];
-    const original = { log: console.log, error: console.error, warn: console.warn, info: console.info };
-    console.log =
-      console.error =
-      console.warn =
-      console.info =
-        (...args: unknown[]) => void writes.push(args.join(' '));
-    try {
-      const handle = await connect({ url: f.url }, { name: 'quiet' });
-      f.expireAllSessions();
-      await handle.callTool('echo', { text: 'x' });
-      await handle.close();
-    } finally {
-      Object.assign(console, original);
-    }
-    expect(writes).toEqual([]);
+  it('is silent by default: a process that connects, heals and fails writes nothing to stdout or stderr', async () => {
+    const quiet = await runConnectingProcess({});
+    expect(quiet).toEqual({ code: 0, stdout: '', stderr: '' });
+    // The check sees the real streams: the same process with a console logger is not silent.
+    const loud = await runConnectingProcess({ LOG_TO_CONSOLE: '1' });
+    expect(loud.code).toBe(0);
+    expect(loud.stdout + loud.stderr).toMatch(/session expired/);
   });
 });

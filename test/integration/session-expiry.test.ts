@@ -1,5 +1,5 @@
 /**
- * Session expiry (SPEC-CHECKLIST §41, issue #2 item 5) against real servers: a 404 on a request
+ * Session expiry (docs/client-requirements.md §41, issue #2 item 5) against real servers: a 404 on a request
  * that carried the session id re-initializes once, replays what got 404, releases what was held.
  */
 import { afterEach, describe, expect, it } from 'vitest';

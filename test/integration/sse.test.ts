@@ -1,5 +1,5 @@
 /**
- * Legacy HTTP+SSE servers through the public API (issue #3 items 1, 4 and 6; SPEC-CHECKLIST
+ * Legacy HTTP+SSE servers through the public API (issue #3 items 1, 4 and 6; docs/client-requirements.md
  * §47, §49-51): a hand-written legacy fixture with fault switches and a server built with the
  * SDK's SSEServerTransport. Timing is observed through transitions and the fixture, never slept.
  */

@@ -1,6 +1,6 @@
 /**
  * The handshake and shutdown as seen on the wire, plus timeouts and cancellation of requests.
- * SPEC-CHECKLIST §1.2 (items 5-13).
+ * docs/client-requirements.md §1.2 (items 5-13).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {

@@ -1,7 +1,7 @@
 /**
  * The GET listener: when it opens, what it sends, servers that offer none, resumption with
  * Last-Event-ID and the `retry` field, and the cap on reconnects that bring nothing.
- * SPEC-CHECKLIST §1.4 (items 23-27), §1.5 (28, 30) and §1.6 (32-35) for the GET stream.
+ * docs/client-requirements.md §1.4 (items 23-27), §1.5 (28, 30) and §1.6 (32-35) for the GET stream.
  */
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 /**
  * Streamable HTTP, sending: one message per POST, the headers on every POST, JSON and SSE
  * responses, server messages before the response, priming events and comments, JSON-RPC errors.
- * SPEC-CHECKLIST §1.1 and §1.3.
+ * docs/client-requirements.md §1.1 and §1.3.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { McpError, TransportError, type JsonRpcNotification } from '../../../src/index.js';

@@ -3,7 +3,7 @@
  * Last-Event-ID after the stream's own `retry`; when it cannot be resumed its outcome is unknown:
  * replayed at once if repeating it is safe, otherwise failed at once with OutcomeUnknownError.
  * The retry delay is driven by hand through the transport's `timers`.
- * SPEC-CHECKLIST §1.3 (items 20-21), §1.5 (29-31) and §1.6 (33-35) for POST streams.
+ * docs/client-requirements.md §1.3 (items 20-21), §1.5 (29-31) and §1.6 (33-35) for POST streams.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {

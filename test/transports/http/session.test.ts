@@ -1,7 +1,7 @@
 /**
  * Session management and the protocol version header: where the session id comes from, what
  * it may contain, where it is sent, how it is kept secret, expiry and re-initialization, DELETE.
- * SPEC-CHECKLIST §1.7 (items 36-42) and §1.8 (items 43-45), and item 2 across sessions.
+ * docs/client-requirements.md §1.7 (items 36-42) and §1.8 (items 43-45), and item 2 across sessions.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, ProtocolError, TransportError, type TransitionEvent } from '../../../src/index.js';

@@ -1,7 +1,7 @@
 /**
  * The legacy HTTP+SSE transport (MCP 2024-11-05) driven directly, against real servers on
  * 127.0.0.1: opening the stream and its endpoint, POSTing, reading `message` events, and what
- * happens when the stream ends. SPEC-CHECKLIST §1.10 (items 49-51), issue #3 items 1, 4 and 6.
+ * happens when the stream ends. docs/client-requirements.md §1.10 (items 49-51), issue #3 items 1, 4 and 6.
  */
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';

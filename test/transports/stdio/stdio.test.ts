@@ -1,5 +1,5 @@
 /**
- * The stdio transport against real child processes (SPEC-CHECKLIST §1.14, items 59-62): spawn,
+ * The stdio transport against real child processes (docs/client-requirements.md §1.14, items 59-62): spawn,
  * newline framing, garbage and oversized lines, stderr, process death, and the shutdown order
  * close stdin → SIGTERM → SIGKILL on the whole process group.
  */
