@@ -11,7 +11,7 @@ export interface OAuthFixtureOptions {
   prm?: 'path' | 'root' | 'custom' | 'none';
   /** Put `resource_metadata` in the 401 challenge. Default true. */
   prmInHeader?: boolean;
-  /** Override the PRM `resource` (default: the MCP URL, or the origin for a root PRM). */
+  /** Override the PRM `resource` (default: the MCP URL, or the origin for a root PRM); `{origin}` is replaced. */
   prmResource?: string;
   prmScopes?: string[];
   /** Issuer path, e.g. '/tenant1' (default none). */
@@ -153,6 +153,8 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
           ? `${p}/.well-known/openid-configuration`
           : undefined;
 
+  const publishedResource = () =>
+    o.prmResource?.replace('{origin}', origin) ?? (o.prm === 'root' ? origin : `${origin}/mcp`);
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
@@ -241,9 +243,8 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
     const path = url.pathname;
 
     if (req.method === 'GET' && prmPath && path === prmPath) {
-      const resource = o.prmResource ?? (o.prm === 'root' ? origin : `${origin}/mcp`);
       return json(res, 200, {
-        resource,
+        resource: publishedResource(),
         authorization_servers: [`${origin}${p}`],
         ...(o.prmScopes ? { scopes_supported: o.prmScopes } : {}),
       });
@@ -324,6 +325,9 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
       if ('error' in who) return oauthError(res, 401, 'invalid_client', who.error);
       const grant = form['grant_type'];
       if (!form['resource']) return oauthError(res, 400, 'invalid_target', 'resource is required');
+      // RFC 8707 with RFC 9728: the identifier exactly as the metadata publishes it.
+      if (prmPath && form['resource'] !== publishedResource())
+        return oauthError(res, 400, 'invalid_target', `resource ${form['resource']} is not ${publishedResource()}`);
       if (grant === 'authorization_code') {
         const entry = codes.get(form['code'] ?? '');
         codes.delete(form['code'] ?? '');

@@ -42,7 +42,7 @@ export interface OAuthProvider extends AuthProvider {
   ready(): Promise<void>;
   confirmed(): void;
   clear(): Promise<void>;
-  /** The canonical resource URI sent as `resource` and used as the store key. */
+  /** The canonical server URI: the store key (the `resource` sent is the one the PRM names). */
   readonly resource: string;
 }
 
@@ -188,7 +188,7 @@ class OAuthClientProvider implements OAuthProvider {
     try {
       const credentials = await this.#credentials(discovery, ctx);
       const tokens = await refreshGrant(
-        { tokenEndpoint: discovery.tokenEndpoint, credentials, refreshToken, resource: this.resource },
+        { tokenEndpoint: discovery.tokenEndpoint, credentials, refreshToken, resource: discovery.resource },
         ctx,
       );
       await this.#accept(tokens, this.#tokens?.scope ?? this.#requestedScope);
@@ -238,14 +238,14 @@ class OAuthClientProvider implements OAuthProvider {
             credentials,
             redirectUri: o.redirectUri!,
             onRedirect: o.onRedirect!,
-            resource: this.resource,
+            resource: discovery.resource,
             scope,
           },
           ctx,
         );
       case 'client_credentials':
         return clientCredentialsGrant(
-          { tokenEndpoint: discovery.tokenEndpoint, credentials, resource: this.resource, scope },
+          { tokenEndpoint: discovery.tokenEndpoint, credentials, resource: discovery.resource, scope },
           ctx,
         );
       case 'cross_app_access': {
@@ -259,7 +259,7 @@ class OAuthClientProvider implements OAuthProvider {
             issuer: discovery.issuer,
             tokenEndpoint: discovery.tokenEndpoint,
             credentials,
-            resource: this.resource,
+            resource: discovery.resource,
             scope,
           },
           ctx,
