@@ -40,6 +40,11 @@ export interface OAuthFixtureOptions {
   alwaysInsufficient?: boolean;
   /** Redirect from /authorize with this error instead of a code. */
   authorizeError?: string;
+  /**
+   * RFC 9207: 'advertised' lists authorization_response_iss_parameter_supported and sends `iss`;
+   * 'advertised-missing' lists it but leaves `iss` out (what a mix-up attacker's redirect looks like).
+   */
+  iss?: 'advertised' | 'advertised-missing';
   /** Redirect with a different state than requested. */
   wrongState?: boolean;
   /** Make the token endpoint answer this OAuth error (with a description echoing the request). */
@@ -261,6 +266,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
         token_endpoint_auth_methods_supported: o.authMethods,
         ...(o.asScopes ? { scopes_supported: o.asScopes } : {}),
         ...(o.cimd ? { client_id_metadata_document_supported: true } : {}),
+        ...(o.iss ? { authorization_response_iss_parameter_supported: true } : {}),
       });
     }
     // Without metadata (asMetadata 'none') the 2025-03-26 default endpoints live at the origin.
@@ -298,6 +304,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
         back.searchParams.set('code', code);
       }
       if (q['state']) back.searchParams.set('state', o.wrongState ? 'forged' : q['state']);
+      if (o.iss === 'advertised') back.searchParams.set('iss', `${origin}${p}`);
       res.writeHead(302, { location: back.href }).end();
       return;
     }

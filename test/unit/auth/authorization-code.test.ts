@@ -224,6 +224,17 @@ describe('refusals', () => {
     expect(f.tokenRequests()).toHaveLength(0);
   });
 
+  it('RFC 9207: accepts the advertised iss, and rejects a redirect without iss when the server advertises it', async () => {
+    const ok = await start({ iss: 'advertised' });
+    expect((await callMcp(ok, provider(ok))).status).toBe(200);
+    await ok.close();
+    const f = await start({ iss: 'advertised-missing' });
+    const error = await callMcp(f, provider(f)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthorizationError);
+    expect((error as Error).message).toMatch(/carries no iss.*authorization_response_iss_parameter_supported/);
+    expect(f.tokenRequests()).toHaveLength(0);
+  });
+
   it('surfaces an error redirect with its OAuth code', async () => {
     const f = await start({ authorizeError: 'access_denied' });
     const error = (await callMcp(f, provider(f)).catch((e: unknown) => e)) as AuthorizationError;
