@@ -63,12 +63,17 @@ export interface RecordedOAuthRequest {
 export interface OAuthFixture {
   origin: string;
   mcpUrl: string;
-  issuer: string;
+  readonly issuer: string;
   requests: RecordedOAuthRequest[];
   /** Paths of GET requests, in order. */
   gets(): string[];
   tokenRequests(): RecordedOAuthRequest[];
   authorizeRequests(): RecordedOAuthRequest[];
+  /**
+   * SEP-2352: the PRM names a new authorization server at this path of the same origin; every
+   * token is invalid, and registrations made at the old one are unknown at the new one.
+   */
+  moveAuthorizationServer(issuerPath: string): void;
   /** Invalidate every issued access token (as if they expired). */
   expireAccessTokens(): void;
   close(): Promise<void>;
@@ -128,8 +133,13 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
   const requests: RecordedOAuthRequest[] = [];
   const clients = new Map<
     string,
-    { secret?: string | undefined; publicKey?: KeyObject | undefined; method?: string }
+    { secret?: string | undefined; publicKey?: KeyObject | undefined; method?: string; issuerPath?: string }
   >();
+  /** A registration is only good at the authorization server that made it (SEP-2352). */
+  const knownClient = (id: string) => {
+    const entry = clients.get(id);
+    return entry && (entry.issuerPath === undefined || entry.issuerPath === p) ? entry : undefined;
+  };
   for (const c of options.clients ?? []) clients.set(c.id, { secret: c.secret, publicKey: c.publicKey });
   const codes = new Map<
     string,
@@ -140,7 +150,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
   const jags = new Map<string, string>();
   let counter = 0;
   let origin = '';
-  const p = o.issuerPath;
+  let p = o.issuerPath;
   const prmPath =
     o.prm === 'path'
       ? '/.well-known/oauth-protected-resource/mcp'
@@ -149,7 +159,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
         : o.prm === 'custom'
           ? '/custom/metadata/location.json'
           : undefined;
-  const asMetadataPath =
+  const asMetadataPath = () =>
     o.asMetadata === 'oauth'
       ? `/.well-known/oauth-authorization-server${p}`
       : o.asMetadata === 'openid'
@@ -197,7 +207,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
       const id = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
       const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
       if (!o.authMethods.includes('client_secret_basic')) return { error: 'client_secret_basic not supported' };
-      return clients.get(id)?.secret === secret ? { clientId: id } : { error: 'bad Basic credentials' };
+      return knownClient(id)?.secret === secret ? { clientId: id } : { error: 'bad Basic credentials' };
     }
     if (form['client_assertion']) {
       if (form['client_assertion_type'] !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer')
@@ -205,7 +215,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
       const [h, b, s] = form['client_assertion'].split('.');
       const header = JSON.parse(Buffer.from(h!, 'base64url').toString());
       const claims = JSON.parse(Buffer.from(b!, 'base64url').toString());
-      const client = clients.get(claims.sub);
+      const client = knownClient(claims.sub);
       if (!client?.publicKey || claims.iss !== claims.sub) return { error: 'unknown assertion client' };
       const es = String(header.alg).startsWith('ES');
       const ok = verify(
@@ -222,9 +232,9 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
     if (!id) return { error: 'no client authentication' };
     if (form['client_secret'] !== undefined) {
       if (!o.authMethods.includes('client_secret_post')) return { error: 'client_secret_post not supported' };
-      return clients.get(id)?.secret === form['client_secret'] ? { clientId: id } : { error: 'bad client_secret' };
+      return knownClient(id)?.secret === form['client_secret'] ? { clientId: id } : { error: 'bad client_secret' };
     }
-    const known = clients.get(id) ?? (o.cimd && id.startsWith('https://') ? {} : undefined);
+    const known = knownClient(id) ?? (o.cimd && id.startsWith('https://') ? {} : undefined);
     if (!known) return { error: 'unknown client' };
     if (known.secret) return { error: 'confidential client sent no secret' };
     return { clientId: id };
@@ -254,7 +264,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
         ...(o.prmScopes ? { scopes_supported: o.prmScopes } : {}),
       });
     }
-    if (req.method === 'GET' && asMetadataPath && path === asMetadataPath) {
+    if (req.method === 'GET' && asMetadataPath() && path === asMetadataPath()) {
       return json(res, 200, {
         issuer: `${origin}${p}`,
         authorization_endpoint: `${origin}${p}/authorize`,
@@ -275,7 +285,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
       const id = `client-${++counter}`;
       const method = body.token_endpoint_auth_method ?? 'client_secret_basic';
       const secret = method === 'none' ? undefined : `secret-${counter}`;
-      clients.set(id, { secret, method });
+      clients.set(id, { secret, method, issuerPath: p });
       return json(res, 201, {
         client_id: id,
         ...(secret ? { client_secret: secret } : {}),
@@ -286,7 +296,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
     if (req.method === 'GET' && path === `${p}/authorize`) {
       const q = record.query;
       const client = q['client_id']
-        ? (clients.get(q['client_id']) ?? (o.cimd && q['client_id'].startsWith('https://') ? {} : undefined))
+        ? (knownClient(q['client_id']) ?? (o.cimd && q['client_id'].startsWith('https://') ? {} : undefined))
         : undefined;
       if (!client || !q['redirect_uri'])
         return oauthError(res, 400, 'invalid_request', 'unknown client or no redirect_uri');
@@ -410,7 +420,14 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
   return {
     origin,
     mcpUrl: `${origin}/mcp`,
-    issuer: `${origin}${p}`,
+    get issuer() {
+      return `${origin}${p}`;
+    },
+    moveAuthorizationServer(issuerPath: string) {
+      p = issuerPath;
+      accessTokens.clear();
+      refreshTokens.clear();
+    },
     requests,
     gets: () => requests.filter((r) => r.method === 'GET').map((r) => r.path),
     tokenRequests: () =>

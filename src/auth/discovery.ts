@@ -59,14 +59,25 @@ export function authorizationServerMetadataUrls(issuer: URL): URL[] {
   ];
 }
 
+/**
+ * Runs discovery. The PRM is read every time (it is what names the authorization server, and that
+ * may change: SEP-2352); the authorization server's metadata is reused from `previous` when the
+ * PRM still names the same server. Of several servers, `preferredIssuer` wins when listed.
+ */
 export async function discover(
   resourceUrl: URL,
   resourceMetadataFromHeader: string | undefined,
   ctx: HttpContext,
+  previous?: Discovery,
+  preferredIssuer?: string,
 ): Promise<Discovery> {
   const prm = await fetchProtectedResourceMetadata(resourceUrl, resourceMetadataFromHeader, ctx);
   if (prm) {
-    const issuer = prm.document.authorization_servers[0]!;
+    const servers = prm.document.authorization_servers;
+    const issuer = servers.find((s) => preferredIssuer !== undefined && trimSlash(s) === trimSlash(preferredIssuer)) ?? servers[0]!;
+    const resource = resourceIndicator(prm.document.resource, resourceUrl);
+    if (previous?.resourceMetadata && previous.metadata && trimSlash(previous.issuer) === trimSlash(issuer))
+      return { ...previous, resourceMetadata: prm, resource };
     const found = await fetchAuthorizationServerMetadata(new URL(issuer), ctx);
     if (!found) {
       throw new AuthorizationError(
@@ -80,13 +91,9 @@ export async function discover(
         { server: ctx.server },
       );
     }
-    return {
-      resourceMetadata: prm,
-      issuer: found.document.issuer,
-      resource: resourceIndicator(prm.document.resource, resourceUrl),
-      ...endpointsOf(found.document),
-    };
+    return { resourceMetadata: prm, issuer: found.document.issuer, resource, ...endpointsOf(found.document) };
   }
+  if (previous && !previous.resourceMetadata) return previous;
   // 2025-03-26: the authorization base URL is the MCP server URL without its path.
   const base = new URL(resourceUrl.origin);
   const resource = resourceIndicator(undefined, resourceUrl);

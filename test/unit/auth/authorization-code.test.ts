@@ -202,12 +202,13 @@ describe('refresh and the store', () => {
     const stored = await store.load(f.mcpUrl);
     expect(stored).toMatchObject({
       issuer: f.issuer,
-      client: { client_id: expect.any(String) },
-      tokens: { access_token: expect.any(String) },
+      issuers: {
+        [f.issuer]: { client: { client_id: expect.any(String) }, tokens: { access_token: expect.any(String) } },
+      },
     });
     const again = provider(f, { store });
     await again.ready();
-    expect(again.authorization()).toBe(`Bearer ${stored!.tokens!.access_token}`);
+    expect(again.authorization()).toBe(`Bearer ${stored!.issuers![f.issuer]!.tokens!.access_token}`);
     expect(await callMcp(f, again)).toEqual({ status: 200, authorizations: 0 });
     await again.clear();
     expect(again.authorization()).toBeUndefined();
