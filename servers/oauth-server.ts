@@ -47,6 +47,8 @@ export interface OAuthFixtureOptions {
   iss?: 'advertised' | 'advertised-missing';
   /** Redirect with a different state than requested. */
   wrongState?: boolean;
+  /** SEP-1933: accept jwt-bearer grants whose assertion this key signed (ES256) with aud = the issuer. */
+  workloadKey?: KeyObject;
   /** Make the token endpoint answer this OAuth error (with a description echoing the request). */
   tokenError?: string;
 }
@@ -338,7 +340,10 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
     if (req.method === 'POST' && path === `${p}/token`) {
       if (o.tokenError)
         return oauthError(res, 400, o.tokenError, `refused ${JSON.stringify(form)} ${req.headers.authorization ?? ''}`);
-      const who = authenticate(req, form);
+      // RFC 7523 §3.1: a jwt-bearer grant may come without client authentication.
+      const anonymousWorkload =
+        o.workloadKey && form['grant_type'] === 'urn:ietf:params:oauth:grant-type:jwt-bearer' && !form['client_id'];
+      const who = anonymousWorkload ? { clientId: 'workload' } : authenticate(req, form);
       if ('error' in who) return oauthError(res, 401, 'invalid_client', who.error);
       const grant = form['grant_type'];
       if (!form['resource']) return oauthError(res, 400, 'invalid_target', 'resource is required');
@@ -368,6 +373,19 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
       }
       if (grant === 'client_credentials')
         return json(res, 200, issue(form['scope'] ? form['scope'].split(' ') : [], who.clientId));
+      if (grant === 'urn:ietf:params:oauth:grant-type:jwt-bearer' && o.workloadKey) {
+        const [h, b, sig] = String(form['assertion']).split('.');
+        const claims = JSON.parse(Buffer.from(b ?? '', 'base64url').toString() || '{}');
+        const signed = verify(
+          'sha256',
+          Buffer.from(`${h}.${b}`),
+          { key: o.workloadKey, dsaEncoding: 'ieee-p1363' },
+          Buffer.from(sig ?? '', 'base64url'),
+        );
+        if (!signed || claims.aud !== `${origin}${p}` || !(claims.exp > Date.now() / 1000))
+          return oauthError(res, 400, 'invalid_grant', 'workload assertion refused');
+        return json(res, 200, issue(form['scope'] ? form['scope'].split(' ') : [], claims.sub));
+      }
       if (grant === 'urn:ietf:params:oauth:grant-type:jwt-bearer') {
         if (jags.get(form['assertion'] ?? '') !== `${origin}/mcp`)
           return oauthError(res, 400, 'invalid_grant', 'unknown ID-JAG');

@@ -74,7 +74,8 @@ export async function discover(
   const prm = await fetchProtectedResourceMetadata(resourceUrl, resourceMetadataFromHeader, ctx);
   if (prm) {
     const servers = prm.document.authorization_servers;
-    const issuer = servers.find((s) => preferredIssuer !== undefined && trimSlash(s) === trimSlash(preferredIssuer)) ?? servers[0]!;
+    const issuer =
+      servers.find((s) => preferredIssuer !== undefined && trimSlash(s) === trimSlash(preferredIssuer)) ?? servers[0]!;
     const resource = resourceIndicator(prm.document.resource, resourceUrl);
     if (previous?.resourceMetadata && previous.metadata && trimSlash(previous.issuer) === trimSlash(issuer))
       return { ...previous, resourceMetadata: prm, resource };

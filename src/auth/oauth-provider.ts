@@ -18,14 +18,9 @@ import { refreshGrant } from './refresh.js';
 import { resolveClient } from './registration.js';
 import { canonicalResource } from './resource.js';
 import { scopesCover, selectScope, unionScopes } from './scopes.js';
+import { workloadIdentityGrant } from './workload-identity.js';
 import { memoryTokenStore } from './token-store.js';
-import type {
-  AuthChallenge,
-  AuthProvider,
-  AuthStatus,
-  OAuthTokens,
-  TokenStore,
-} from './types.js';
+import type { AuthChallenge, AuthProvider, AuthStatus, OAuthTokens, TokenStore } from './types.js';
 import { parseBearerChallenge, type BearerChallenge } from './www-authenticate.js';
 
 export interface OAuthProviderContext {
@@ -109,7 +104,11 @@ class OAuthClientProvider implements OAuthProvider {
   }
 
   status(): AuthStatus {
-    return { authorized: this.#book.tokens !== undefined, scope: this.#book.tokens?.scope, expiresAt: this.#book.tokens?.expires_at };
+    return {
+      authorized: this.#book.tokens !== undefined,
+      scope: this.#book.tokens?.scope,
+      expiresAt: this.#book.tokens?.expires_at,
+    };
   }
 
   ready(): Promise<void> {
@@ -156,7 +155,11 @@ class OAuthClientProvider implements OAuthProvider {
     const scope = stepUp
       ? unionScopes(this.#requestedScope, this.#book.tokens?.scope, bearer.scope)
       : unionScopes(this.#requestedScope, this.#initialScope(bearer, discovery));
-    const credentials = await this.#credentials(discovery, ctx);
+    // Workload identity authenticates with its assertion: no registration, a client id only if configured.
+    const credentials =
+      this.#grant === 'workload_identity' && !this.#options.clientId
+        ? undefined
+        : await this.#credentials(discovery, ctx);
     const tokens = await this.#runGrant(discovery, credentials, scope, ctx);
     await this.#accept(tokens, scope);
     // Only attempts that produced credentials count: a network blip must not use up the budget.
@@ -218,11 +221,25 @@ class OAuthClientProvider implements OAuthProvider {
 
   async #runGrant(
     discovery: Discovery,
-    credentials: ClientCredentials,
+    credentials: ClientCredentials | undefined,
     scope: string | undefined,
     ctx: HttpContext & { signal: AbortSignal },
   ): Promise<OAuthTokens> {
     const o = this.#options;
+    if (this.#grant === 'workload_identity') {
+      return workloadIdentityGrant(
+        {
+          tokenEndpoint: discovery.tokenEndpoint,
+          assertion: o.workloadAssertion!,
+          credentials,
+          resource: discovery.resource,
+          scope,
+        },
+        ctx,
+      );
+    }
+    // Every other grant authenticates the client (resolved before this call).
+    if (!credentials) throw new AuthorizationError('no client credentials', { server: this.#server });
     switch (this.#grant) {
       case 'authorization_code':
         return authorizationCodeGrant(
