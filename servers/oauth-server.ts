@@ -47,6 +47,8 @@ export interface OAuthFixtureOptions {
   iss?: 'advertised' | 'advertised-missing';
   /** Redirect with a different state than requested. */
   wrongState?: boolean;
+  /** RFC 7009: advertise `revocation_endpoint` and revoke what it is sent. */
+  revocation?: boolean;
   /** SEP-1933: accept jwt-bearer grants whose assertion this key signed (ES256) with aud = the issuer. */
   workloadKey?: KeyObject;
   /** Make the token endpoint answer this OAuth error (with a description echoing the request). */
@@ -279,6 +281,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
         ...(o.asScopes ? { scopes_supported: o.asScopes } : {}),
         ...(o.cimd ? { client_id_metadata_document_supported: true } : {}),
         ...(o.iss ? { authorization_response_iss_parameter_supported: true } : {}),
+        ...(o.revocation ? { revocation_endpoint: `${origin}${p}/revoke` } : {}),
       });
     }
     // Without metadata (asMetadata 'none') the 2025-03-26 default endpoints live at the origin.
@@ -336,6 +339,14 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
         issued_token_type: 'urn:ietf:params:oauth:token-type:id-jag',
         token_type: 'N_A',
       });
+    }
+    if (req.method === 'POST' && path === `${p}/revoke` && o.revocation) {
+      const who = authenticate(req, form);
+      if ('error' in who) return oauthError(res, 401, 'invalid_client', who.error);
+      accessTokens.delete(form['token'] ?? '');
+      refreshTokens.delete(form['token'] ?? '');
+      res.writeHead(200).end();
+      return;
     }
     if (req.method === 'POST' && path === `${p}/token`) {
       if (o.tokenError)

@@ -15,6 +15,7 @@ import type { HttpContext } from './http.js';
 import { defaultAlgorithm, loadPrivateKey } from './jwt.js';
 import { parseOAuthOptions, type OAuthClientOptions, type OAuthGrant } from './options.js';
 import { refreshGrant } from './refresh.js';
+import { revokeTokens } from './revocation.js';
 import { resolveClient } from './registration.js';
 import { canonicalResource } from './resource.js';
 import { scopesCover, selectScope, unionScopes } from './scopes.js';
@@ -36,7 +37,16 @@ export interface OAuthProvider extends AuthProvider {
   /** Resolves once the store has been read; a stored token is then returned by `authorization()`. */
   ready(): Promise<void>;
   confirmed(): void;
+  /** Forgets this server's tokens and registrations locally (every issuer); the server is not told. */
   clear(): Promise<void>;
+  /** Same as `clear()`. */
+  forget(): Promise<void>;
+  /**
+   * Logs out: revokes the tokens at the authorization server when it advertises a
+   * `revocation_endpoint` (RFC 7009), then forgets them locally, whether or not revocation worked.
+   * Resolves with whether the server revoked them; `error` says why not when it tried and failed.
+   */
+  revoke(signal?: AbortSignal): Promise<{ revoked: boolean; error?: Error | undefined }>;
   /** The canonical server URI: the store key (the `resource` sent is the one the PRM names). */
   readonly resource: string;
 }
@@ -127,6 +137,32 @@ class OAuthClientProvider implements OAuthProvider {
     this.#attempts = 0;
     this.#generation++;
     await this.#store.clear(this.resource);
+  }
+
+  forget(): Promise<void> {
+    return this.clear();
+  }
+
+  async revoke(signal?: AbortSignal): Promise<{ revoked: boolean; error?: Error | undefined }> {
+    await this.#loaded;
+    const tokens = this.#book.tokens;
+    let result: { revoked: boolean; error?: Error | undefined } = { revoked: false };
+    if (tokens) {
+      const ctx = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
+      try {
+        const discovery = await discover(this.#resourceUrl, undefined, ctx, this.#discovery, this.#book.issuer);
+        const endpoint = discovery.metadata?.revocation_endpoint;
+        // Only tokens of the server they came from, with the client registered there.
+        if (endpoint && discovery.issuer === this.#book.issuer && (this.#book.client || this.#options.clientId)) {
+          await revokeTokens(new URL(endpoint), tokens, await this.#credentials(discovery, ctx), ctx);
+          result = { revoked: true };
+        }
+      } catch (error) {
+        result = { revoked: false, error: error instanceof Error ? error : new Error(String(error)) };
+      }
+    }
+    await this.clear();
+    return result;
   }
 
   async authorize(challenge: AuthChallenge, signal: AbortSignal): Promise<void> {
