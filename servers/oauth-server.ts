@@ -11,7 +11,7 @@ export interface OAuthFixtureOptions {
   prm?: 'path' | 'root' | 'custom' | 'none';
   /** Put `resource_metadata` in the 401 challenge. Default true. */
   prmInHeader?: boolean;
-  /** Override the PRM `resource` (default: the MCP URL, or the origin for a root PRM). */
+  /** Override the PRM `resource` (default: the MCP URL, or the origin for a root PRM); `{origin}` is replaced. */
   prmResource?: string;
   prmScopes?: string[];
   /** Issuer path, e.g. '/tenant1' (default none). */
@@ -40,8 +40,17 @@ export interface OAuthFixtureOptions {
   alwaysInsufficient?: boolean;
   /** Redirect from /authorize with this error instead of a code. */
   authorizeError?: string;
+  /**
+   * RFC 9207: 'advertised' lists authorization_response_iss_parameter_supported and sends `iss`;
+   * 'advertised-missing' lists it but leaves `iss` out (what a mix-up attacker's redirect looks like).
+   */
+  iss?: 'advertised' | 'advertised-missing';
   /** Redirect with a different state than requested. */
   wrongState?: boolean;
+  /** RFC 7009: advertise `revocation_endpoint` and revoke what it is sent. */
+  revocation?: boolean;
+  /** SEP-1933: accept jwt-bearer grants whose assertion this key signed (ES256) with aud = the issuer. */
+  workloadKey?: KeyObject;
   /** Make the token endpoint answer this OAuth error (with a description echoing the request). */
   tokenError?: string;
 }
@@ -58,12 +67,17 @@ export interface RecordedOAuthRequest {
 export interface OAuthFixture {
   origin: string;
   mcpUrl: string;
-  issuer: string;
+  readonly issuer: string;
   requests: RecordedOAuthRequest[];
   /** Paths of GET requests, in order. */
   gets(): string[];
   tokenRequests(): RecordedOAuthRequest[];
   authorizeRequests(): RecordedOAuthRequest[];
+  /**
+   * SEP-2352: the PRM names a new authorization server at this path of the same origin; every
+   * token is invalid, and registrations made at the old one are unknown at the new one.
+   */
+  moveAuthorizationServer(issuerPath: string): void;
   /** Invalidate every issued access token (as if they expired). */
   expireAccessTokens(): void;
   close(): Promise<void>;
@@ -123,8 +137,13 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
   const requests: RecordedOAuthRequest[] = [];
   const clients = new Map<
     string,
-    { secret?: string | undefined; publicKey?: KeyObject | undefined; method?: string }
+    { secret?: string | undefined; publicKey?: KeyObject | undefined; method?: string; issuerPath?: string }
   >();
+  /** A registration is only good at the authorization server that made it (SEP-2352). */
+  const knownClient = (id: string) => {
+    const entry = clients.get(id);
+    return entry && (entry.issuerPath === undefined || entry.issuerPath === p) ? entry : undefined;
+  };
   for (const c of options.clients ?? []) clients.set(c.id, { secret: c.secret, publicKey: c.publicKey });
   const codes = new Map<
     string,
@@ -135,7 +154,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
   const jags = new Map<string, string>();
   let counter = 0;
   let origin = '';
-  const p = o.issuerPath;
+  let p = o.issuerPath;
   const prmPath =
     o.prm === 'path'
       ? '/.well-known/oauth-protected-resource/mcp'
@@ -144,7 +163,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
         : o.prm === 'custom'
           ? '/custom/metadata/location.json'
           : undefined;
-  const asMetadataPath =
+  const asMetadataPath = () =>
     o.asMetadata === 'oauth'
       ? `/.well-known/oauth-authorization-server${p}`
       : o.asMetadata === 'openid'
@@ -153,6 +172,8 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
           ? `${p}/.well-known/openid-configuration`
           : undefined;
 
+  const publishedResource = () =>
+    o.prmResource?.replace('{origin}', origin) ?? (o.prm === 'root' ? origin : `${origin}/mcp`);
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(body));
@@ -190,7 +211,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
       const id = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
       const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
       if (!o.authMethods.includes('client_secret_basic')) return { error: 'client_secret_basic not supported' };
-      return clients.get(id)?.secret === secret ? { clientId: id } : { error: 'bad Basic credentials' };
+      return knownClient(id)?.secret === secret ? { clientId: id } : { error: 'bad Basic credentials' };
     }
     if (form['client_assertion']) {
       if (form['client_assertion_type'] !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer')
@@ -198,7 +219,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
       const [h, b, s] = form['client_assertion'].split('.');
       const header = JSON.parse(Buffer.from(h!, 'base64url').toString());
       const claims = JSON.parse(Buffer.from(b!, 'base64url').toString());
-      const client = clients.get(claims.sub);
+      const client = knownClient(claims.sub);
       if (!client?.publicKey || claims.iss !== claims.sub) return { error: 'unknown assertion client' };
       const es = String(header.alg).startsWith('ES');
       const ok = verify(
@@ -215,9 +236,9 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
     if (!id) return { error: 'no client authentication' };
     if (form['client_secret'] !== undefined) {
       if (!o.authMethods.includes('client_secret_post')) return { error: 'client_secret_post not supported' };
-      return clients.get(id)?.secret === form['client_secret'] ? { clientId: id } : { error: 'bad client_secret' };
+      return knownClient(id)?.secret === form['client_secret'] ? { clientId: id } : { error: 'bad client_secret' };
     }
-    const known = clients.get(id) ?? (o.cimd && id.startsWith('https://') ? {} : undefined);
+    const known = knownClient(id) ?? (o.cimd && id.startsWith('https://') ? {} : undefined);
     if (!known) return { error: 'unknown client' };
     if (known.secret) return { error: 'confidential client sent no secret' };
     return { clientId: id };
@@ -241,14 +262,13 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
     const path = url.pathname;
 
     if (req.method === 'GET' && prmPath && path === prmPath) {
-      const resource = o.prmResource ?? (o.prm === 'root' ? origin : `${origin}/mcp`);
       return json(res, 200, {
-        resource,
+        resource: publishedResource(),
         authorization_servers: [`${origin}${p}`],
         ...(o.prmScopes ? { scopes_supported: o.prmScopes } : {}),
       });
     }
-    if (req.method === 'GET' && asMetadataPath && path === asMetadataPath) {
+    if (req.method === 'GET' && asMetadataPath() && path === asMetadataPath()) {
       return json(res, 200, {
         issuer: `${origin}${p}`,
         authorization_endpoint: `${origin}${p}/authorize`,
@@ -260,6 +280,8 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
         token_endpoint_auth_methods_supported: o.authMethods,
         ...(o.asScopes ? { scopes_supported: o.asScopes } : {}),
         ...(o.cimd ? { client_id_metadata_document_supported: true } : {}),
+        ...(o.iss ? { authorization_response_iss_parameter_supported: true } : {}),
+        ...(o.revocation ? { revocation_endpoint: `${origin}${p}/revoke` } : {}),
       });
     }
     // Without metadata (asMetadata 'none') the 2025-03-26 default endpoints live at the origin.
@@ -268,7 +290,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
       const id = `client-${++counter}`;
       const method = body.token_endpoint_auth_method ?? 'client_secret_basic';
       const secret = method === 'none' ? undefined : `secret-${counter}`;
-      clients.set(id, { secret, method });
+      clients.set(id, { secret, method, issuerPath: p });
       return json(res, 201, {
         client_id: id,
         ...(secret ? { client_secret: secret } : {}),
@@ -279,7 +301,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
     if (req.method === 'GET' && path === `${p}/authorize`) {
       const q = record.query;
       const client = q['client_id']
-        ? (clients.get(q['client_id']) ?? (o.cimd && q['client_id'].startsWith('https://') ? {} : undefined))
+        ? (knownClient(q['client_id']) ?? (o.cimd && q['client_id'].startsWith('https://') ? {} : undefined))
         : undefined;
       if (!client || !q['redirect_uri'])
         return oauthError(res, 400, 'invalid_request', 'unknown client or no redirect_uri');
@@ -297,6 +319,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
         back.searchParams.set('code', code);
       }
       if (q['state']) back.searchParams.set('state', o.wrongState ? 'forged' : q['state']);
+      if (o.iss === 'advertised') back.searchParams.set('iss', `${origin}${p}`);
       res.writeHead(302, { location: back.href }).end();
       return;
     }
@@ -317,13 +340,27 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
         token_type: 'N_A',
       });
     }
+    if (req.method === 'POST' && path === `${p}/revoke` && o.revocation) {
+      const who = authenticate(req, form);
+      if ('error' in who) return oauthError(res, 401, 'invalid_client', who.error);
+      accessTokens.delete(form['token'] ?? '');
+      refreshTokens.delete(form['token'] ?? '');
+      res.writeHead(200).end();
+      return;
+    }
     if (req.method === 'POST' && path === `${p}/token`) {
       if (o.tokenError)
         return oauthError(res, 400, o.tokenError, `refused ${JSON.stringify(form)} ${req.headers.authorization ?? ''}`);
-      const who = authenticate(req, form);
+      // RFC 7523 §3.1: a jwt-bearer grant may come without client authentication.
+      const anonymousWorkload =
+        o.workloadKey && form['grant_type'] === 'urn:ietf:params:oauth:grant-type:jwt-bearer' && !form['client_id'];
+      const who = anonymousWorkload ? { clientId: 'workload' } : authenticate(req, form);
       if ('error' in who) return oauthError(res, 401, 'invalid_client', who.error);
       const grant = form['grant_type'];
       if (!form['resource']) return oauthError(res, 400, 'invalid_target', 'resource is required');
+      // RFC 8707 with RFC 9728: the identifier exactly as the metadata publishes it.
+      if (prmPath && form['resource'] !== publishedResource())
+        return oauthError(res, 400, 'invalid_target', `resource ${form['resource']} is not ${publishedResource()}`);
       if (grant === 'authorization_code') {
         const entry = codes.get(form['code'] ?? '');
         codes.delete(form['code'] ?? '');
@@ -347,6 +384,19 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
       }
       if (grant === 'client_credentials')
         return json(res, 200, issue(form['scope'] ? form['scope'].split(' ') : [], who.clientId));
+      if (grant === 'urn:ietf:params:oauth:grant-type:jwt-bearer' && o.workloadKey) {
+        const [h, b, sig] = String(form['assertion']).split('.');
+        const claims = JSON.parse(Buffer.from(b ?? '', 'base64url').toString() || '{}');
+        const signed = verify(
+          'sha256',
+          Buffer.from(`${h}.${b}`),
+          { key: o.workloadKey, dsaEncoding: 'ieee-p1363' },
+          Buffer.from(sig ?? '', 'base64url'),
+        );
+        if (!signed || claims.aud !== `${origin}${p}` || !(claims.exp > Date.now() / 1000))
+          return oauthError(res, 400, 'invalid_grant', 'workload assertion refused');
+        return json(res, 200, issue(form['scope'] ? form['scope'].split(' ') : [], claims.sub));
+      }
       if (grant === 'urn:ietf:params:oauth:grant-type:jwt-bearer') {
         if (jags.get(form['assertion'] ?? '') !== `${origin}/mcp`)
           return oauthError(res, 400, 'invalid_grant', 'unknown ID-JAG');
@@ -399,7 +449,14 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
   return {
     origin,
     mcpUrl: `${origin}/mcp`,
-    issuer: `${origin}${p}`,
+    get issuer() {
+      return `${origin}${p}`;
+    },
+    moveAuthorizationServer(issuerPath: string) {
+      p = issuerPath;
+      accessTokens.clear();
+      refreshTokens.clear();
+    },
     requests,
     gets: () => requests.filter((r) => r.method === 'GET').map((r) => r.path),
     tokenRequests: () =>

@@ -1,6 +1,6 @@
 /**
  * The authorization code grant with PKCE (OAuth 2.1 §4.1): build the authorization URL, hand it
- * to `onRedirect`, check the redirect (state, iss, error), and redeem the code.
+ * to `onRedirect`, check the redirect (state, iss per RFC 9207 / SEP-2468, error), and redeem the code.
  */
 import { AuthorizationError } from '../errors.js';
 import type { ClientCredentials } from './client-auth.js';
@@ -90,6 +90,13 @@ function readRedirect(returned: URL, state: string, discovery: Discovery, server
   const iss = params.get('iss');
   if (iss !== null && iss !== discovery.issuer) {
     throw new AuthorizationError(`the redirect names issuer ${iss}, not ${discovery.issuer}; ignoring it`, { server });
+  }
+  // RFC 9207 §2.4: a server that promises `iss` and leaves it out may be an attacker's (mix-up).
+  if (iss === null && discovery.metadata?.authorization_response_iss_parameter_supported === true) {
+    throw new AuthorizationError(
+      `the redirect carries no iss, though ${discovery.issuer} advertises authorization_response_iss_parameter_supported (RFC 9207); ignoring it`,
+      { server },
+    );
   }
   const error = params.get('error');
   if (error !== null) {

@@ -14,13 +14,15 @@ import {
   type AuthorizationServerMetadata,
   type ProtectedResourceMetadata,
 } from './metadata.js';
-import { resourceCovers } from './resource.js';
+import { resourceCovers, resourceIndicator } from './resource.js';
 
 export interface Discovery {
   /** The PRM document and where it was found; undefined on a 2025-03-26 server. */
   resourceMetadata?: { url: string; document: ProtectedResourceMetadata } | undefined;
   /** The authorization server's issuer identifier. */
   issuer: string;
+  /** The RFC 8707 `resource` to send: the PRM's `resource` verbatim, else the canonical server URI. */
+  resource: string;
   /** Undefined when the server publishes no metadata (2025-03-26 default endpoints). */
   metadata?: AuthorizationServerMetadata | undefined;
   authorizationEndpoint?: URL | undefined;
@@ -57,14 +59,26 @@ export function authorizationServerMetadataUrls(issuer: URL): URL[] {
   ];
 }
 
+/**
+ * Runs discovery. The PRM is read every time (it is what names the authorization server, and that
+ * may change: SEP-2352); the authorization server's metadata is reused from `previous` when the
+ * PRM still names the same server. Of several servers, `preferredIssuer` wins when listed.
+ */
 export async function discover(
   resourceUrl: URL,
   resourceMetadataFromHeader: string | undefined,
   ctx: HttpContext,
+  previous?: Discovery,
+  preferredIssuer?: string,
 ): Promise<Discovery> {
   const prm = await fetchProtectedResourceMetadata(resourceUrl, resourceMetadataFromHeader, ctx);
   if (prm) {
-    const issuer = prm.document.authorization_servers[0]!;
+    const servers = prm.document.authorization_servers;
+    const issuer =
+      servers.find((s) => preferredIssuer !== undefined && trimSlash(s) === trimSlash(preferredIssuer)) ?? servers[0]!;
+    const resource = resourceIndicator(prm.document.resource, resourceUrl);
+    if (previous?.resourceMetadata && previous.metadata && trimSlash(previous.issuer) === trimSlash(issuer))
+      return { ...previous, resourceMetadata: prm, resource };
     const found = await fetchAuthorizationServerMetadata(new URL(issuer), ctx);
     if (!found) {
       throw new AuthorizationError(
@@ -78,14 +92,17 @@ export async function discover(
         { server: ctx.server },
       );
     }
-    return { resourceMetadata: prm, issuer: found.document.issuer, ...endpointsOf(found.document) };
+    return { resourceMetadata: prm, issuer: found.document.issuer, resource, ...endpointsOf(found.document) };
   }
+  if (previous && !previous.resourceMetadata) return previous;
   // 2025-03-26: the authorization base URL is the MCP server URL without its path.
   const base = new URL(resourceUrl.origin);
+  const resource = resourceIndicator(undefined, resourceUrl);
   const found = await fetchAuthorizationServerMetadata(base, ctx);
-  if (found) return { issuer: found.document.issuer, ...endpointsOf(found.document) };
+  if (found) return { issuer: found.document.issuer, resource, ...endpointsOf(found.document) };
   return {
     issuer: base.origin,
+    resource,
     authorizationEndpoint: new URL('/authorize', base),
     tokenEndpoint: new URL('/token', base),
     registrationEndpoint: new URL('/register', base),
@@ -144,7 +161,9 @@ async function fetchAuthorizationServerMetadata(
   return undefined;
 }
 
-function endpointsOf(metadata: AuthorizationServerMetadata): Omit<Discovery, 'issuer' | 'resourceMetadata'> {
+function endpointsOf(
+  metadata: AuthorizationServerMetadata,
+): Omit<Discovery, 'issuer' | 'resource' | 'resourceMetadata'> {
   return {
     metadata,
     authorizationEndpoint: metadata.authorization_endpoint ? new URL(metadata.authorization_endpoint) : undefined,

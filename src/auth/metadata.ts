@@ -22,6 +22,7 @@ export const authorizationServerMetadataSchema = z.looseObject({
   authorization_endpoint: httpUrl.optional(),
   token_endpoint: httpUrl,
   registration_endpoint: httpUrl.optional(),
+  revocation_endpoint: httpUrl.optional(),
   scopes_supported: strings.optional(),
   response_types_supported: strings.optional(),
   grant_types_supported: strings.optional(),

@@ -8,24 +8,20 @@ import { AuthorizationError, ConfigError, isAbortError } from '../errors.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { chooseAuthMethod, type ClientCredentials, type SigningKey } from './client-auth.js';
 import { clientCredentialsGrant } from './client-credentials.js';
+import { CredentialBook } from './credential-book.js';
 import { crossAppAccessGrant } from './cross-app-access.js';
 import { discover, type Discovery } from './discovery.js';
 import type { HttpContext } from './http.js';
 import { defaultAlgorithm, loadPrivateKey } from './jwt.js';
 import { parseOAuthOptions, type OAuthClientOptions, type OAuthGrant } from './options.js';
 import { refreshGrant } from './refresh.js';
+import { revokeTokens } from './revocation.js';
 import { resolveClient } from './registration.js';
 import { canonicalResource } from './resource.js';
 import { scopesCover, selectScope, unionScopes } from './scopes.js';
+import { workloadIdentityGrant } from './workload-identity.js';
 import { memoryTokenStore } from './token-store.js';
-import type {
-  AuthChallenge,
-  AuthProvider,
-  AuthStatus,
-  OAuthClientInformation,
-  OAuthTokens,
-  TokenStore,
-} from './types.js';
+import type { AuthChallenge, AuthProvider, AuthStatus, OAuthTokens, TokenStore } from './types.js';
 import { parseBearerChallenge, type BearerChallenge } from './www-authenticate.js';
 
 export interface OAuthProviderContext {
@@ -41,8 +37,17 @@ export interface OAuthProvider extends AuthProvider {
   /** Resolves once the store has been read; a stored token is then returned by `authorization()`. */
   ready(): Promise<void>;
   confirmed(): void;
+  /** Forgets this server's tokens and registrations locally (every issuer); the server is not told. */
   clear(): Promise<void>;
-  /** The canonical resource URI sent as `resource` and used as the store key. */
+  /** Same as `clear()`. */
+  forget(): Promise<void>;
+  /**
+   * Logs out: revokes the tokens at the authorization server when it advertises a
+   * `revocation_endpoint` (RFC 7009), then forgets them locally, whether or not revocation worked.
+   * Resolves with whether the server revoked them; `error` says why not when it tried and failed.
+   */
+  revoke(signal?: AbortSignal): Promise<{ revoked: boolean; error?: Error | undefined }>;
+  /** The canonical server URI: the store key (the `resource` sent is the one the PRM names). */
   readonly resource: string;
 }
 
@@ -56,12 +61,11 @@ export function createOAuthProvider(options: OAuthClientOptions, context: OAuthP
 class OAuthClientProvider implements OAuthProvider {
   readonly resource: string;
   #generation = 0;
-  #tokens: OAuthTokens | undefined;
-  #client: OAuthClientInformation | undefined;
-  #issuer: string | undefined;
+  /** Tokens, registration and DPoP key per authorization server (SEP-2352). */
+  readonly #book = new CredentialBook();
   #requestedScope: string | undefined;
   #attempts = 0;
-  #discovery: { key: string; value: Discovery } | undefined;
+  #discovery: Discovery | undefined;
   readonly #options: OAuthClientOptions;
   readonly #grant: OAuthGrant;
   readonly #resourceUrl: URL;
@@ -106,11 +110,15 @@ class OAuthClientProvider implements OAuthProvider {
   }
 
   authorization(): string | undefined {
-    return this.#tokens ? `Bearer ${this.#tokens.access_token}` : undefined;
+    return this.#book.tokens ? `Bearer ${this.#book.tokens.access_token}` : undefined;
   }
 
   status(): AuthStatus {
-    return { authorized: this.#tokens !== undefined, scope: this.#tokens?.scope, expiresAt: this.#tokens?.expires_at };
+    return {
+      authorized: this.#book.tokens !== undefined,
+      scope: this.#book.tokens?.scope,
+      expiresAt: this.#book.tokens?.expires_at,
+    };
   }
 
   ready(): Promise<void> {
@@ -118,19 +126,43 @@ class OAuthClientProvider implements OAuthProvider {
   }
 
   confirmed(): void {
-    if (this.#tokens) this.#attempts = 0;
+    if (this.#book.tokens) this.#attempts = 0;
   }
 
   async clear(): Promise<void> {
     await this.#loaded;
-    this.#tokens = undefined;
-    this.#client = undefined;
-    this.#issuer = undefined;
+    this.#book.clear();
     this.#requestedScope = undefined;
     this.#discovery = undefined;
     this.#attempts = 0;
     this.#generation++;
     await this.#store.clear(this.resource);
+  }
+
+  forget(): Promise<void> {
+    return this.clear();
+  }
+
+  async revoke(signal?: AbortSignal): Promise<{ revoked: boolean; error?: Error | undefined }> {
+    await this.#loaded;
+    const tokens = this.#book.tokens;
+    let result: { revoked: boolean; error?: Error | undefined } = { revoked: false };
+    if (tokens) {
+      const ctx = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
+      try {
+        const discovery = await discover(this.#resourceUrl, undefined, ctx, this.#discovery, this.#book.issuer);
+        const endpoint = discovery.metadata?.revocation_endpoint;
+        // Only tokens of the server they came from, with the client registered there.
+        if (endpoint && discovery.issuer === this.#book.issuer && (this.#book.client || this.#options.clientId)) {
+          await revokeTokens(new URL(endpoint), tokens, await this.#credentials(discovery, ctx), ctx);
+          result = { revoked: true };
+        }
+      } catch (error) {
+        result = { revoked: false, error: error instanceof Error ? error : new Error(String(error)) };
+      }
+    }
+    await this.clear();
+    return result;
   }
 
   async authorize(challenge: AuthChallenge, signal: AbortSignal): Promise<void> {
@@ -149,21 +181,21 @@ class OAuthClientProvider implements OAuthProvider {
     const bearer = parseBearerChallenge(challenge.wwwAuthenticate);
     const ctx = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
     const discovery = await this.#discover(bearer, ctx);
-    if (this.#issuer !== undefined && this.#issuer !== discovery.issuer) {
-      // Tokens and registrations belong to one authorization server.
-      this.#client = undefined;
-      this.#tokens = this.#tokens ? { ...this.#tokens, refresh_token: undefined } : undefined;
-    }
-    this.#issuer = discovery.issuer;
+    // A new authorization server (SEP-2352): its own registration and tokens, never the old ones.
+    if (this.#book.useIssuer(discovery.issuer)) this.#generation++;
     const stepUp = challenge.status === 403 || bearer.error === 'insufficient_scope';
     if (!stepUp && (await this.#tryRefresh(bearer, discovery, ctx))) {
       this.#attempts++;
       return;
     }
     const scope = stepUp
-      ? unionScopes(this.#requestedScope, this.#tokens?.scope, bearer.scope)
+      ? unionScopes(this.#requestedScope, this.#book.tokens?.scope, bearer.scope)
       : unionScopes(this.#requestedScope, this.#initialScope(bearer, discovery));
-    const credentials = await this.#credentials(discovery, ctx);
+    // Workload identity authenticates with its assertion: no registration, a client id only if configured.
+    const credentials =
+      this.#grant === 'workload_identity' && !this.#options.clientId
+        ? undefined
+        : await this.#credentials(discovery, ctx);
     const tokens = await this.#runGrant(discovery, credentials, scope, ctx);
     await this.#accept(tokens, scope);
     // Only attempts that produced credentials count: a network blip must not use up the budget.
@@ -182,16 +214,16 @@ class OAuthClientProvider implements OAuthProvider {
 
   /** True when a refresh produced a new token; false when a full grant is needed instead. */
   async #tryRefresh(bearer: BearerChallenge, discovery: Discovery, ctx: HttpContext): Promise<boolean> {
-    const refreshToken = this.#tokens?.refresh_token;
+    const refreshToken = this.#book.tokens?.refresh_token;
     // A refresh cannot widen the scope: if the challenge asks for more, authorize again.
-    if (!refreshToken || !scopesCover(this.#tokens?.scope ?? this.#requestedScope, bearer.scope)) return false;
+    if (!refreshToken || !scopesCover(this.#book.tokens?.scope ?? this.#requestedScope, bearer.scope)) return false;
     try {
       const credentials = await this.#credentials(discovery, ctx);
       const tokens = await refreshGrant(
-        { tokenEndpoint: discovery.tokenEndpoint, credentials, refreshToken, resource: this.resource },
+        { tokenEndpoint: discovery.tokenEndpoint, credentials, refreshToken, resource: discovery.resource },
         ctx,
       );
-      await this.#accept(tokens, this.#tokens?.scope ?? this.#requestedScope);
+      await this.#accept(tokens, this.#book.tokens?.scope ?? this.#requestedScope);
       return true;
     } catch (error) {
       if (
@@ -202,16 +234,16 @@ class OAuthClientProvider implements OAuthProvider {
       )
         throw error;
       // The server refused the refresh token (expired, revoked, rotated away): start over.
-      this.#tokens = this.#tokens ? { ...this.#tokens, refresh_token: undefined } : undefined;
-      if (error.oauthError === 'invalid_client' && !this.#options.clientId) this.#client = undefined;
+      this.#book.tokens = this.#book.tokens ? { ...this.#book.tokens, refresh_token: undefined } : undefined;
+      if (error.oauthError === 'invalid_client' && !this.#options.clientId) this.#book.client = undefined;
       return false;
     }
   }
 
   async #credentials(discovery: Discovery, ctx: HttpContext): Promise<ClientCredentials> {
-    const resolved = await resolveClient(this.#options, discovery, this.#client, ctx);
+    const resolved = await resolveClient(this.#options, discovery, this.#book.client, ctx);
     if (resolved.source === 'registered' || resolved.source === 'metadata-document') {
-      this.#client = resolved.client;
+      this.#book.client = resolved.client;
       await this.#save();
     }
     const method = chooseAuthMethod(
@@ -225,11 +257,25 @@ class OAuthClientProvider implements OAuthProvider {
 
   async #runGrant(
     discovery: Discovery,
-    credentials: ClientCredentials,
+    credentials: ClientCredentials | undefined,
     scope: string | undefined,
     ctx: HttpContext & { signal: AbortSignal },
   ): Promise<OAuthTokens> {
     const o = this.#options;
+    if (this.#grant === 'workload_identity') {
+      return workloadIdentityGrant(
+        {
+          tokenEndpoint: discovery.tokenEndpoint,
+          assertion: o.workloadAssertion!,
+          credentials,
+          resource: discovery.resource,
+          scope,
+        },
+        ctx,
+      );
+    }
+    // Every other grant authenticates the client (resolved before this call).
+    if (!credentials) throw new AuthorizationError('no client credentials', { server: this.#server });
     switch (this.#grant) {
       case 'authorization_code':
         return authorizationCodeGrant(
@@ -238,14 +284,14 @@ class OAuthClientProvider implements OAuthProvider {
             credentials,
             redirectUri: o.redirectUri!,
             onRedirect: o.onRedirect!,
-            resource: this.resource,
+            resource: discovery.resource,
             scope,
           },
           ctx,
         );
       case 'client_credentials':
         return clientCredentialsGrant(
-          { tokenEndpoint: discovery.tokenEndpoint, credentials, resource: this.resource, scope },
+          { tokenEndpoint: discovery.tokenEndpoint, credentials, resource: discovery.resource, scope },
           ctx,
         );
       case 'cross_app_access': {
@@ -259,7 +305,7 @@ class OAuthClientProvider implements OAuthProvider {
             issuer: discovery.issuer,
             tokenEndpoint: discovery.tokenEndpoint,
             credentials,
-            resource: this.resource,
+            resource: discovery.resource,
             scope,
           },
           ctx,
@@ -268,17 +314,21 @@ class OAuthClientProvider implements OAuthProvider {
     }
   }
 
+  /** The PRM is re-read on each challenge: it is where a move to a new authorization server shows. */
   async #discover(bearer: BearerChallenge, ctx: HttpContext): Promise<Discovery> {
-    const key = bearer.resourceMetadata ?? '';
-    if (this.#discovery?.key === key) return this.#discovery.value;
-    const value = await discover(this.#resourceUrl, bearer.resourceMetadata, ctx);
-    this.#discovery = { key, value };
-    return value;
+    this.#discovery = await discover(
+      this.#resourceUrl,
+      bearer.resourceMetadata,
+      ctx,
+      this.#discovery,
+      this.#book.issuer,
+    );
+    return this.#discovery;
   }
 
   async #accept(tokens: OAuthTokens, requestedScope: string | undefined): Promise<void> {
     // RFC 6749 §5.1: without a `scope` in the answer, the requested scope was granted.
-    this.#tokens = { ...tokens, scope: tokens.scope ?? requestedScope };
+    this.#book.tokens = { ...tokens, scope: tokens.scope ?? requestedScope };
     this.#requestedScope = requestedScope ?? this.#requestedScope;
     this.#generation++;
     await this.#save();
@@ -288,18 +338,16 @@ class OAuthClientProvider implements OAuthProvider {
   async #load(): Promise<void> {
     const stored = await this.#store.load(this.resource);
     if (!stored) return;
-    this.#issuer = stored.issuer;
-    this.#client = stored.client;
-    if (stored.tokens?.access_token) {
-      this.#tokens = stored.tokens;
-      this.#requestedScope = stored.tokens.scope;
+    this.#book.load(stored);
+    if (this.#book.tokens?.access_token) {
+      this.#requestedScope = this.#book.tokens.scope;
       this.#generation++;
     }
   }
 
   async #save(): Promise<void> {
     try {
-      await this.#store.save(this.resource, { issuer: this.#issuer, tokens: this.#tokens, client: this.#client });
+      await this.#store.save(this.resource, this.#book.toStored());
     } catch {
       // Persistence is best effort: the credentials work in memory for this run.
     }

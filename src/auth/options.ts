@@ -7,7 +7,7 @@ import { ConfigError } from '../errors.js';
 import { SIGNING_ALGORITHMS, defaultAlgorithm, keyMismatch, loadPrivateKey, type SigningAlgorithm } from './jwt.js';
 import type { TokenEndpointAuthMethod, TokenStore } from './types.js';
 
-export type OAuthGrant = 'authorization_code' | 'client_credentials' | 'cross_app_access';
+export type OAuthGrant = 'authorization_code' | 'client_credentials' | 'cross_app_access' | 'workload_identity';
 
 /**
  * Shows `authorizationUrl` to the user (a browser, a printed link) and resolves with the URL the
@@ -61,6 +61,11 @@ export interface OAuthClientOptions {
   idpClientId?: string | undefined;
   /** `cross_app_access`: this client's secret at the IdP (client_secret_basic there). */
   idpClientSecret?: string | undefined;
+  /**
+   * `workload_identity` (SEP-1933): the JWT the workload's platform issued to it (audience: the
+   * authorization server's issuer), or a function returning a fresh one for each grant.
+   */
+  workloadAssertion?: string | (() => string | Promise<string>) | undefined;
   /** Where tokens and registrations persist, keyed by the canonical resource URL. Default: memory. */
   store?: TokenStore | undefined;
   /** Authorization attempts without a successful request before giving up (fatal). Default 3. */
@@ -76,7 +81,7 @@ const fn = z.custom<(...args: never[]) => unknown>((v) => typeof v === 'function
 
 const schema = z
   .strictObject({
-    grant: z.enum(['authorization_code', 'client_credentials', 'cross_app_access']).optional(),
+    grant: z.enum(['authorization_code', 'client_credentials', 'cross_app_access', 'workload_identity']).optional(),
     clientId: z.string().min(1).optional(),
     clientSecret: z.string().min(1).optional(),
     clientMetadataUrl: z
@@ -104,6 +109,7 @@ const schema = z
     idpIdToken: z.union([z.string().min(1), fn]).optional(),
     idpClientId: z.string().min(1).optional(),
     idpClientSecret: z.string().min(1).optional(),
+    workloadAssertion: z.union([z.string().min(1), fn]).optional(),
     store: z
       .custom<TokenStore>(
         (v) =>
@@ -119,7 +125,9 @@ const schema = z
   .superRefine((o, ctx) => {
     const need = (field: string, message: string) => ctx.addIssue({ code: 'custom', path: [field], message });
     const grant = o.grant ?? 'authorization_code';
-    if (grant !== 'authorization_code' && !o.clientId)
+    if (grant === 'workload_identity' && !o.workloadAssertion)
+      need('workloadAssertion', 'required for the workload_identity grant (the JWT the workload presents)');
+    if (grant !== 'authorization_code' && grant !== 'workload_identity' && !o.clientId)
       need('clientId', `required for the ${grant} grant (it needs a pre-registered client)`);
     if (grant === 'client_credentials' && !o.clientSecret && !o.privateKeyPem)
       need('clientSecret', 'the client_credentials grant needs clientSecret or privateKeyPem');

@@ -68,6 +68,8 @@ async function register(
     registrationAuthMethod(discovery.metadata?.token_endpoint_auth_methods_supported);
   // SEP-2207: list refresh_token so the server may issue refresh tokens to this client.
   const body = {
+    // SEP-837 (OpenID DCR §2): a loopback or custom-scheme redirect means an app on the user's device.
+    application_type: applicationType(options.redirectUri),
     client_name: options.clientName ?? 'mcp-supervisor',
     redirect_uris: options.redirectUri ? [options.redirectUri] : [],
     grant_types: ['authorization_code', 'refresh_token'],
@@ -120,6 +122,16 @@ async function register(
       returnedMethod ?? (secret ? (method === 'none' ? 'client_secret_basic' : method) : 'none'),
   };
 }
+
+/** `native` for loopback (RFC 8252 §7.3) and private-use scheme redirects, else `web`. */
+export function applicationType(redirectUri: string | undefined): 'native' | 'web' {
+  if (!redirectUri || !URL.canParse(redirectUri)) return 'native';
+  const url = new URL(redirectUri);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'native';
+  return LOOPBACK_HOSTS.has(url.hostname) ? 'native' : 'web';
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 function secretExpired(client: OAuthClientInformation): boolean {
   const expiresAt = client.client_secret_expires_at;

@@ -13,6 +13,15 @@ export function canonicalResource(url: URL): string {
 }
 
 /**
+ * The `resource` parameter (RFC 8707) to send: the identifier exactly as the protected resource
+ * metadata publishes it (a server may name a parent path or its origin, with or without a
+ * trailing slash), else the canonical server URI when there is no metadata (2025-03-26 servers).
+ */
+export function resourceIndicator(published: string | undefined, serverUrl: URL): string {
+  return published ?? canonicalResource(serverUrl);
+}
+
+/**
  * True when a protected resource metadata `resource` covers the server URL: same origin, and the
  * metadata path is the server path or a parent of it on a segment boundary (metadata served at
  * the root may name the origin for every path under it).

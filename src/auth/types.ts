@@ -5,6 +5,7 @@
  * The built-in OAuth 2.1 client (`createOAuthProvider`) is one implementation; users may bring
  * their own.
  */
+import type { JsonWebKey } from 'node:crypto';
 
 /** What a 401, or a 403 with `insufficient_scope`, told the client. */
 export interface AuthChallenge {
@@ -74,11 +75,28 @@ export interface OAuthClientInformation {
 
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
 
-/** What a token store keeps per protected resource. */
-export interface StoredAuthorization {
-  /** The authorization server the tokens and client belong to (its issuer URL). */
-  issuer?: string | undefined;
+/** What one authorization server issued: tokens, the client registered there, its DPoP key. */
+export interface IssuerCredentials {
   tokens?: OAuthTokens | undefined;
+  client?: OAuthClientInformation | undefined;
+  /** The DPoP key pair (RFC 9449) of this client, as a private JWK. Never logged, never in status. */
+  dpopKey?: JsonWebKey | undefined;
+}
+
+/**
+ * What a token store keeps per protected resource. Credentials are bound to the authorization
+ * server that issued them (SEP-2352): `issuers` holds them per issuer, and `issuer` names the one
+ * in use. Files written before that (`tokens` and `client` at the top level, for `issuer`) are read
+ * as that issuer's entry and rewritten in this shape on the next save.
+ */
+export interface StoredAuthorization {
+  /** The authorization server in use (its issuer URL). */
+  issuer?: string | undefined;
+  /** Credentials per issuer. */
+  issuers?: Record<string, IssuerCredentials> | undefined;
+  /** The previous format's tokens (of `issuer`); read, and written only while no issuer is known. */
+  tokens?: OAuthTokens | undefined;
+  /** The previous format's client registration (at `issuer`); read, never written. */
   client?: OAuthClientInformation | undefined;
 }
 

@@ -1,7 +1,10 @@
 /**
- * The one-shot commands: `status`, `tools`, `call`. Each starts a supervisor, waits until its
+ * The one-shot commands: `status`, `tools`, `call`, `logout`. Each starts a supervisor, waits until its
  * servers are ready or down once, prints JSON on stdout, stops, and returns the exit code.
  */
+import { createOAuthProvider } from '../auth/oauth-provider.js';
+import { isAuthProvider } from '../auth/resolve-provider.js';
+import type { OAuthClientOptions } from '../auth/options.js';
 import { isMcpSupervisorError, McpError } from '../errors.js';
 import type { ServerHandle } from '../server-handle.js';
 import { createSupervisor, type Supervisor } from '../supervisor.js';
@@ -109,6 +112,31 @@ export async function runCall(
     printJson(io, result);
     return result.isError === true ? 1 : 0;
   });
+}
+
+/**
+ * `logout [server]`: revokes the server's OAuth tokens where the authorization server offers
+ * revocation (RFC 7009) and removes them from the token file either way. No connection is made.
+ */
+export async function runLogout(servers: ServerMap, words: readonly string[], io: CommandIo): Promise<number> {
+  const { server, rest } = splitServer(servers, words, 'logout [server]');
+  if (rest.length > 0) throw new UsageError(`logout [server]: unexpected '${rest.join(' ')}'`);
+  const config = servers[server]!;
+  const auth = 'auth' in config ? config.auth : undefined;
+  if (!('url' in config) || auth === undefined || isAuthProvider(auth))
+    throw new UsageError(`logout: server '${server}' does not use the built-in OAuth client (no "auth" options)`);
+  const provider = createOAuthProvider(auth as OAuthClientOptions, {
+    resourceUrl: new URL(String(config.url)),
+    server,
+  });
+  const { revoked, error } = await provider.revoke();
+  printJson(io, {
+    server,
+    revoked,
+    forgotten: true,
+    ...(error ? { revocationError: describeRequestError(error) } : {}),
+  });
+  return 0;
 }
 
 function parseToolArguments(json: string | undefined): Record<string, unknown> {

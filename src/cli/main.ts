@@ -9,7 +9,7 @@ import { createSupervisor, type SupervisorOptions } from '../supervisor.js';
 import { VERSION } from '../version.js';
 import type { Fault } from './chaos.js';
 import type { Demo } from './demo.js';
-import { runCall, runStatus, runTools, type CommandIo } from './commands.js';
+import { runCall, runLogout, runStatus, runTools, type CommandIo } from './commands.js';
 import { prepareAuth } from './oauth-setup.js';
 import { diagramText, MACHINE_NAMES, writeDiagramFiles } from './diagrams.js';
 import { describeConfigError, loadServers, UsageError, type ServerMap } from './load-config.js';
@@ -24,6 +24,7 @@ Commands:
   status                         start, wait until each server is ready or down once, print status JSON
   tools [server]                 print the server's tools as JSON
   call [server] <tool> [json]    call a tool with JSON object arguments, print the result as JSON
+  logout [server]                revoke the server's OAuth tokens (RFC 7009, when offered) and forget them
   diagram [machine]              Mermaid stateDiagram-v2 of a machine (${MACHINE_NAMES.join(', ')}); all when omitted
   inspect                        watch, with the Stately inspector showing the live actor tree
 
@@ -84,7 +85,7 @@ const OPTIONS = {
   version: { type: 'boolean', short: 'v' },
 } as const;
 
-const COMMANDS = ['watch', 'status', 'tools', 'call', 'diagram', 'inspect'] as const;
+const COMMANDS = ['watch', 'status', 'tools', 'call', 'logout', 'diagram', 'inspect'] as const;
 type Command = (typeof COMMANDS)[number];
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; tokens: true; allowPositionals: true }>>['values'];
 
@@ -250,6 +251,7 @@ async function run(argv: string[]): Promise<number> {
           return await runStatus(source.servers, io);
         }
         if (parsed.command === 'tools') return await runTools(source.servers, parsed.words, timeoutMs, io);
+        if (parsed.command === 'logout') return await runLogout(source.servers, parsed.words, io);
         return await runCall(source.servers, parsed.words, timeoutMs, io);
       } finally {
         await source.close();

@@ -15,6 +15,7 @@ interface Context {
   idp_client_id?: string;
   idp_id_token?: string;
   idp_token_endpoint?: string;
+  valid_jwt?: string;
 }
 
 /** The client's metadata document URL (CIMD); the suite's authorization servers do not fetch it. */
@@ -35,6 +36,9 @@ export function authOptionsFor(scenario: string, contextJson: string | undefined
         privateKeyPem: context.private_key_pem,
         signingAlgorithm: context.signing_algorithm as OAuthClientOptions['signingAlgorithm'],
       };
+    case 'auth/wif-jwt-bearer':
+      return { grant: 'workload_identity', clientId: context.client_id, workloadAssertion: context.valid_jwt };
+    case 'auth/enterprise-managed-authorization':
     case 'auth/cross-app-access-complete-flow':
       return {
         grant: 'cross_app_access',

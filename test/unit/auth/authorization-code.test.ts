@@ -202,12 +202,13 @@ describe('refresh and the store', () => {
     const stored = await store.load(f.mcpUrl);
     expect(stored).toMatchObject({
       issuer: f.issuer,
-      client: { client_id: expect.any(String) },
-      tokens: { access_token: expect.any(String) },
+      issuers: {
+        [f.issuer]: { client: { client_id: expect.any(String) }, tokens: { access_token: expect.any(String) } },
+      },
     });
     const again = provider(f, { store });
     await again.ready();
-    expect(again.authorization()).toBe(`Bearer ${stored!.tokens!.access_token}`);
+    expect(again.authorization()).toBe(`Bearer ${stored!.issuers![f.issuer]!.tokens!.access_token}`);
     expect(await callMcp(f, again)).toEqual({ status: 200, authorizations: 0 });
     await again.clear();
     expect(again.authorization()).toBeUndefined();
@@ -221,6 +222,17 @@ describe('refusals', () => {
     const error = await callMcp(f, provider(f)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AuthorizationError);
     expect((error as Error).message).toMatch(/state that does not match/);
+    expect(f.tokenRequests()).toHaveLength(0);
+  });
+
+  it('RFC 9207: accepts the advertised iss, and rejects a redirect without iss when the server advertises it', async () => {
+    const ok = await start({ iss: 'advertised' });
+    expect((await callMcp(ok, provider(ok))).status).toBe(200);
+    await ok.close();
+    const f = await start({ iss: 'advertised-missing' });
+    const error = await callMcp(f, provider(f)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthorizationError);
+    expect((error as Error).message).toMatch(/carries no iss.*authorization_response_iss_parameter_supported/);
     expect(f.tokenRequests()).toHaveLength(0);
   });
 
