@@ -29,7 +29,14 @@ import { readEvidence } from './evidence.js';
 import { dispatchNotification } from './notifications.js';
 import { mayReplay, ToolSafety } from './replay-policy.js';
 
-export type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents, TransitionEvent } from './events.js';
+export type {
+  ConnectionState,
+  LogMessage,
+  RequestOptions,
+  ResourceUpdated,
+  RuntimeEvents,
+  TransitionEvent,
+} from './events.js';
 export type { RuntimeOptions } from './connection-effects.js';
 
 /** The runtime is its transports' sink: a sink object of four closures would cost ~0.3 KB per server. */
