@@ -4,7 +4,7 @@
  * session: resource subscriptions, the logging level, and the client's roots. Tests read that
  * state per session, end every session (`expireSessions()`: the next request gets 404) or
  * restart the whole server on the same port (`restart()`), and can make it answer a method with
- * a malformed result (`malformed`).
+ * a malformed result (`malformed`) or an error (`refused`).
  *
  * Tools: `touch {uri}` sends `notifications/resources/updated` for `uri` if this session
  * subscribed to it; `log {level, data}` sends a log message if the session's level lets it
@@ -46,6 +46,8 @@ export interface StateServer {
   latest(): SessionRecord | undefined;
   /** Answer the next requests of a method with this raw result (not checked by the SDK). */
   malformed: Map<string, unknown>;
+  /** Answer the next requests of a method with a JSON-RPC error carrying this message. */
+  refused: Map<string, string>;
   /** Ends every session: requests that carry an old session id get 404. */
   expireSessions(): Promise<void>;
   /** Every session and connection gone, then listening again on the same port. */
@@ -125,6 +127,7 @@ export async function startStateServer(): Promise<StateServer> {
   const records = new Map<string, SessionRecord>();
   const sessions: SessionRecord[] = [];
   const malformed = new Map<string, unknown>();
+  const refused = new Map<string, string>();
   const sockets = new Set<Socket>();
   let http: Server | undefined;
   let port = 0;
@@ -144,6 +147,10 @@ export async function startStateServer(): Promise<StateServer> {
     if (sessionId !== undefined && typeof body.method === 'string') records.get(sessionId)?.methods.push(body.method);
     if (known && typeof body.method === 'string' && malformed.has(body.method)) {
       return sendJson(res, 200, { jsonrpc: '2.0', id: body.id, result: malformed.get(body.method) });
+    }
+    if (known && typeof body.method === 'string' && refused.has(body.method)) {
+      const message = refused.get(body.method)!;
+      return sendJson(res, 200, { jsonrpc: '2.0', id: body.id, error: { code: -32603, message } });
     }
     if (known) return known.handleRequest(req, res, body);
     if (body.method !== 'initialize') {
@@ -205,6 +212,7 @@ export async function startStateServer(): Promise<StateServer> {
     sessions,
     latest: () => sessions.at(-1),
     malformed,
+    refused,
     expireSessions: endSessions,
     async restart() {
       await stop();
