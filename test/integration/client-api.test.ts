@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ConfigError,
   connect,
+  createSupervisor,
   InvalidResultError,
   ProtocolError,
   ToolOutputError,
@@ -217,6 +218,20 @@ describe('malformed answers against an SDK-built server', () => {
       await expect(handle.callTool('weather', { city: 'Oslo' })).resolves.toMatchObject({ isError: true });
     } finally {
       server.malformed.delete('tools/call');
+    }
+  });
+
+  it("the supervisor relays resourceUpdated with the server's name", async () => {
+    const sup = createSupervisor({ servers: { notes: { url: server.url, keepalive: false } } });
+    try {
+      await sup.start();
+      const seen: { server: string; uri: string }[] = [];
+      sup.on('resourceUpdated', (event) => seen.push({ server: event.server, uri: event.uri }));
+      await sup.server('notes').subscribeResource('memo://note');
+      await sup.server('notes').callTool('touch', { uri: 'memo://note' });
+      expect(seen).toEqual([{ server: 'notes', uri: 'memo://note' }]);
+    } finally {
+      await sup.stop();
     }
   });
 
