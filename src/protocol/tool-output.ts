@@ -33,7 +33,8 @@ interface Entry {
 }
 
 export class ToolOutputSchemas {
-  private entries = new Map<string, Entry>();
+  /** Created by the first tools list: a server whose tools nobody listed holds no empty Map. */
+  private entries: Map<string, Entry> | undefined;
   /** A list was learned once: from then on a stale cache is refreshed before a call. */
   private learned = false;
   private stale = false;
@@ -43,17 +44,15 @@ export class ToolOutputSchemas {
   learn(result: unknown, firstPage: boolean): void {
     const tools = (result as { tools?: unknown } | null)?.tools;
     if (!Array.isArray(tools)) return;
-    if (firstPage) {
-      this.entries = new Map();
-      this.stale = false;
-    }
+    if (firstPage || !this.entries) this.stale = false;
+    const entries = firstPage || !this.entries ? new Map<string, Entry>() : this.entries;
+    this.entries = entries;
     this.learned = true;
     for (const tool of tools as { name?: unknown; outputSchema?: unknown }[]) {
       if (typeof tool?.name !== 'string') continue;
       const schema = tool.outputSchema;
-      if (typeof schema === 'object' && schema !== null)
-        this.entries.set(tool.name, { schema: schema as Entry['schema'] });
-      else this.entries.delete(tool.name);
+      if (typeof schema === 'object' && schema !== null) entries.set(tool.name, { schema: schema as Entry['schema'] });
+      else entries.delete(tool.name);
     }
   }
 
@@ -69,7 +68,7 @@ export class ToolOutputSchemas {
       () => undefined,
       () => {
         // The list failed: validate against nothing rather than against an old schema.
-        this.entries = new Map();
+        this.entries = undefined;
         this.stale = false;
       },
     );
@@ -80,7 +79,7 @@ export class ToolOutputSchemas {
 
   /** Throws a ToolOutputError naming the first bad path; a result with `isError` is not checked. */
   check(tool: string, result: { structuredContent?: unknown; isError?: unknown }, server: string): void {
-    const entry = this.entries.get(tool);
+    const entry = this.entries?.get(tool);
     if (!entry || result.isError === true) return;
     if (result.structuredContent === undefined) {
       const missing = { path: 'structuredContent', message: 'missing, but the tool declares an outputSchema' };
