@@ -82,12 +82,25 @@ export class ServerHandle {
    * tool declares an `outputSchema`, its `structuredContent` too (ToolOutputError naming the
    * path; `validateToolOutput: false` in the server's config turns this off).
    */
-  async callTool(name: string, args: Record<string, unknown> = {}, options?: RequestOptions): Promise<CallToolResult> {
+  callTool(name: string, args: Record<string, unknown> = {}, options?: RequestOptions): Promise<CallToolResult> {
     const schemas = this.runtime.outputSchemas;
-    if (schemas) await schemas.ensureFresh(() => this.listTools(listOptions(options)));
+    // Sent at once (held in the gate if need be) unless the tools list must be read again first.
+    if (schemas?.isStale) {
+      return schemas
+        .ensureFresh(() => this.listTools(listOptions(options)))
+        .then(() => this.sendToolCall(name, args, options));
+    }
+    return this.sendToolCall(name, args, options);
+  }
+
+  private async sendToolCall(
+    name: string,
+    args: Record<string, unknown>,
+    options?: RequestOptions,
+  ): Promise<CallToolResult> {
     const raw = await this.request('tools/call', { name, arguments: args }, options);
     const result = parseResult(CallToolResultSchema, 'tools/call', raw, this.name) as CallToolResult;
-    schemas?.check(name, result, this.name);
+    this.runtime.outputSchemas?.check(name, result, this.name);
     return result;
   }
 

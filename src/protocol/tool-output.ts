@@ -56,6 +56,11 @@ export class ToolOutputSchemas {
     }
   }
 
+  /** The next call must list the tools again first. */
+  get isStale(): boolean {
+    return this.stale;
+  }
+
   /** The tools list changed (`list_changed`, a new session): the next call lists the tools again. */
   invalidate(): void {
     if (this.learned) this.stale = true;
