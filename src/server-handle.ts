@@ -100,6 +100,7 @@ export class ServerHandle {
   ): Promise<CallToolResult> {
     const raw = await this.request('tools/call', { name, arguments: args }, options);
     const result = parseResult(CallToolResultSchema, 'tools/call', raw, this.name) as CallToolResult;
+    result.content ??= [];
     this.runtime.outputSchemas?.check(name, result, this.name);
     return result;
   }

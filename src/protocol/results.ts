@@ -117,7 +117,8 @@ export const CompleteResultSchema = z.looseObject({
 });
 export const ListToolsResultSchema = z.looseObject({ tools: z.array(ToolSchema), ...Paginated });
 export const CallToolResultSchema = z.looseObject({
-  content: z.array(ContentBlock).default([]),
+  /** Required by the spec; a server that leaves it out gets `[]` (as in the official SDK). */
+  content: z.array(ContentBlock).optional(),
   structuredContent: z.record(z.string(), z.unknown()).optional(),
   isError: z.boolean().optional(),
   _meta: Meta,
@@ -154,7 +155,12 @@ export type LoggingLevel = (typeof LOGGING_LEVELS)[number];
 /** What `completion/complete` completes: a prompt's argument or a resource template's variable. */
 export type CompletionReference = { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
 
-/** Checks `result` of `method` against `schema`; a mismatch is an InvalidResultError naming the first bad field. */
+/**
+ * Checks `result` of `method` against `schema`; a mismatch is an InvalidResultError naming the
+ * first bad field. The result itself is returned, not zod's copy: a copy costs a second object
+ * tree, and zod rebuilding an object by assignment would turn a `__proto__` key the server sent
+ * into the copy's prototype.
+ */
 export function parseResult<S extends z.ZodType>(
   schema: S,
   method: string,
@@ -162,7 +168,7 @@ export function parseResult<S extends z.ZodType>(
   server: string | undefined,
 ): z.infer<S> {
   const parsed = schema.safeParse(result);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return result as z.infer<S>;
   const issues = parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
   throw new InvalidResultError(method, issues, { server });
 }

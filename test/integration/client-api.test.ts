@@ -150,6 +150,18 @@ describe('malformed answers against an SDK-built server', () => {
     expect((await handle.listResources()).resources.map((r) => r.uri)).toEqual(['memo://note', 'memo://other']);
   });
 
+  it('a result with a __proto__ key comes back as sent, its prototype untouched', async () => {
+    server.malformed.set('resources/list', JSON.parse('{"resources":[],"__proto__":{"polluted":true}}'));
+    try {
+      const result = await handle.listResources();
+      expect(Object.getPrototypeOf(result)).toBe(Object.prototype);
+      expect((result as Record<string, unknown>).polluted).toBeUndefined();
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    } finally {
+      server.malformed.delete('resources/list');
+    }
+  });
+
   it('malformed results of each method name their field', async () => {
     const cases: [string, unknown, () => Promise<unknown>, string][] = [
       [
