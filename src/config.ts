@@ -74,6 +74,8 @@ const common = {
   revive: ReviveSchema.default(ReviveSchema.parse({})),
   /** Requests in a row that time out with nothing answered before the connection is probed (0: never). */
   probeAfterTimeouts: z.number().int().nonnegative().default(3),
+  /** Check a tool's `structuredContent` against its declared `outputSchema` (`false`: trust the server). */
+  validateToolOutput: z.boolean().default(true),
 };
 
 /** An AuthProvider, or OAuth client options (checked in detail when the provider is built). */
@@ -146,6 +148,7 @@ interface CommonResolved {
   restart: RestartPolicy;
   revive: ReviveConfig;
   probeAfterTimeouts: number;
+  validateToolOutput: boolean;
 }
 export interface UrlServerConfig extends CommonResolved {
   kind: 'url';
@@ -209,6 +212,7 @@ export function parseServerConfig(name: string, input: unknown): ServerConfig {
     restart: value.restart,
     revive: value.revive,
     probeAfterTimeouts: value.probeAfterTimeouts,
+    validateToolOutput: value.validateToolOutput,
   };
   if ('url' in value) {
     const url = new URL(value.url as string);

@@ -10,7 +10,27 @@ export type {
   RequestOptions,
   RuntimeEvents,
   LogMessage,
+  ResourceUpdated,
 } from './runtime/server-runtime.js';
+export type { Root, RestoreReport } from './runtime/session-state.js';
+export { InvalidResultError, ToolOutputError, type ResultIssue } from './protocol/result-errors.js';
+export {
+  LOGGING_LEVELS,
+  type LoggingLevel,
+  type CompletionReference,
+  type Resource,
+  type ResourceTemplate,
+  type ResourceContents,
+  type Prompt,
+  type ContentBlock,
+  type ListResourcesResult,
+  type ListResourceTemplatesResult,
+  type ReadResourceResult,
+  type ListPromptsResult,
+  type GetPromptResult,
+  type CompleteResult,
+  type EmptyResult,
+} from './protocol/results.js';
 export type { ClientHandlers, Handler, HandlerContext, ElicitationOptions } from './runtime/server-requests.js';
 export type { Progress } from './protocol/pending.js';
 export {

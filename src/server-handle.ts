@@ -2,7 +2,32 @@
  * The per-server facade users hold. It stays valid across re-initializations and restarts:
  * it talks to the server's runtime, never to a particular session or transport.
  */
+import type { z } from 'zod';
+import { ConfigError } from './errors.js';
 import type { CallToolResult, Implementation, ListToolsResult } from './protocol/messages.js';
+import { allPages } from './protocol/pagination.js';
+import {
+  CallToolResultSchema,
+  CompleteResultSchema,
+  EmptyResultSchema,
+  GetPromptResultSchema,
+  ListPromptsResultSchema,
+  ListResourcesResultSchema,
+  ListResourceTemplatesResultSchema,
+  ListToolsResultSchema,
+  LOGGING_LEVELS,
+  parseResult,
+  ReadResourceResultSchema,
+  type CompleteResult,
+  type CompletionReference,
+  type GetPromptResult,
+  type ListPromptsResult,
+  type ListResourcesResult,
+  type ListResourceTemplatesResult,
+  type LoggingLevel,
+  type ReadResourceResult,
+} from './protocol/results.js';
+import type { Root } from './runtime/session-state.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime, ConnectionState } from './runtime/server-runtime.js';
 import type { TransportKind } from './transports/transport.js';
 import type { AuthStatus } from './auth/types.js';
@@ -37,8 +62,6 @@ export interface HandleOwner {
   reconnectServer(server: string): Promise<void>;
 }
 
-const MAX_TOOL_PAGES = 100;
-
 export class ServerHandle {
   constructor(
     private readonly runtime: ServerRuntime,
@@ -54,21 +77,149 @@ export class ServerHandle {
     return this.runtime.request(method, params, options) as Promise<T>;
   }
 
+  /**
+   * Calls a tool. The result is checked (InvalidResultError on a malformed one) and, when the
+   * tool declares an `outputSchema`, its `structuredContent` too (ToolOutputError naming the
+   * path; `validateToolOutput: false` in the server's config turns this off).
+   */
   callTool(name: string, args: Record<string, unknown> = {}, options?: RequestOptions): Promise<CallToolResult> {
-    return this.request<CallToolResult>('tools/call', { name, arguments: args }, options);
+    const schemas = this.runtime.outputSchemas;
+    // Sent at once (held in the gate if need be) unless the tools list must be read again first.
+    if (schemas?.isStale) {
+      return schemas
+        .ensureFresh(() => this.listTools(listOptions(options)))
+        .then(() => this.sendToolCall(name, args, options));
+    }
+    return this.sendToolCall(name, args, options);
+  }
+
+  private async sendToolCall(
+    name: string,
+    args: Record<string, unknown>,
+    options?: RequestOptions,
+  ): Promise<CallToolResult> {
+    const raw = await this.request('tools/call', { name, arguments: args }, options);
+    const result = parseResult(CallToolResultSchema, 'tools/call', raw, this.name) as CallToolResult;
+    result.content ??= [];
+    this.runtime.outputSchemas?.check(name, result, this.name);
+    return result;
   }
 
   /** Every tool, following `nextCursor` across pages. */
-  async listTools(options?: RequestOptions): Promise<ListToolsResult> {
-    const first = await this.request<ListToolsResult>('tools/list', undefined, options);
-    let cursor = first.nextCursor;
-    const tools = [...first.tools];
-    for (let page = 1; cursor !== undefined && page < MAX_TOOL_PAGES; page++) {
-      const next = await this.request<ListToolsResult>('tools/list', { cursor }, options);
-      tools.push(...next.tools);
-      cursor = next.nextCursor;
+  listTools(options?: RequestOptions): Promise<ListToolsResult> {
+    return this.pages('tools/list', 'tools', ListToolsResultSchema, options);
+  }
+
+  /** Every resource, across pages. */
+  listResources(options?: RequestOptions): Promise<ListResourcesResult> {
+    return this.pages('resources/list', 'resources', ListResourcesResultSchema, options);
+  }
+
+  /** Every resource template, across pages. */
+  listResourceTemplates(options?: RequestOptions): Promise<ListResourceTemplatesResult> {
+    return this.pages('resources/templates/list', 'resourceTemplates', ListResourceTemplatesResultSchema, options);
+  }
+
+  async readResource(uri: string, options?: RequestOptions): Promise<ReadResourceResult> {
+    const raw = await this.request('resources/read', { uri }, options);
+    return parseResult(ReadResourceResultSchema, 'resources/read', raw, this.name);
+  }
+
+  /**
+   * `notifications/resources/updated` for `uri` then arrive as `on('resourceUpdated')`. The
+   * subscription outlives the session: every new session subscribes again (session-state.ts).
+   */
+  async subscribeResource(uri: string, options?: RequestOptions): Promise<void> {
+    const raw = await this.request('resources/subscribe', { uri }, options);
+    parseResult(EmptyResultSchema, 'resources/subscribe', raw, this.name);
+    this.runtime.sessionState.subscribed(uri);
+  }
+
+  async unsubscribeResource(uri: string, options?: RequestOptions): Promise<void> {
+    // Forgotten first: a session replaced meanwhile must not subscribe again.
+    this.runtime.sessionState.unsubscribed(uri);
+    const raw = await this.request('resources/unsubscribe', { uri }, options);
+    parseResult(EmptyResultSchema, 'resources/unsubscribe', raw, this.name);
+  }
+
+  /** Every prompt, across pages. */
+  listPrompts(options?: RequestOptions): Promise<ListPromptsResult> {
+    return this.pages('prompts/list', 'prompts', ListPromptsResultSchema, options);
+  }
+
+  async getPrompt(name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult> {
+    const params = args === undefined ? { name } : { name, arguments: args };
+    return parseResult(
+      GetPromptResultSchema,
+      'prompts/get',
+      await this.request('prompts/get', params, options),
+      this.name,
+    );
+  }
+
+  /** Completion values for a prompt argument or a resource template variable (`completion/complete`). */
+  async complete(
+    ref: CompletionReference,
+    argument: { name: string; value: string },
+    context?: { arguments?: Record<string, string> },
+    options?: RequestOptions,
+  ): Promise<CompleteResult> {
+    const params = context === undefined ? { ref, argument } : { ref, argument, context };
+    const raw = await this.request('completion/complete', params, options);
+    return parseResult(CompleteResultSchema, 'completion/complete', raw, this.name);
+  }
+
+  /** The server's log threshold; kept for every later session (session-state.ts). */
+  async setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void> {
+    if (!(LOGGING_LEVELS as readonly unknown[]).includes(level)) {
+      throw new ConfigError(`invalid logging level '${String(level)}': must be one of ${LOGGING_LEVELS.join(', ')}`, [
+        { path: 'level', message: `must be one of ${LOGGING_LEVELS.join(', ')}` },
+      ]);
     }
-    return { ...first, tools, nextCursor: undefined };
+    const raw = await this.request('logging/setLevel', { level }, options);
+    parseResult(EmptyResultSchema, 'logging/setLevel', raw, this.name);
+    this.runtime.sessionState.levelSet(level);
+  }
+
+  async ping(options?: RequestOptions): Promise<void> {
+    parseResult(EmptyResultSchema, 'ping', await this.request('ping', undefined, options), this.name);
+  }
+
+  /**
+   * The roots this client offers the server: they answer `roots/list` (in place of the `roots`
+   * handler) on this and every later session, and the server is told with
+   * `notifications/roots/list_changed` now, or on the next session if the connection is down.
+   * Set before the first session, they are advertised without a handler; once a session is up
+   * without the `roots` capability, a ConfigError says to give `handlers.roots` or set them earlier.
+   */
+  async setRoots(roots: readonly Root[]): Promise<void> {
+    const issues = roots.flatMap((root, index) =>
+      typeof root?.uri === 'string' && root.uri.startsWith('file://')
+        ? []
+        : [{ path: `roots[${index}].uri`, message: 'must be a file:// URI' }],
+    );
+    if (issues.length > 0)
+      throw new ConfigError(`invalid roots: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
+    const runtime = this.runtime;
+    const session = runtime.session();
+    if (session && runtime.sessionState.roots === undefined && !runtime.advertisesRoots()) {
+      throw new ConfigError(
+        `[${this.name}] roots were not advertised on this session: give \`handlers.roots\`, or call setRoots before the server starts`,
+        [{ path: 'handlers.roots', message: 'needed to change roots on a running session' }],
+      );
+    }
+    const serving = runtime.gate.phase === 'open' && session !== undefined;
+    runtime.sessionState.rootsSet(roots, serving);
+    if (serving) await this.notify('notifications/roots/list_changed');
+  }
+
+  private pages<S extends z.ZodType<{ nextCursor?: string | undefined; [key: string]: unknown }>>(
+    method: string,
+    key: string,
+    schema: S,
+    options: RequestOptions | undefined,
+  ): Promise<z.infer<S>> {
+    return allPages((params) => this.request(method, params, options), method, key, schema, this.name);
   }
 
   /** Sends a notification; rejects when the connection is not serving. */
@@ -121,4 +272,9 @@ export class ServerHandle {
   close(): Promise<void> {
     return this.owner.closeServer(this.runtime.name);
   }
+}
+
+/** The listing a call makes to refresh output schemas: the call's deadline and signal, not its progress. */
+function listOptions(options: RequestOptions | undefined): RequestOptions | undefined {
+  return options && { timeoutMs: options.timeoutMs, signal: options.signal };
 }

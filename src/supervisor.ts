@@ -19,7 +19,13 @@ import type { Implementation } from './protocol/messages.js';
 import type { Progress } from './protocol/pending.js';
 import type { ClientHandlers, ElicitationOptions } from './runtime/server-requests.js';
 import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
-import { ServerRuntime, type LogMessage, type RuntimeEvents, type TransitionEvent } from './runtime/server-runtime.js';
+import {
+  ServerRuntime,
+  type LogMessage,
+  type ResourceUpdated,
+  type RuntimeEvents,
+  type TransitionEvent,
+} from './runtime/server-runtime.js';
 import type { TransportFactory } from './transports/create-transport.js';
 import type { Timers } from './transports/transport.js';
 import { VERSION } from './version.js';
@@ -52,6 +58,7 @@ export interface SupervisorEvents extends Record<string, unknown> {
   progress: Progress & { server: string };
   log: LogMessage & { server: string };
   listChanged: { server: string; list: 'tools' | 'resources' | 'prompts' };
+  resourceUpdated: ResourceUpdated & { server: string };
 }
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
@@ -269,6 +276,9 @@ export class Supervisor implements HandleOwner {
         break;
       case 'listChanged':
         this.events.emit('listChanged', { server, list: (payload as RuntimeEvents['listChanged']).list });
+        break;
+      case 'resourceUpdated':
+        this.events.emit('resourceUpdated', { ...(payload as RuntimeEvents['resourceUpdated']), server });
         break;
     }
   }

@@ -8,19 +8,22 @@ import type { connectionMachine, ProbeVerdict, SessionInfo } from '../../machine
 import type { keepaliveMachine, ProbeOutput } from '../../machines/keepalive.machine.js';
 import { describeCause, eventError, topLevelState } from '../../machines/transition-cause.js';
 import { secretSources, type ServerConfig } from '../config.js';
-import { ConnectionClosedError, McpError, type AuthorizationRequiredError } from '../errors.js';
+import { ConnectionClosedError, McpError, ProtocolError, type AuthorizationRequiredError } from '../errors.js';
 import { Emitter } from '../observe/emitter.js';
 import { redact, secretsOf, type Secrets } from '../observe/redact.js';
+import type { JsonRpcMessage } from '../protocol/jsonrpc.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
 import { PendingRequests, type PendingRequest } from '../protocol/pending.js';
 import type { TransportFactory } from '../transports/create-transport.js';
-import type { Timers } from '../transports/transport.js';
+import type { Timers, Transport } from '../transports/transport.js';
 import { Authorization } from './authorization.js';
 import type { ConnectionState, RequestOptions, RuntimeEvents } from './events.js';
 import { probeVerdict } from './evidence.js';
 import { handshake } from './handshake.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
 import { RequestGate } from './request-gate.js';
+import { SessionState, type RestoreReport } from './session-state.js';
+import { ToolOutputSchemas } from '../protocol/tool-output.js';
 import {
   capabilitiesFor,
   NO_ELICITATION_OPTIONS,
@@ -58,6 +61,10 @@ export abstract class ConnectionEffects extends TransportOwner {
   /** Set when the connection actor threw (a bug). */
   protected crashError: string | undefined;
   protected readonly serverRequests: ServerRequests;
+  /** Subscriptions, logging level and roots: re-established on every new session. */
+  readonly sessionState = new SessionState();
+  /** The tools' output schemas (undefined with `validateToolOutput: false`). */
+  readonly outputSchemas: ToolOutputSchemas | undefined;
   private readonly keepaliveProbe = new KeepaliveProbe();
   private readonly clientInfo: Implementation;
   private readonly capabilities: ClientCapabilities;
@@ -78,11 +85,10 @@ export abstract class ConnectionEffects extends TransportOwner {
       this.name,
       options.handlers ?? NO_HANDLERS,
       options.elicitation ?? NO_ELICITATION_OPTIONS,
-      (response) => {
-        this.transport?.send(response).catch((error: unknown) => this.events.emit('warning', error as Error));
-      },
+      (response) => this.respond(response),
     );
     this.gate = new RequestGate(options.config.maxQueuedRequests);
+    this.outputSchemas = options.config.validateToolOutput === false ? undefined : new ToolOutputSchemas();
     this.pending = new PendingRequests({
       server: this.name,
       cancel: (request, reason) => this.sendCancellation(request, reason),
@@ -99,6 +105,11 @@ export abstract class ConnectionEffects extends TransportOwner {
   protected abstract requestAuthorization(error: AuthorizationRequiredError): void;
   protected abstract sendCancellation(request: PendingRequest, reason: string): void;
   protected abstract onTimedOut(request: PendingRequest): void;
+
+  /** Answers a server's request on the current transport. */
+  protected respond(response: JsonRpcMessage): void {
+    this.transport?.send(response).catch((error: unknown) => this.events.emit('warning', error as Error));
+  }
 
   // ---- effects invoked by the connection machine
 
@@ -117,13 +128,8 @@ export abstract class ConnectionEffects extends TransportOwner {
     if (!transport) return { verdict: 'unreachable', error: 'no transport' };
     const keepalive = this.config.keepalive;
     const timeoutMs = keepalive === false ? Math.min(this.config.requestTimeoutMs, 10_000) : keepalive.timeoutMs;
-    const { request, promise } = this.pending.create('ping', undefined, { timeoutMs });
-    request.sent = true;
-    transport
-      .send({ jsonrpc: '2.0', id: request.id, method: 'ping' }, { timeoutMs })
-      .catch((error: unknown) => this.pending.fail(request, error instanceof Error ? error : new Error(String(error))));
     try {
-      await promise;
+      await this.requestPastGate(transport, 'ping', undefined, timeoutMs);
       return { verdict: 'alive' };
     } catch (error) {
       if (error instanceof McpError) return { verdict: 'alive' }; // any answer proves the session alive
@@ -147,7 +153,7 @@ export abstract class ConnectionEffects extends TransportOwner {
     const session = await handshake({
       server: this.name,
       transport,
-      capabilities: this.capabilities,
+      capabilities: this.advertisedCapabilities(),
       clientInfo: this.clientInfo,
       initialize: (params) => {
         // initialize MUST NOT be cancelled
@@ -159,8 +165,60 @@ export abstract class ConnectionEffects extends TransportOwner {
         return promise;
       },
     });
+    const replacing = this.connectedBefore;
     this.connectedBefore = true;
+    if (replacing) this.outputSchemas?.invalidate(); // a restarted server may declare other tools
+    await this.restoreSessionState(transport, session.capabilities, replacing);
     return session;
+  }
+
+  /** A `roots` handler was given: every session advertises the roots capability. */
+  advertisesRoots(): boolean {
+    return this.capabilities.roots !== undefined;
+  }
+
+  /** Roots set before the first handshake are advertised even without a `roots` handler. */
+  private advertisedCapabilities(): ClientCapabilities {
+    if (this.capabilities.roots || this.sessionState.roots === undefined) return this.capabilities;
+    return { ...this.capabilities, roots: { listChanged: true } };
+  }
+
+  /** The new session gets what the old one had (session-state.ts), before held requests are released. */
+  private async restoreSessionState(
+    transport: Transport,
+    capabilities: Record<string, unknown>,
+    replacing: boolean,
+  ): Promise<void> {
+    const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
+    const report = await this.sessionState.restore(
+      {
+        capabilities,
+        request: (method, params) => this.requestPastGate(transport, method, params, timeoutMs),
+        notify: (method) => transport.send({ jsonrpc: '2.0', method }),
+      },
+      replacing,
+    );
+    if (!report) return;
+    for (const { what, error } of report.failed) {
+      const text = this.redact(`could not restore the ${what} on the new session: ${error}`);
+      this.events.emit('warning', new ProtocolError(text, { server: this.name }));
+    }
+    this.events.emit('sessionRestored', report satisfies RestoreReport);
+  }
+
+  /** One request on the current session while the gate holds the others (a probe, a restore). */
+  private requestPastGate(
+    transport: Transport,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    timeoutMs: number,
+  ): Promise<unknown> {
+    const { request, promise } = this.pending.create(method, params, { timeoutMs });
+    request.sent = true;
+    transport
+      .send({ jsonrpc: '2.0', id: request.id, method, params: request.params }, { timeoutMs })
+      .catch((error: unknown) => this.pending.fail(request, error instanceof Error ? error : new Error(String(error))));
+    return promise;
   }
 
   async openListener(lastEventId: string | undefined) {

@@ -4,6 +4,7 @@
  */
 import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
 import type { Progress, RetryMode } from '../protocol/pending.js';
+import type { RestoreReport } from './session-state.js';
 
 export type ConnectionState =
   | 'connecting'
@@ -35,6 +36,12 @@ export interface LogMessage {
   data: unknown;
 }
 
+export interface ResourceUpdated {
+  uri: string;
+  /** Newer servers may name the resource (`title`) and add `_meta`. */
+  [key: string]: unknown;
+}
+
 export interface RuntimeEvents extends Record<string, unknown> {
   /** Every notification from the server, whatever stream carried it. */
   notification: JsonRpcNotification;
@@ -44,6 +51,10 @@ export interface RuntimeEvents extends Record<string, unknown> {
   log: LogMessage;
   /** `notifications/{tools,resources,prompts}/list_changed`. */
   listChanged: { list: 'tools' | 'resources' | 'prompts' };
+  /** `notifications/resources/updated` for a subscribed resource (see `subscribeResource`). */
+  resourceUpdated: ResourceUpdated;
+  /** After a new session: the subscriptions, logging level and roots established again (session-state.ts). */
+  sessionRestored: RestoreReport;
   transition: TransitionEvent;
   /** Something unusable arrived on a stream (malformed event); the connection goes on. */
   warning: Error;

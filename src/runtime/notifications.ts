@@ -6,7 +6,7 @@
 import type { Emitter } from '../observe/emitter.js';
 import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
 import type { PendingRequests, Progress } from '../protocol/pending.js';
-import type { LogMessage, RuntimeEvents } from './events.js';
+import type { LogMessage, ResourceUpdated, RuntimeEvents } from './events.js';
 import type { ServerRequests } from './server-requests.js';
 
 export function dispatchNotification(
@@ -26,6 +26,9 @@ export function dispatchNotification(
       break;
     case 'notifications/message':
       events.emit('log', params as unknown as LogMessage);
+      break;
+    case 'notifications/resources/updated':
+      if (typeof params.uri === 'string') events.emit('resourceUpdated', params as ResourceUpdated);
       break;
     case 'notifications/tools/list_changed':
     case 'notifications/resources/list_changed':

@@ -7,7 +7,7 @@
 
 import type { RetryMode } from '../protocol/pending.js';
 
-/** Methods that only read: repeating them changes nothing on the server. */
+/** Methods that only read, or set a state to a value: repeating them changes nothing more on the server. */
 const SAFE_METHODS = new Set([
   'ping',
   'tools/list',
@@ -17,6 +17,10 @@ const SAFE_METHODS = new Set([
   'prompts/list',
   'prompts/get',
   'completion/complete',
+  // Idempotent: subscribing twice, or setting the same level twice, leaves the same state.
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'logging/setLevel',
 ]);
 
 /** The tools the server said are safe to repeat, learned from its `tools/list` results. */

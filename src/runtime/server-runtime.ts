@@ -29,7 +29,14 @@ import { readEvidence } from './evidence.js';
 import { dispatchNotification } from './notifications.js';
 import { mayReplay, ToolSafety } from './replay-policy.js';
 
-export type { ConnectionState, LogMessage, RequestOptions, RuntimeEvents, TransitionEvent } from './events.js';
+export type {
+  ConnectionState,
+  LogMessage,
+  RequestOptions,
+  ResourceUpdated,
+  RuntimeEvents,
+  TransitionEvent,
+} from './events.js';
 export type { RuntimeOptions } from './connection-effects.js';
 
 /** The runtime is its transports' sink: a sink object of four closures would cost ~0.3 KB per server. */
@@ -69,9 +76,16 @@ export class ServerRuntime extends ConnectionEffects {
     else if (phase === 'closed') this.pending.fail(request, this.closedError());
     else if (!this.gate.hold(request))
       this.pending.fail(request, new QueueFullError(this.config.maxQueuedRequests, { server: this.name }));
-    // What the server says of its tools decides which calls may be replayed (replay-policy.ts).
-    if (method === 'tools/list') promise.then((result) => this.tools.learn(result), ignore);
+    // What the server says of its tools decides which calls may be replayed (replay-policy.ts)
+    // and how their structured output is checked (tool-output.ts).
+    if (method === 'tools/list')
+      promise.then((result) => this.learnTools(result, params?.cursor === undefined), ignore);
     return promise;
+  }
+
+  private learnTools(result: unknown, firstPage: boolean): void {
+    this.tools.learn(result);
+    this.outputSchemas?.learn(result, firstPage);
   }
 
   async notify(method: string, params?: Record<string, unknown>): Promise<void> {
@@ -207,9 +221,13 @@ export class ServerRuntime extends ConnectionEffects {
       return;
     }
     if (isRequest(message)) {
-      this.serverRequests.handle(message);
+      const roots = message.method === 'roots/list' ? this.sessionState.roots : undefined;
+      // Roots set with `setRoots` answer for this server; otherwise the `roots` handler does.
+      if (roots) this.respond({ jsonrpc: '2.0', id: message.id, result: { roots } });
+      else this.serverRequests.handle(message);
       return;
     }
+    if (message.method === 'notifications/tools/list_changed') this.outputSchemas?.invalidate();
     dispatchNotification(message, this.events, this.serverRequests, this.pending);
   }
 
@@ -254,6 +272,8 @@ export class ServerRuntime extends ConnectionEffects {
       this.pending.renumber(request);
       this.dispatch(request, false);
     }
+    // A roots change made while the same session was in doubt is announced now.
+    if (this.sessionState.takeRootsNotice()) void this.notify('notifications/roots/list_changed').catch(ignore);
   }
 
   rejectWaitingRequests(reason: string): void {

@@ -42,6 +42,9 @@ const ROOT_VALUES = {
   AuthorizationError: 'function',
   ConfigError: 'function',
   isMcpSupervisorError: 'function',
+  InvalidResultError: 'function',
+  ToolOutputError: 'function',
+  LOGGING_LEVELS: 'object',
   SUPPORTED_PROTOCOL_VERSIONS: 'object',
   LATEST_PROTOCOL_VERSION: 'string',
   VERSION: 'string',
@@ -110,6 +113,9 @@ import type {
   JsonRpcResponse, TransportKind, OAuthProvider, OAuthClientOptions, OAuthGrant, RedirectHandler,
   LoopbackRedirect, LoopbackRedirectOptions, AuthConfig, AuthProvider, AuthChallenge, AuthStatus,
   TokenStore, StoredAuthorization, OAuthTokens, OAuthClientInformation, TokenEndpointAuthMethod, Logger,
+  ResourceUpdated, Root, RestoreReport, ResultIssue, LoggingLevel, CompletionReference, Resource, ResourceTemplate,
+  ResourceContents, Prompt, ContentBlock, ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult,
+  ListPromptsResult, GetPromptResult, CompleteResult, EmptyResult,
 } from 'mcp-supervisor';
 import type { ConnectionContext, ConnectionEvent, ConnectionInput, ConnectionReport, SessionInfo,
   ListenerContext, ListenerEvent, ListenerReport, SupervisorContext, SupervisorEvent, SupervisorInput,
@@ -130,11 +136,21 @@ export type All = [ConnectOptions, SupervisorOptions, SupervisorEvents, ServerSt
   SupervisorContext, SupervisorEvent, SupervisorInput, KeepaliveContext, KeepaliveInput, KeepaliveSettings,
   ProbeOutput, SseFallbackContext, SseFallbackInput, SseFallbackOutput, OAuthProviderContext, Challenge,
   BearerChallenge, Discovery, ProtectedResourceMetadata, AuthorizationServerMetadata, Pkce, SigningAlgorithm,
-  ClientCredentials, ResolvedClient];
+  ClientCredentials, ResolvedClient, ResourceUpdated, Root, RestoreReport, ResultIssue, LoggingLevel,
+  CompletionReference, Resource, ResourceTemplate, ResourceContents, Prompt, ContentBlock, ListResourcesResult,
+  ListResourceTemplatesResult, ReadResourceResult, ListPromptsResult, GetPromptResult, CompleteResult, EmptyResult];
 export async function typed(): Promise<string> {
   const server: ServerHandle = await connect({ url: 'http://127.0.0.1:1/mcp' });
   const result: CallToolResult = await server.callTool('echo', { text: 'hi' }, { timeoutMs: 5000 });
-  return JSON.stringify(result) + server.status().state;
+  const resources: ListResourcesResult = await server.listResources();
+  const prompt: GetPromptResult = await server.getPrompt('p', { a: 'b' });
+  const off = server.on('resourceUpdated', (event: ResourceUpdated) => void event.uri);
+  off();
+  await server.subscribeResource('memo://x');
+  await server.setLoggingLevel('warning');
+  await server.setRoots([{ uri: 'file:///work' }]);
+  await server.ping();
+  return JSON.stringify([result, resources, prompt]) + server.status().state;
 }
 `;
 
@@ -180,5 +196,5 @@ describe('the built package', () => {
       (error: Error & { stdout?: string }) => error.stdout ?? error.message,
     );
     expect(checked).toBe('');
-  });
+  }, 120_000); // tsc over the built declarations: tens of seconds on a busy 2-core machine
 });
