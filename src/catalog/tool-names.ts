@@ -70,7 +70,7 @@ function compareEntries(a: NameSource, b: NameSource): number {
 export function assignNames(sources: readonly NameSource[], separator: string): string[] {
   const order = sources.map((_, index) => index).sort((a, b) => compareEntries(sources[a]!, sources[b]!));
   const bases = sources.map((source) => baseName(source, separator));
-  const names: (string | undefined)[] = new Array(sources.length);
+  const names = new Array<string | undefined>(sources.length);
   const used = new Set<string>();
   // First pass: each base name goes to its first claimant, so a suffix never takes a base name.
   for (const index of order) {

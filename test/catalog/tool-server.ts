@@ -19,6 +19,8 @@ export interface ToolSpec {
   description?: string;
   /** What the tool answers; default: `<name>: <text>` as text. */
   result?: (args: { text?: string | undefined }) => CallToolResult;
+  /** Annotated `readOnlyHint`: a call the connection lost on the way may be sent again. */
+  readOnly?: boolean;
   /** Wait for the client to cancel (the call's signal) or for `release()`. */
   hang?: boolean;
 }
@@ -62,7 +64,11 @@ export async function startToolServer(initial: ToolSpec[]): Promise<ToolServer> 
     session.registered = tools.map((spec) =>
       session.server.registerTool(
         spec.name,
-        { description: spec.description ?? `the ${spec.name} tool`, inputSchema: { text: z.string().optional() } },
+        {
+          description: spec.description ?? `the ${spec.name} tool`,
+          inputSchema: { text: z.string().optional() },
+          annotations: spec.readOnly ? { readOnlyHint: true } : undefined,
+        },
         async ({ text }, extra) => {
           calls.push(`${spec.name}(${text ?? ''})`);
           if (spec.hang) {
