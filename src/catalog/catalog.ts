@@ -109,9 +109,23 @@ export class ToolCatalog {
       await this.list();
       tool = this.tool(name);
     }
-    const server = tool && this.servers.get(tool.server);
-    if (!tool || !server) throw new UnknownToolError(name);
-    return server.callTool(tool.originalName, args, options);
+    if (!tool) throw new UnknownToolError(name);
+    return this.callServerTool(tool.server, tool.originalName, args, options);
+  }
+
+  /**
+   * Calls a tool by its server and original name (what an adapter captured when it built its
+   * tools: exposed names may shift when servers come and go, the identity does not).
+   */
+  callServerTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown> = {},
+    options?: RequestOptions,
+  ): Promise<CallToolResult> {
+    const handle = this.servers.get(server);
+    if (!handle) return Promise.reject(new UnknownToolError(`${server}/${tool}`));
+    return handle.callTool(tool, args, options);
   }
 
   /** Marks one server's list (or every list) stale: the next `list()` fetches it again. */
