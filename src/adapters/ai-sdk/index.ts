@@ -9,7 +9,7 @@
  * text and images (`toModelOutput`). `isError` throws ToolResultError: the AI SDK's tool-error
  * path. The AI SDK's abort signal cancels the call (notifications/cancelled).
  */
-import { jsonSchema, tool, type JSONSchema7, type ToolSet } from 'ai';
+import { jsonSchema, tool, type ToolSet } from 'ai';
 import type { CallToolResult } from '../../protocol/messages.js';
 import { callForFramework, catalogOf, selectTools, type AdapterOptions, type CatalogSource } from '../shared.js';
 
