@@ -102,7 +102,7 @@ describe('mcp-supervisor/ai-sdk', () => {
     );
     // The model saw the image as data, not as a JSON dump.
     const seen = JSON.stringify(prompts[1]);
-    expect(seen).toMatch(/image-data|"type":"file"/);
+    expect(seen).toMatch(/"type":"(image-data|file-data|file)"/);
     expect(seen).toContain('iVBORw0KGgo');
     // The call after the restart was served on a new session.
     expect((second!.toolResults[0]!.output as { content: { text: string }[] }).content[0]!.text).toBe('no k');
