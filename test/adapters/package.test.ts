@@ -12,11 +12,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEverythingServer } from '../../servers/everything-server.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const CORE_DEPENDENCIES = ['xstate', 'undici', 'eventsource-parser', 'zod'];
+const EXAMPLES = {
+  'agent-ai-sdk.ts': /everything__get-sum -> .*The sum of 2 and 3 is 5\.[\s\S]*model: done/,
+  'agent-langchain.ts': /everything__get-sum -> "The sum of 2 and 3 is 5\."/,
+  'agent-openai-agents.ts': /the model saw: .*The sum of 2 and 3 is 5\.[\s\S]*model: done/,
+};
 const ADAPTERS = {
   'mcp-supervisor/ai-sdk': { export: 'aiSdkTools', framework: 'ai' },
   'mcp-supervisor/langchain': { export: 'langChainTools', framework: '@langchain/core' },
@@ -82,4 +88,34 @@ describe('adapter subpaths', () => {
     }
     expect(Object.keys(manifest.dependencies).sort()).toEqual([...CORE_DEPENDENCIES].sort());
   });
+});
+
+describe('the examples of docs/agents.md', () => {
+  it('are in the guide as they are in examples/', () => {
+    const guide = readFileSync(join(ROOT, 'docs', 'agents.md'), 'utf8');
+    for (const file of Object.keys(EXAMPLES))
+      expect(guide).toContain(readFileSync(join(ROOT, 'examples', file), 'utf8').trim());
+  });
+
+  it.each(Object.entries(EXAMPLES))(
+    '%s runs against server-everything, importing the built package',
+    async (file, expected) => {
+      // In the built package's folder: `mcp-supervisor` is the package itself, the frameworks
+      // come from the repository's node_modules.
+      mkdirSync(join(built, 'examples'), { recursive: true });
+      cpSync(join(ROOT, 'examples', file), join(built, 'examples', file));
+      const everything = await startEverythingServer('streamableHttp');
+      try {
+        const { stdout } = await run(process.execPath, ['--import', 'tsx', join('examples', file)], {
+          cwd: built,
+          env: { ...process.env, EVERYTHING_URL: everything.url },
+          timeout: 60_000,
+        });
+        expect(stdout).toMatch(expected);
+      } finally {
+        await everything.close();
+      }
+    },
+    90_000,
+  );
 });
