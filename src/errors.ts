@@ -21,7 +21,9 @@ export type ErrorCode =
   | 'CONFIG_ERROR'
   | 'AUTHORIZATION_REQUIRED'
   | 'AUTHORIZATION_FAILED'
-  | 'OUTCOME_UNKNOWN';
+  | 'OUTCOME_UNKNOWN'
+  | 'UNKNOWN_TOOL'
+  | 'TOOL_ERROR';
 
 export interface ErrorDetails {
   server?: string | undefined;
@@ -306,6 +308,39 @@ export function isMcpSupervisorError(error: unknown): error is McpSupervisorErro
 }
 
 /** The error as a short, secret-free line for status and transition events. */
+/** No tool of the catalog has this exposed name (now, after a refresh of what was stale). */
+export class UnknownToolError extends McpSupervisorError {
+  readonly code = 'UNKNOWN_TOOL' as const;
+  readonly retryable = false;
+  constructor(readonly toolName: string) {
+    super(`no tool named '${toolName}' in the catalog`);
+  }
+}
+
+/**
+ * The tool ran and reported a failure (`isError: true` in its result). The framework adapters
+ * throw it so that the failure takes each framework's error path; `result` is what the server sent.
+ */
+export class ToolResultError extends McpSupervisorError {
+  readonly code = 'TOOL_ERROR' as const;
+  readonly retryable = false;
+  constructor(
+    readonly toolName: string,
+    readonly result: { content: Array<{ type: string; [key: string]: unknown }>; [key: string]: unknown },
+    details?: ErrorDetails,
+  ) {
+    super(`tool '${toolName}' failed: ${errorText(result.content)}`, details);
+  }
+}
+
+function errorText(content: Array<{ type: string; [key: string]: unknown }>): string {
+  const text = content
+    .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
+    .filter(Boolean)
+    .join(' ');
+  return text.length > 0 ? text.slice(0, 500) : 'the tool reported an error';
+}
+
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);

@@ -4,6 +4,10 @@
 export { connect, type ConnectOptions } from './connect.js';
 export { createSupervisor, Supervisor, type SupervisorOptions, type SupervisorEvents } from './supervisor.js';
 export { ServerHandle, type ServerStatus } from './server-handle.js';
+export { ToolCatalog, type ToolServer, type ToolServers } from './catalog/catalog.js';
+export type { CatalogOptions, ServerToolOptions, ToolPattern } from './catalog/options.js';
+export type { CatalogTool, CatalogSnapshot, CatalogChange, CatalogEvents, MissingServer } from './catalog/types.js';
+export { TOOL_NAME_PATTERN } from './catalog/tool-names.js';
 export type {
   ConnectionState,
   TransitionEvent,
@@ -65,6 +69,8 @@ export {
   AuthorizationRequiredError,
   AuthorizationError,
   ConfigError,
+  UnknownToolError,
+  ToolResultError,
   isMcpSupervisorError,
   type ErrorCode,
 } from './errors.js';

@@ -14,6 +14,9 @@ import { logTransition, silentLogger, type Logger } from './observe/logger.js';
 import { createSanitizer, type Sanitizer } from './observe/inspection.js';
 import { secretsOf } from './observe/redact.js';
 import { ConfigError, ConnectionClosedError } from './errors.js';
+import { ToolCatalog } from './catalog/catalog.js';
+import type { CatalogOptions } from './catalog/options.js';
+import type { CatalogSnapshot } from './catalog/types.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Implementation } from './protocol/messages.js';
 import type { Progress } from './protocol/pending.js';
@@ -50,6 +53,8 @@ export interface SupervisorOptions {
    * runtime model suite (test/model/runtime) uses it, to script what a transport reports.
    */
   createTransport?: TransportFactory;
+  /** The tool catalog's naming and per-server filters (docs/agents.md). */
+  catalog?: CatalogOptions;
 }
 
 export interface SupervisorEvents extends Record<string, unknown> {
@@ -75,10 +80,21 @@ export class Supervisor implements HandleOwner {
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   private rootError: Error | undefined;
+  /** Every tool of every server under provider-safe names, kept fresh (docs/agents.md). */
+  readonly catalog: ToolCatalog;
 
   constructor(private readonly options: SupervisorOptions) {
     for (const config of parseServers(options.servers)) this.adopt(config);
+    this.catalog = new ToolCatalog(
+      { names: () => this.handles.keys(), get: (name) => this.handles.get(name) },
+      options.catalog,
+    );
     this.updateSanitizer();
+  }
+
+  /** Every tool of every server, and the servers whose tools are missing: `catalog.list()`. */
+  tools(): Promise<CatalogSnapshot> {
+    return this.catalog.list();
   }
 
   /** Starts every server; resolves once each is ready or has failed its first attempt (it keeps retrying). */
@@ -100,6 +116,7 @@ export class Supervisor implements HandleOwner {
       this.runtimes.get(name)!.system = this.actor.system;
       this.actor.send({ type: 'ADD_SERVER', server: supervisedServer(this.configs.get(name)!) });
     }
+    this.catalog.observe({ type: 'added', server: name });
     return handle;
   }
 
@@ -110,6 +127,7 @@ export class Supervisor implements HandleOwner {
     this.handles.delete(name);
     this.configs.delete(name);
     this.updateSanitizer();
+    this.catalog.observe({ type: 'removed', server: name });
     const ref = this.connection(name);
     if (ref && this.actor) {
       const closed = waitForEnd(ref);
@@ -257,6 +275,7 @@ export class Supervisor implements HandleOwner {
       case 'transition': {
         const transition = payload as RuntimeEvents['transition'];
         logTransition(logger, transition, this.restartsOf(server));
+        this.catalog.observe({ type: 'transition', transition });
         this.events.emit('transition', transition);
         break;
       }
@@ -274,9 +293,12 @@ export class Supervisor implements HandleOwner {
       case 'log':
         this.events.emit('log', { ...(payload as RuntimeEvents['log']), server });
         break;
-      case 'listChanged':
-        this.events.emit('listChanged', { server, list: (payload as RuntimeEvents['listChanged']).list });
+      case 'listChanged': {
+        const list = (payload as RuntimeEvents['listChanged']).list;
+        if (list === 'tools') this.catalog.observe({ type: 'listChanged', server });
+        this.events.emit('listChanged', { server, list });
         break;
+      }
       case 'resourceUpdated':
         this.events.emit('resourceUpdated', { ...(payload as RuntimeEvents['resourceUpdated']), server });
         break;

@@ -1,0 +1,292 @@
+/**
+ * The tool catalog: every tool of every supervised server, under names LLM providers accept,
+ * cached and kept fresh. A server's list is fetched again after `notifications/tools/list_changed`,
+ * after every (re)initialization or restart (a restarted server may have other tools), and when a
+ * server that was down becomes ready; `changed` tells the application. Calls route by exposed
+ * name to the server's handle, which holds them while the server is down, like any request.
+ *
+ * Until the first `list()` (or a `changed` listener) the catalog is passive: invalidations only
+ * mark lists stale, so a supervisor nobody asks for tools sends no `tools/list`.
+ */
+import { describeError, UnknownToolError } from '../errors.js';
+import { Emitter } from '../observe/emitter.js';
+import type { CallToolResult, ListToolsResult, Tool } from '../protocol/messages.js';
+import type { ConnectionState, RequestOptions, TransitionEvent } from '../runtime/events.js';
+import {
+  isToolAllowed,
+  prefixOf,
+  resolveCatalogOptions,
+  type CatalogOptions,
+  type ResolvedCatalogOptions,
+} from './options.js';
+import { assignNames, type NameSource } from './tool-names.js';
+import type { CatalogChange, CatalogEvents, CatalogSnapshot, CatalogTool, MissingServer } from './types.js';
+
+/** What the catalog needs of a server's handle. */
+export interface ToolServer {
+  listTools(options?: RequestOptions): Promise<ListToolsResult>;
+  callTool(name: string, args?: Record<string, unknown>, options?: RequestOptions): Promise<CallToolResult>;
+  status(): { state: ConnectionState | 'stopped'; lastError: string | undefined };
+}
+
+/** What the catalog needs of its supervisor: the servers configured now. */
+export interface ToolServers {
+  names(): Iterable<string>;
+  get(name: string): ToolServer | undefined;
+}
+
+/** What the supervisor tells the catalog. */
+export type CatalogSignal =
+  | { type: 'transition'; transition: TransitionEvent }
+  | { type: 'listChanged'; server: string }
+  | { type: 'added'; server: string }
+  | { type: 'removed'; server: string };
+
+interface ServerEntry {
+  readonly name: string;
+  state: ConnectionState | 'stopped';
+  /** The last list the server gave (unfiltered); undefined: never listed. */
+  tools: readonly Tool[] | undefined;
+  /** The list may be out of date (list_changed, a new session). */
+  stale: boolean;
+  /** Bumped on every invalidation: a listing that started before it is stale on arrival. */
+  generation: number;
+  listing: Promise<void> | undefined;
+  /** Why the last listing failed. */
+  error: string | undefined;
+}
+
+export class ToolCatalog {
+  private readonly entries = new Map<string, ServerEntry>();
+  private readonly events = new Emitter<CatalogEvents>();
+  private readonly options: ResolvedCatalogOptions;
+  private active = false;
+  private version = 0;
+  private built: { snapshot: CatalogSnapshot; byName: Map<string, CatalogTool> } | undefined;
+
+  constructor(
+    private readonly servers: ToolServers,
+    options?: CatalogOptions,
+  ) {
+    this.options = resolveCatalogOptions(options);
+    for (const name of servers.names()) this.entries.set(name, this.newEntry(name));
+  }
+
+  /**
+   * Every tool of every server. Lists that are stale, or were never fetched, are fetched first
+   * from the servers that are ready; the others keep their last list (calls to them wait for
+   * the server), or are named in `missing`. Never rejects because of one server.
+   */
+  async list(): Promise<CatalogSnapshot> {
+    this.active = true;
+    let waits: Promise<void>[] | undefined;
+    for (const entry of this.entries.values()) {
+      if ((entry.stale || entry.tools === undefined || entry.listing) && entry.state === 'ready')
+        (waits ??= []).push(this.refresh(entry));
+    }
+    if (waits) await Promise.all(waits);
+    return this.snapshot();
+  }
+
+  /** The catalog as it is now, without asking any server. */
+  snapshot(): CatalogSnapshot {
+    return this.build().snapshot;
+  }
+
+  /** A tool by its exposed name, as the catalog is now. */
+  tool(name: string): CatalogTool | undefined {
+    return this.build().byName.get(name);
+  }
+
+  /**
+   * Calls a tool by its exposed name on its server, with the request's options (timeout,
+   * signal, progress). A name not in the catalog is looked up again after a refresh, then
+   * rejects with UnknownToolError.
+   */
+  async call(name: string, args: Record<string, unknown> = {}, options?: RequestOptions): Promise<CallToolResult> {
+    let tool = this.tool(name);
+    if (!tool) {
+      await this.list();
+      tool = this.tool(name);
+    }
+    if (!tool) throw new UnknownToolError(name);
+    return this.callServerTool(tool.server, tool.originalName, args, options);
+  }
+
+  /**
+   * Calls a tool by its server and original name (what an adapter captured when it built its
+   * tools: exposed names may shift when servers come and go, the identity does not).
+   */
+  callServerTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown> = {},
+    options?: RequestOptions,
+  ): Promise<CallToolResult> {
+    const handle = this.servers.get(server);
+    if (!handle) return Promise.reject(new UnknownToolError(`${server}/${tool}`));
+    return handle.callTool(tool, args, options);
+  }
+
+  /** Marks one server's list (or every list) stale: the next `list()` fetches it again. */
+  invalidate(server?: string): void {
+    const targets = server === undefined ? [...this.entries.values()] : [this.entries.get(server)];
+    for (const entry of targets) if (entry) this.markStale(entry, 'listed');
+  }
+
+  /** `changed`: the tools or the missing servers changed. Listening activates the catalog. */
+  on<K extends keyof CatalogEvents>(event: K, listener: (payload: CatalogEvents[K]) => void): () => void {
+    this.activate();
+    return this.events.on(event, listener);
+  }
+
+  off<K extends keyof CatalogEvents>(event: K, listener: (payload: CatalogEvents[K]) => void): void {
+    this.events.off(event, listener);
+  }
+
+  /** @internal The supervisor's feed: transitions, list changes, servers added and removed. */
+  observe(signal: CatalogSignal): void {
+    switch (signal.type) {
+      case 'transition': {
+        const { server, from, to } = signal.transition;
+        const entry = this.entries.get(server);
+        if (!entry) return;
+        entry.state = to;
+        if (entry.tools === undefined) this.built = undefined; // `missing` shows the state
+        // A new session (first, re-initialized, restarted, revived) may have other tools; a
+        // probe that found the session well (probing → ready) changes nothing.
+        if (to === 'ready' && from !== 'probing' && from !== 'ready') this.markStale(entry, 'ready');
+        return;
+      }
+      case 'listChanged': {
+        const entry = this.entries.get(signal.server);
+        if (entry) this.markStale(entry, 'listChanged');
+        return;
+      }
+      case 'added': {
+        if (this.entries.has(signal.server)) return;
+        this.entries.set(signal.server, this.newEntry(signal.server));
+        this.changed([signal.server], 'added');
+        return;
+      }
+      case 'removed':
+        if (this.entries.delete(signal.server)) this.changed([signal.server], 'removed');
+        return;
+    }
+  }
+
+  private newEntry(name: string): ServerEntry {
+    const state = this.servers.get(name)?.status().state ?? 'stopped';
+    return { name, state, tools: undefined, stale: true, generation: 0, listing: undefined, error: undefined };
+  }
+
+  private activate(): void {
+    if (this.active) return;
+    this.active = true;
+    for (const entry of this.entries.values()) if (entry.stale && entry.state === 'ready') void this.refresh(entry);
+  }
+
+  private markStale(entry: ServerEntry, cause: CatalogChange['cause']): void {
+    entry.stale = true;
+    entry.generation++;
+    if (this.active && entry.state === 'ready') void this.refresh(entry, cause);
+  }
+
+  /** Fetches a server's list once at a time; a list invalidated meanwhile is fetched again. */
+  private refresh(entry: ServerEntry, cause: CatalogChange['cause'] = 'listed'): Promise<void> {
+    if (entry.listing) return entry.listing;
+    const server = this.servers.get(entry.name);
+    if (!server) return Promise.resolve();
+    const generation = entry.generation;
+    const listing = server
+      .listTools(this.options.listTimeoutMs === undefined ? undefined : { timeoutMs: this.options.listTimeoutMs })
+      .then(
+        (result) => this.listed(entry, generation, result.tools, cause),
+        (error: unknown) => this.listingFailed(entry, error, cause),
+      )
+      .finally(() => {
+        if (entry.listing === listing) entry.listing = undefined;
+      })
+      .then(() => {
+        // Invalidated while listing: what arrived may predate the change.
+        if (entry.stale && this.entries.get(entry.name) === entry && entry.state === 'ready' && this.active)
+          return this.refresh(entry, cause);
+      });
+    entry.listing = listing;
+    return listing;
+  }
+
+  private listed(entry: ServerEntry, generation: number, tools: readonly Tool[], cause: CatalogChange['cause']): void {
+    if (this.entries.get(entry.name) !== entry) return;
+    const wasMissing = entry.tools === undefined;
+    const different = wasMissing || !sameTools(entry.tools!, tools);
+    entry.tools = tools;
+    entry.error = undefined;
+    if (entry.generation === generation) entry.stale = false;
+    if (different) this.changed([entry.name], cause);
+  }
+
+  private listingFailed(entry: ServerEntry, error: unknown, cause: CatalogChange['cause']): void {
+    if (this.entries.get(entry.name) !== entry) return;
+    const first = entry.error === undefined;
+    entry.error = describeError(error);
+    // Only a server with no tools is missing; one with a list keeps it (its calls wait for it).
+    if (entry.tools === undefined && first) this.changed([entry.name], cause);
+  }
+
+  private changed(servers: string[], cause: CatalogChange['cause']): void {
+    this.built = undefined;
+    this.version++;
+    this.events.emit('changed', { version: this.version, servers, cause });
+  }
+
+  private build(): { snapshot: CatalogSnapshot; byName: Map<string, CatalogTool> } {
+    if (this.built) return this.built;
+    const sources: NameSource[] = [];
+    const picked: { server: string; tool: Tool }[] = [];
+    const missing: MissingServer[] = [];
+    for (const entry of this.entries.values()) {
+      if (entry.tools === undefined) {
+        missing.push({ server: entry.name, state: entry.state, reason: missingReason(entry) });
+        continue;
+      }
+      const filter = this.options.servers[entry.name];
+      const prefix = prefixOf(this.options, entry.name);
+      for (const tool of entry.tools) {
+        if (!isToolAllowed(filter, tool.name)) continue;
+        sources.push({ server: entry.name, tool: tool.name, prefix });
+        picked.push({ server: entry.name, tool });
+      }
+    }
+    const names = assignNames(sources, this.options.separator);
+    const byName = new Map<string, CatalogTool>();
+    const tools = picked.map(({ server, tool }, index): CatalogTool => {
+      const exposed: CatalogTool = {
+        name: names[index]!,
+        server,
+        originalName: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        definition: tool,
+      };
+      byName.set(exposed.name, exposed);
+      return exposed;
+    });
+    tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    missing.sort((a, b) => (a.server < b.server ? -1 : 1));
+    this.built = { snapshot: { tools, missing, version: this.version }, byName };
+    return this.built;
+  }
+}
+
+function missingReason(entry: ServerEntry): string {
+  if (entry.error !== undefined) return `listing its tools failed: ${entry.error}`;
+  return entry.state === 'ready' ? 'its tools are being listed' : `not listed yet: the server is ${entry.state}`;
+}
+
+/** Same tools, same definitions: a list_changed that changed nothing is no change. */
+function sameTools(a: readonly Tool[], b: readonly Tool[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (JSON.stringify(a[i]) !== JSON.stringify(b[i])) return false;
+  return true;
+}

@@ -1,0 +1,17 @@
+/**
+ * The AI SDK adapter's tests with AI SDK 7 (`ai-v7`, an npm alias of ai@7): `ai` and `ai/test`
+ * resolve to it, in the tests and in src/adapters alike. AI SDK 7 needs Node >= 22: `npm run
+ * test:ai7` runs this under a Node 22 from the npm registry.
+ */
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  resolve: { alias: [{ find: /^ai(\/.*)?$/, replacement: 'ai-v7$1' }] },
+  test: {
+    include: ['test/adapters/ai-sdk.test.ts'],
+    env: { AI_SDK_MAJOR: '7' },
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
+  },
+});
