@@ -4,8 +4,6 @@
  * XState; the optional `inspect` observer sees the whole actor tree.
  */
 import { createActor, type Actor, type ActorRefFrom, type InspectionEvent, type Observer } from 'xstate';
-import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
-import type { SupervisedServer } from '../machines/supervisor.machine.js';
 import { type providedConnectionMachine, providedSupervisorMachine } from './runtime/actors/connection-actors.js';
 import { registerRuntimes } from './runtime/actors/runtime-registry.js';
 import {
@@ -18,6 +16,7 @@ import {
   type ServerConfigInput,
 } from './config.js';
 import { planChanges, type ApplyResult } from './config/diff.js';
+import { disabledStatus, supervisedServer, waitForEnd, waitUntilForgotten } from './runtime/supervised-server.js';
 import { Emitter } from './observe/emitter.js';
 import { logTransition, silentLogger, type Logger } from './observe/logger.js';
 import { createSanitizer, type Sanitizer } from './observe/inspection.js';
@@ -141,9 +140,10 @@ export class Supervisor implements HandleOwner {
     this.updateSanitizer();
     const ref = this.connection(name);
     if (ref && this.actor) {
-      const closed = waitForEnd(ref);
+      // Forgotten by the supervisor machine, not only ended: the name can be added again at once.
+      const forgotten = waitUntilForgotten(this.actor, name);
       this.actor.send({ type: 'REMOVE_SERVER', server: name });
-      await closed;
+      await forgotten;
     }
     runtime.rejectWaitingRequests('the server was removed');
     await runtime.closeSession().catch(() => {});
@@ -174,7 +174,12 @@ export class Supervisor implements HandleOwner {
    * unchanged ones are not touched. Every entry is validated first: an invalid one changes nothing.
    */
   apply(config: Pick<SupervisorOptions, 'servers'>): Promise<ApplyResult> {
-    const next = parseServers(config.servers, this.parseOptions());
+    let next: ServerConfig[];
+    try {
+      next = parseServers(config.servers, this.parseOptions());
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const run = this.applying.then(() => this.applyParsed(next));
     this.applying = run.catch(() => {});
     return run;
@@ -186,7 +191,11 @@ export class Supervisor implements HandleOwner {
     const byName = new Map(next.map((config) => [config.name, config]));
     await Promise.all([...plan.removed, ...plan.restarted].map((name) => this.remove(name)));
     await Promise.all(plan.disabled.map((name) => this.disable(name)));
-    for (const name of [...plan.added, ...plan.restarted]) this.admit(byName.get(name)!);
+    for (const name of [...plan.added, ...plan.restarted]) {
+      const config = byName.get(name)!;
+      if (config.disabled) this.disabledConfigs.set(name, config);
+      else this.addParsed(config);
+    }
     for (const name of plan.enabled) this.enable(name);
     this.updateSanitizer();
     return plan;
@@ -385,49 +394,6 @@ export class Supervisor implements HandleOwner {
   private connection(name: string): ConnectionRef | undefined {
     return this.actor?.system.get(name) as ConnectionRef | undefined;
   }
-}
-
-/** Resolves when an actor has ended (closed, or crashed). */
-function waitForEnd(ref: ConnectionRef): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const subscription = ref.subscribe({ complete: () => resolve(), error: () => resolve() });
-    if (ref.getSnapshot().status !== 'active') {
-      subscription.unsubscribe();
-      resolve();
-    }
-  });
-}
-
-/** A disabled server's status: its name and transport kind, nothing live. */
-function disabledStatus(config: ServerConfig): ServerStatus {
-  return {
-    name: config.name,
-    state: 'disabled',
-    transport: config.kind === 'command' ? 'stdio' : config.type === 'sse' ? 'sse' : undefined,
-    protocolVersion: undefined,
-    serverInfo: undefined,
-    sessionId: undefined,
-    restarts: 0,
-    lastError: undefined,
-    keepalive: { lastRttMs: undefined, missed: 0 },
-    requests: { inFlight: 0, waiting: 0 },
-  };
-}
-
-/** What the supervisor machine needs of a server: its name, restart policy and connection input. */
-function supervisedServer(config: ServerConfig): SupervisedServer {
-  return {
-    name: config.name,
-    restart: config.restart ?? DEFAULT_RESTART_POLICY,
-    connection: {
-      server: config.name,
-      transport: config.type,
-      listenerOpenTimeoutMs: Math.min(config.requestTimeoutMs, 10_000),
-      provenAfterMs: config.restart.provenAfterMs,
-      keepalive: config.keepalive,
-      revive: config.revive,
-    },
-  };
 }
 
 export function createSupervisor(options: SupervisorOptions): Supervisor {
