@@ -173,13 +173,8 @@ export class Supervisor implements HandleOwner {
    * servers start, removed ones stop, changed ones restart, `disabled` toggles enable or disable,
    * unchanged ones are not touched. Every entry is validated first: an invalid one changes nothing.
    */
-  apply(config: Pick<SupervisorOptions, 'servers'>): Promise<ApplyResult> {
-    let next: ServerConfig[];
-    try {
-      next = parseServers(config.servers, this.parseOptions());
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async apply(config: Pick<SupervisorOptions, 'servers'>): Promise<ApplyResult> {
+    const next = parseServers(config.servers, this.parseOptions());
     const run = this.applying.then(() => this.applyParsed(next));
     this.applying = run.catch(() => {});
     return run;
