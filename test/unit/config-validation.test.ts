@@ -59,9 +59,9 @@ describe('validation', () => {
     };
     createSupervisor({ servers: { a: { url: 'http://h/mcp', headrs: {} } }, logger });
     expect(logged).toEqual(['servers.a.headrs: unknown field (did you mean `headers`?)']);
-    expect(() =>
-      createSupervisor({ servers: { a: { url: 'http://h/mcp', headrs: {} } }, strict: true }),
-    ).toThrow(ConfigError);
+    expect(() => createSupervisor({ servers: { a: { url: 'http://h/mcp', headrs: {} } }, strict: true })).toThrow(
+      ConfigError,
+    );
   });
 
   it('neither url nor command says exactly that, and names a near miss', () => {
