@@ -186,6 +186,9 @@ export class Supervisor implements HandleOwner {
     const byName = new Map(next.map((config) => [config.name, config]));
     await Promise.all([...plan.removed, ...plan.restarted].map((name) => this.remove(name)));
     await Promise.all(plan.disabled.map((name) => this.disable(name)));
+    // Disabled servers keep the newest settings: `enable` starts them as the config says now.
+    for (const config of next) if (config.disabled) this.disabledConfigs.set(config.name, config);
+    for (const name of plan.enabled) this.disabledConfigs.set(name, { ...byName.get(name)!, disabled: true });
     for (const name of [...plan.added, ...plan.restarted]) {
       const config = byName.get(name)!;
       if (config.disabled) this.disabledConfigs.set(name, config);

@@ -43,10 +43,11 @@ export function planChanges(current: ReadonlyMap<string, ServerConfig>, next: re
   const names = new Set(next.map((config) => config.name));
   for (const config of next) {
     const old = current.get(config.name);
+    // A server that is not running is enabled, or stays disabled, with the new settings as they are.
     if (!old) plan.added.push(config.name);
-    else if (!sameSettings(old, config)) plan.restarted.push(config.name);
-    else if (old.disabled === config.disabled) plan.unchanged.push(config.name);
-    else (config.disabled ? plan.disabled : plan.enabled).push(config.name);
+    else if (old.disabled) (config.disabled ? plan.unchanged : plan.enabled).push(config.name);
+    else if (config.disabled) plan.disabled.push(config.name);
+    else (sameSettings(old, config) ? plan.unchanged : plan.restarted).push(config.name);
   }
   for (const name of current.keys()) if (!names.has(name)) plan.removed.push(name);
   return plan;

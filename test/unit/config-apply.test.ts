@@ -100,6 +100,21 @@ describe('sup.apply', () => {
     }
   });
 
+  it('a disabled server keeps the newest settings: enable starts it as the config says now', async () => {
+    const sup = createSupervisor({
+      servers: { a: { url: one.url }, off: { url: 'http://127.0.0.1:9/mcp', disabled: true } },
+    });
+    try {
+      await sup.start();
+      const moved = await sup.apply({ servers: { a: { url: one.url }, off: { url: two.url, disabled: true } } });
+      expect(moved.unchanged).toEqual(['a', 'off']);
+      await expect(sup.enable('off').listTools()).resolves.toMatchObject({ tools: expect.any(Array) });
+      expect(sup.status().off?.state).toBe('ready');
+    } finally {
+      await sup.stop();
+    }
+  });
+
   it('an invalid config changes nothing', async () => {
     const sup = createSupervisor({ servers: { a: { url: one.url } } });
     try {
