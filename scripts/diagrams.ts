@@ -1,7 +1,7 @@
 /**
  * `npm run diagrams`: writes docs/machines/<name>.mmd through the CLI's `diagram` code path
  * (the same as `mcp-supervisor diagram --out docs/machines`) and refreshes the diagram blocks
- * in README.md and docs/architecture.md.
+ * in docs/architecture.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +12,7 @@ import { MACHINES } from '../machines/catalog.js';
 for (const file of writeDiagramFiles(fileURLToPath(new URL('../docs/machines/', import.meta.url)))) {
   console.log(`wrote ${file}`);
 }
-for (const doc of ['../README.md', '../docs/architecture.md']) {
+for (const doc of ['../docs/architecture.md']) {
   const file = new URL(doc, import.meta.url);
   const before = readFileSync(file, 'utf8');
   const after = embedDiagrams(before, MACHINES);

@@ -7,6 +7,8 @@ import type { SecretSources } from './observe/redact.js';
 import { ConfigError } from './errors.js';
 import { isAuthProvider, type AuthConfig } from './auth/resolve-provider.js';
 import { parseOAuthOptions } from './auth/options.js';
+import { suggestField, unknownFields, warningsReported } from './config/fields.js';
+import { interpolatedSecretsOf, unexpandedVariable } from './config/interpolate.js';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -76,6 +78,8 @@ const common = {
   probeAfterTimeouts: z.number().int().nonnegative().default(3),
   /** Check a tool's `structuredContent` against its declared `outputSchema` (`false`: trust the server). */
   validateToolOutput: z.boolean().default(true),
+  /** Loaded but not started (Claude Code, Cline, Roo Code); `sup.enable(name)` starts it. */
+  disabled: z.boolean().default(false),
 };
 
 /** An AuthProvider, or OAuth client options (checked in detail when the provider is built). */
@@ -126,10 +130,6 @@ const CommandServerSchema = z.looseObject({
   ...common,
 });
 
-const ServerConfigSchema = z.union([UrlServerSchema, CommandServerSchema], {
-  error: 'needs either `url` (an HTTP server) or `command` (a stdio server)',
-});
-
 export type ServerConfigInput = z.input<typeof UrlServerSchema> | z.input<typeof CommandServerSchema>;
 export type BackoffPolicy = z.output<typeof BackoffSchema>;
 export type RestartPolicy = z.output<typeof RestartSchema>;
@@ -149,6 +149,9 @@ interface CommonResolved {
   revive: ReviveConfig;
   probeAfterTimeouts: number;
   validateToolOutput: boolean;
+  disabled: boolean;
+  /** Values that came from `${VAR}`, `${env:VAR}`, `${input:id}` or `envFile`: redacted wherever they appear. */
+  secrets: readonly string[];
 }
 export interface UrlServerConfig extends CommonResolved {
   kind: 'url';
@@ -178,29 +181,96 @@ function toConfigError(prefix: string, error: z.ZodError): ConfigError {
   return new ConfigError(`invalid configuration: ${lines.join('; ')}`, issues);
 }
 
-/** `/sse` at the end of the path (trailing slash and query allowed) means legacy HTTP+SSE. */
 /** Where a server's configuration holds secrets, for the one redaction rule (observe/redact.ts). */
 export function secretSources(config: ServerConfig): SecretSources {
   return config.kind === 'command'
-    ? { headers: config.headers, env: config.env }
-    : { headers: config.headers, url: config.url };
+    ? { headers: config.headers, env: config.env, values: config.secrets }
+    : { headers: config.headers, url: config.url, values: config.secrets };
 }
 
+/** A likely mistake that does not stop the server: an unknown field, a `${…}` left unexpanded. */
+export interface ConfigWarning {
+  /** `servers.<name>.<field>` */
+  path: string;
+  message: string;
+}
+
+export interface ParseOptions {
+  /** Warnings become a ConfigError (default false). */
+  strict?: boolean | undefined;
+  /** Where warnings go (default: `process.emitWarning`). */
+  onWarning?: ((warning: ConfigWarning) => void) | undefined;
+}
+
+function defaultWarning(warning: ConfigWarning): void {
+  process.emitWarning(`${warning.path}: ${warning.message}`, 'McpSupervisorConfigWarning');
+}
+
+function fieldError(path: string, message: string): ConfigError {
+  return new ConfigError(`invalid configuration: ${path}: ${message}`, [{ path, message }]);
+}
+
+/** `url` xor `command`, said exactly; a near-miss key (`comand`) is named as the likely cause. */
+function checkKind(prefix: string, entry: Record<string, unknown>): 'url' | 'command' {
+  const hasUrl = 'url' in entry && entry.url !== undefined;
+  const hasCommand = 'command' in entry && entry.command !== undefined;
+  if (hasUrl && hasCommand)
+    throw fieldError(
+      prefix,
+      'has both `url` and `command`: give `url` for an HTTP server or `command` for a stdio server, not both',
+    );
+  if (hasUrl) return 'url';
+  if (hasCommand) return 'command';
+  const typos = Object.keys(entry).flatMap((key) => {
+    const meant = suggestField(key);
+    return meant === 'url' || meant === 'command' ? [`\`${key}\` looks like a typo of \`${meant}\``] : [];
+  });
+  throw fieldError(
+    prefix,
+    `has neither \`url\` (an HTTP server) nor \`command\` (a stdio server)${typos.length ? `; ${typos.join(', ')}` : ''}`,
+  );
+}
+
+function reportWarnings(prefix: string, entry: Record<string, unknown>, options: ParseOptions): void {
+  if (warningsReported(entry)) return;
+  const warnings: ConfigWarning[] = unknownFields(entry).map((issue) => ({
+    path: `${prefix}.${issue.field}`,
+    message: issue.message,
+  }));
+  const unexpanded = unexpandedVariable(entry);
+  if (unexpanded)
+    warnings.push({
+      path: `${prefix}.${unexpanded.field}`,
+      message: `${unexpanded.text} is sent as written: variables are expanded by loadConfig() and fromMcpServersJson(), not by createSupervisor()`,
+    });
+  if (warnings.length === 0) return;
+  if (options.strict) {
+    const issues = warnings.map((w) => ({ path: w.path, message: w.message }));
+    throw new ConfigError(
+      `invalid configuration (strict): ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+      issues,
+    );
+  }
+  for (const warning of warnings) (options.onWarning ?? defaultWarning)(warning);
+}
+
+/** `/sse` at the end of the path (trailing slash and query allowed) means legacy HTTP+SSE. */
 function looksLikeLegacySse(url: URL): boolean {
   return /\/sse\/?$/.test(url.pathname);
 }
 
 /** Validates one server's config; `name` appears in every error as `servers.<name>.<field>`. */
-export function parseServerConfig(name: string, input: unknown): ServerConfig {
+export function parseServerConfig(name: string, input: unknown, options: ParseOptions = {}): ServerConfig {
   if (!name) throw new ConfigError('invalid configuration: server names must be non-empty strings');
-  const parsed = ServerConfigSchema.safeParse(input);
-  if (!parsed.success) {
-    // The union's own message is vague; re-run the branch the input was aiming at for precise paths.
-    const aim =
-      typeof input === 'object' && input !== null && 'command' in input ? CommandServerSchema : UrlServerSchema;
-    const precise = typeof input === 'object' && input !== null ? aim.safeParse(input) : parsed;
-    throw toConfigError(`servers.${name}`, precise.success ? parsed.error : precise.error);
-  }
+  const prefix = `servers.${name}`;
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw fieldError(prefix, 'must be an object with `url` (an HTTP server) or `command` (a stdio server)');
+  const entry = input as Record<string, unknown>;
+  const kind = checkKind(prefix, entry);
+  const parsed = (kind === 'url' ? UrlServerSchema : CommandServerSchema).safeParse(entry);
+  if (!parsed.success) throw toConfigError(prefix, parsed.error);
+  // Warnings only for entries that are otherwise valid: one report, the most useful first.
+  reportWarnings(prefix, entry, options);
   const value = parsed.data;
   const shared = {
     name,
@@ -213,6 +283,8 @@ export function parseServerConfig(name: string, input: unknown): ServerConfig {
     revive: value.revive,
     probeAfterTimeouts: value.probeAfterTimeouts,
     validateToolOutput: value.validateToolOutput,
+    disabled: value.disabled,
+    secrets: interpolatedSecretsOf(input),
   };
   if ('url' in value) {
     const url = new URL(value.url as string);
@@ -249,7 +321,7 @@ export function parseServerConfig(name: string, input: unknown): ServerConfig {
   };
 }
 
-export function parseServers(servers: unknown): ServerConfig[] {
+export function parseServers(servers: unknown, options: ParseOptions = {}): ServerConfig[] {
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) {
     throw new ConfigError('invalid configuration: servers: must be an object mapping server names to configs', [
       { path: 'servers', message: 'must be an object' },
@@ -260,23 +332,5 @@ export function parseServers(servers: unknown): ServerConfig[] {
     throw new ConfigError('invalid configuration: servers: at least one server is needed', [
       { path: 'servers', message: 'is empty' },
     ]);
-  return entries.map(([name, config]) => parseServerConfig(name, config));
-}
-
-/**
- * Reads the `mcpServers` JSON format (Claude Desktop, Cursor) and VS Code's `servers` key.
- * Returns the servers map, ready for `createSupervisor({ servers })`.
- */
-export function fromMcpServersJson(json: unknown): Record<string, ServerConfigInput> {
-  if (typeof json === 'object' && json !== null) {
-    const record = json as Record<string, unknown>;
-    const servers = record.mcpServers ?? record.servers;
-    if (typeof servers === 'object' && servers !== null && !Array.isArray(servers)) {
-      parseServers(servers);
-      return servers as Record<string, ServerConfigInput>;
-    }
-  }
-  throw new ConfigError('invalid configuration: expected an object with an `mcpServers` (or `servers`) map', [
-    { path: 'mcpServers', message: 'missing' },
-  ]);
+  return entries.map(([name, config]) => parseServerConfig(name, config, options));
 }

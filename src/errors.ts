@@ -291,13 +291,14 @@ export class QueueFullError extends McpSupervisorError {
   }
 }
 
-/** Invalid configuration; `path` names the field, e.g. `servers.docs.url`. */
+/** Invalid configuration; `path` names the field, e.g. `servers.docs.url`; `file` the config file, when there was one. */
 export class ConfigError extends McpSupervisorError {
   readonly code = 'CONFIG_ERROR' as const;
   readonly retryable = false;
   constructor(
     message: string,
     readonly issues: readonly { path: string; message: string }[] = [],
+    readonly file?: string | undefined,
   ) {
     super(message);
   }

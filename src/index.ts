@@ -39,7 +39,17 @@ export type { ClientHandlers, Handler, HandlerContext, ElicitationOptions } from
 export type { Progress } from './protocol/pending.js';
 export {
   fromMcpServersJson,
+  loadConfig,
+  parseConfigText,
+  type LoadConfigOptions,
+  type LoadedConfig,
+} from './config/load.js';
+export type { InterpolationOptions } from './config/interpolate.js';
+export type { ApplyResult } from './config/diff.js';
+export {
   parseServerConfig,
+  type ConfigWarning,
+  type ParseOptions,
   type ServerConfig,
   type ServerConfigInput,
   type RestartPolicy,

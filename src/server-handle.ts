@@ -34,8 +34,8 @@ import type { AuthStatus } from './auth/types.js';
 
 export interface ServerStatus {
   name: string;
-  /** The connection machine's top-level state. */
-  state: ConnectionState | 'stopped';
+  /** The connection machine's top-level state; `stopped` before start, `disabled` for a server loaded with `disabled: true`. */
+  state: ConnectionState | 'stopped' | 'disabled';
   transport: TransportKind | undefined;
   protocolVersion: string | undefined;
   serverInfo: Implementation | undefined;

@@ -4,11 +4,19 @@
  * XState; the optional `inspect` observer sees the whole actor tree.
  */
 import { createActor, type Actor, type ActorRefFrom, type InspectionEvent, type Observer } from 'xstate';
-import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
-import type { SupervisedServer } from '../machines/supervisor.machine.js';
 import { type providedConnectionMachine, providedSupervisorMachine } from './runtime/actors/connection-actors.js';
 import { registerRuntimes } from './runtime/actors/runtime-registry.js';
-import { parseServerConfig, parseServers, secretSources, type ServerConfig, type ServerConfigInput } from './config.js';
+import {
+  parseServerConfig,
+  parseServers,
+  secretSources,
+  type ConfigWarning,
+  type ParseOptions,
+  type ServerConfig,
+  type ServerConfigInput,
+} from './config.js';
+import { planChanges, type ApplyResult } from './config/diff.js';
+import { disabledStatus, supervisedServer, waitForEnd, waitUntilForgotten } from './runtime/supervised-server.js';
 import { Emitter } from './observe/emitter.js';
 import { logTransition, silentLogger, type Logger } from './observe/logger.js';
 import { createSanitizer, type Sanitizer } from './observe/inspection.js';
@@ -55,6 +63,10 @@ export interface SupervisorOptions {
   createTransport?: TransportFactory;
   /** The tool catalog's naming and per-server filters (docs/agents.md). */
   catalog?: CatalogOptions;
+  /** Unknown fields in a server entry are errors, not warnings (default false). */
+  strict?: boolean;
+  /** Where config warnings go (default: the logger's `warn` when one is given, else `process.emitWarning`). */
+  onWarning?: (warning: ConfigWarning) => void;
 }
 
 export interface SupervisorEvents extends Record<string, unknown> {
@@ -74,6 +86,10 @@ export class Supervisor implements HandleOwner {
   private readonly runtimes = new Map<string, ServerRuntime>();
   private readonly handles = new Map<string, ServerHandle>();
   private readonly configs = new Map<string, ServerConfig>();
+  /** Loaded, not started: no runtime, no handle, until `enable(name)`. */
+  private readonly disabledConfigs = new Map<string, ServerConfig>();
+  /** `apply` calls, one after the other. */
+  private applying: Promise<unknown> = Promise.resolve();
   private readonly events = new Emitter<SupervisorEvents>();
   private sanitizer: Sanitizer | undefined;
   private actor: Actor<typeof providedSupervisorMachine> | undefined;
@@ -84,12 +100,30 @@ export class Supervisor implements HandleOwner {
   readonly catalog: ToolCatalog;
 
   constructor(private readonly options: SupervisorOptions) {
-    for (const config of parseServers(options.servers)) this.adopt(config);
+    for (const config of parseServers(options.servers, this.parseOptions())) this.admit(config);
     this.catalog = new ToolCatalog(
       { names: () => this.handles.keys(), get: (name) => this.handles.get(name) },
       options.catalog,
     );
     this.updateSanitizer();
+  }
+
+  private parseOptions(): ParseOptions {
+    const { strict, onWarning, logger } = this.options;
+    const viaLogger = logger
+      ? (warning: ConfigWarning) =>
+          logger.warn({ event: 'config warning', path: warning.path }, `${warning.path}: ${warning.message}`)
+      : undefined;
+    return { strict, onWarning: onWarning ?? viaLogger };
+  }
+
+  /** A disabled server is remembered; any other gets its runtime and handle. */
+  private admit(config: ServerConfig): ServerHandle | undefined {
+    if (config.disabled) {
+      this.disabledConfigs.set(config.name, config);
+      return undefined;
+    }
+    return this.adopt(config);
   }
 
   /** Every tool of every server, and the servers whose tools are missing: `catalog.list()`. */
@@ -108,9 +142,15 @@ export class Supervisor implements HandleOwner {
    * ConfigError). It starts at once if the supervisor has started. Returns its handle.
    */
   add(name: string, config: ServerConfigInput): ServerHandle {
-    if (this.handles.has(name)) throw new ConfigError(`invalid configuration: servers.${name}: the name is in use`);
+    if (this.handles.has(name) || this.disabledConfigs.has(name))
+      throw new ConfigError(`invalid configuration: servers.${name}: the name is in use`);
+    return this.addParsed(parseServerConfig(name, config, this.parseOptions()), true);
+  }
+
+  private addParsed(config: ServerConfig, force = false): ServerHandle {
+    const name = config.name;
     if (this.stopping) throw new ConnectionClosedError('the supervisor is stopping', { server: name });
-    const handle = this.adopt(parseServerConfig(name, config));
+    const handle = this.adopt(force ? { ...config, disabled: false } : config);
     this.updateSanitizer();
     if (this.actor) {
       this.runtimes.get(name)!.system = this.actor.system;
@@ -122,6 +162,7 @@ export class Supervisor implements HandleOwner {
 
   /** Closes a server (DELETE) and forgets it; its handle rejects every request with ConnectionClosedError. */
   async remove(name: string): Promise<void> {
+    if (this.disabledConfigs.delete(name)) return;
     const runtime = this.runtimes.get(name);
     if (!runtime) throw new ConfigError(`unknown server '${name}' (configured: ${this.names()})`);
     this.handles.delete(name);
@@ -130,13 +171,63 @@ export class Supervisor implements HandleOwner {
     this.catalog.observe({ type: 'removed', server: name });
     const ref = this.connection(name);
     if (ref && this.actor) {
-      const closed = waitForEnd(ref);
+      // Forgotten by the supervisor machine, not only ended: the name can be added again at once.
+      const forgotten = waitUntilForgotten(this.actor, name);
       this.actor.send({ type: 'REMOVE_SERVER', server: name });
-      await closed;
+      await forgotten;
     }
     runtime.rejectWaitingRequests('the server was removed');
     await runtime.closeSession().catch(() => {});
     this.runtimes.delete(name);
+  }
+
+  /** Starts a disabled server (at once if the supervisor runs); returns its handle. Enabled ones: their handle. */
+  enable(name: string): ServerHandle {
+    const config = this.disabledConfigs.get(name);
+    if (!config) return this.server(name);
+    if (this.stopping) throw new ConnectionClosedError('the supervisor is stopping', { server: name });
+    this.disabledConfigs.delete(name);
+    return this.addParsed({ ...config, disabled: false });
+  }
+
+  /** Stops a server (like `remove`) but keeps its config: `status()` says `disabled`, `enable(name)` starts it again. */
+  async disable(name: string): Promise<void> {
+    if (this.disabledConfigs.has(name)) return;
+    const config = this.configs.get(name);
+    if (!config) throw new ConfigError(`unknown server '${name}' (configured: ${this.names()})`);
+    await this.remove(name);
+    this.disabledConfigs.set(name, { ...config, disabled: true });
+  }
+
+  /**
+   * Moves to a new configuration (e.g. `await loadConfig(file)` after the file changed): added
+   * servers start, removed ones stop, changed ones restart, `disabled` toggles enable or disable,
+   * unchanged ones are not touched. Every entry is validated first: an invalid one changes nothing.
+   */
+  async apply(config: Pick<SupervisorOptions, 'servers'>): Promise<ApplyResult> {
+    const next = parseServers(config.servers, this.parseOptions());
+    const run = this.applying.then(() => this.applyParsed(next));
+    this.applying = run.catch(() => {});
+    return run;
+  }
+
+  private async applyParsed(next: readonly ServerConfig[]): Promise<ApplyResult> {
+    const current = new Map([...this.configs, ...this.disabledConfigs]);
+    const plan = planChanges(current, next);
+    const byName = new Map(next.map((config) => [config.name, config]));
+    await Promise.all([...plan.removed, ...plan.restarted].map((name) => this.remove(name)));
+    await Promise.all(plan.disabled.map((name) => this.disable(name)));
+    // Disabled servers keep the newest settings: `enable` starts them as the config says now.
+    for (const config of next) if (config.disabled) this.disabledConfigs.set(config.name, config);
+    for (const name of plan.enabled) this.disabledConfigs.set(name, { ...byName.get(name)!, disabled: true });
+    for (const name of [...plan.added, ...plan.restarted]) {
+      const config = byName.get(name)!;
+      if (config.disabled) this.disabledConfigs.set(name, config);
+      else this.addParsed(config);
+    }
+    for (const name of plan.enabled) this.enable(name);
+    this.updateSanitizer();
+    return plan;
   }
 
   private adopt(config: ServerConfig): ServerHandle {
@@ -237,17 +328,22 @@ export class Supervisor implements HandleOwner {
 
   server(name: string): ServerHandle {
     const handle = this.handles.get(name);
-    if (!handle) throw new ConfigError(`unknown server '${name}' (configured: ${this.names()})`);
-    return handle;
+    if (handle) return handle;
+    if (this.disabledConfigs.has(name))
+      throw new ConfigError(`server '${name}' is disabled (sup.enable('${name}') starts it)`, [
+        { path: `servers.${name}.disabled`, message: 'is true' },
+      ]);
+    throw new ConfigError(`unknown server '${name}' (configured: ${this.names()})`);
   }
 
   private names(): string {
-    return [...this.handles.keys()].join(', ');
+    return [...this.handles.keys(), ...this.disabledConfigs.keys()].join(', ');
   }
 
   status(): Record<string, ServerStatus> {
     const result: Record<string, ServerStatus> = {};
     for (const [name, handle] of this.handles) result[name] = handle.status();
+    for (const config of this.disabledConfigs.values()) result[config.name] = disabledStatus(config);
     return result;
   }
 
@@ -335,33 +431,6 @@ export class Supervisor implements HandleOwner {
   private connection(name: string): ConnectionRef | undefined {
     return this.actor?.system.get(name) as ConnectionRef | undefined;
   }
-}
-
-/** Resolves when an actor has ended (closed, or crashed). */
-function waitForEnd(ref: ConnectionRef): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const subscription = ref.subscribe({ complete: () => resolve(), error: () => resolve() });
-    if (ref.getSnapshot().status !== 'active') {
-      subscription.unsubscribe();
-      resolve();
-    }
-  });
-}
-
-/** What the supervisor machine needs of a server: its name, restart policy and connection input. */
-function supervisedServer(config: ServerConfig): SupervisedServer {
-  return {
-    name: config.name,
-    restart: config.restart ?? DEFAULT_RESTART_POLICY,
-    connection: {
-      server: config.name,
-      transport: config.type,
-      listenerOpenTimeoutMs: Math.min(config.requestTimeoutMs, 10_000),
-      provenAfterMs: config.restart.provenAfterMs,
-      keepalive: config.keepalive,
-      revive: config.revive,
-    },
-  };
 }
 
 export function createSupervisor(options: SupervisorOptions): Supervisor {

@@ -26,7 +26,7 @@ import type { CatalogChange, CatalogEvents, CatalogSnapshot, CatalogTool, Missin
 export interface ToolServer {
   listTools(options?: RequestOptions): Promise<ListToolsResult>;
   callTool(name: string, args?: Record<string, unknown>, options?: RequestOptions): Promise<CallToolResult>;
-  status(): { state: ConnectionState | 'stopped'; lastError: string | undefined };
+  status(): { state: ConnectionState | 'stopped' | 'disabled'; lastError: string | undefined };
 }
 
 /** What the catalog needs of its supervisor: the servers configured now. */
@@ -44,7 +44,7 @@ export type CatalogSignal =
 
 interface ServerEntry {
   readonly name: string;
-  state: ConnectionState | 'stopped';
+  state: ConnectionState | 'stopped' | 'disabled';
   /** The last list the server gave (unfiltered); undefined: never listed. */
   tools: readonly Tool[] | undefined;
   /** The list may be out of date (list_changed, a new session). */

@@ -23,7 +23,7 @@ export interface CatalogTool {
 export interface MissingServer {
   server: string;
   /** Its connection state when the catalog was built. */
-  state: ConnectionState | 'stopped';
+  state: ConnectionState | 'stopped' | 'disabled';
   /** Why its tools are missing: not listed yet (the server was never ready), or the listing failed. */
   reason: string;
 }

@@ -7,10 +7,10 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { RedirectHandler } from '../auth/options.js';
 import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
-import { fromMcpServersJson, type ServerConfigInput } from '../config.js';
+import type { ServerConfigInput } from '../config.js';
+import { parseConfigText } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { createSupervisor } from '../supervisor.js';
-import { JsonSyntaxError, parseJsonText } from './json-text.js';
 
 /** A mistake in what the user typed or wrote: printed as is, exit code 2. */
 export class UsageError extends Error {
@@ -29,10 +29,14 @@ export interface ServerSources {
   type?: string | undefined;
   /** `--oauth`: the `--url` server uses the built-in OAuth client. */
   oauth?: boolean | undefined;
+  /** `--strict`: unknown fields in a config file are errors. */
+  strict?: boolean | undefined;
+  /** Where warnings about the files go (one line each, the file named); default stderr. */
+  warn?: ((line: string) => void) | undefined;
 }
 
-/** Reads one `mcpServers` / `servers` JSON (or JSONC) file. */
-function readConfigFile(file: string): ServerMap {
+/** Reads one `mcpServers` / `servers` JSON (or JSONC) file: expanded, checked, warnings reported. */
+function readConfigFile(file: string, sources: ServerSources): ServerMap {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -42,16 +46,13 @@ function readConfigFile(file: string): ServerMap {
       `${file}: cannot read the config file${code === 'ENOENT' ? ' (no such file)' : code ? ` (${code})` : ''}`,
     );
   }
-  let json: unknown;
+  const warn = sources.warn ?? ((line: string) => void process.stderr.write(`mcp-supervisor: warning: ${line}\n`));
   try {
-    json = parseJsonText(text);
-  } catch (error) {
-    if (error instanceof JsonSyntaxError)
-      throw new UsageError(`${file}: invalid JSON at line ${error.line}, column ${error.column}: ${error.reason}`);
-    throw error;
-  }
-  try {
-    return fromMcpServersJson(json);
+    return parseConfigText(text, {
+      file,
+      strict: sources.strict,
+      onWarning: (warning) => warn(`${file}: ${warning.path}: ${warning.message}`),
+    }).servers;
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(`${file}: ${describeConfigError(error)}`);
     throw error;
@@ -61,7 +62,7 @@ function readConfigFile(file: string): ServerMap {
 /** `servers.docs.url: must be an http:// or https:// URL; servers.x.command: …` */
 export function describeConfigError(error: ConfigError): string {
   if (error.issues.length === 0) return error.message.replace(/^invalid configuration: /, '');
-  return error.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+  return error.issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');
 }
 
 /** Every server from the files, then the one from `--url` / `--command`. Names must be unique. */
@@ -76,7 +77,7 @@ export function loadServers(sources: ServerSources): ServerMap {
     servers[name] = config;
   };
   for (const file of sources.configs) {
-    for (const [name, config] of Object.entries(readConfigFile(file))) add(name, config, file);
+    for (const [name, config] of Object.entries(readConfigFile(file, sources))) add(name, config, file);
   }
   const single = singleServer(sources);
   if (single) add(single.name, single.config, single.from);
@@ -86,7 +87,7 @@ export function loadServers(sources: ServerSources): ServerMap {
 /** What createSupervisor would refuse (a transport this build lacks, say), with the file named. */
 function assertRunnable(name: string, config: ServerConfigInput, from: string): void {
   try {
-    createSupervisor({ servers: { [name]: withBrowserStep(config) } });
+    createSupervisor({ servers: { [name]: withBrowserStep(config) }, onWarning: () => {} });
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(`${from}: ${describeConfigError(error)}`);
     throw error;

@@ -10,9 +10,10 @@ import { VERSION } from '../version.js';
 import type { Fault } from './chaos.js';
 import type { Demo } from './demo.js';
 import { runCall, runLogout, runStatus, runTools, type CommandIo } from './commands.js';
-import { prepareAuth } from './oauth-setup.js';
+import { prepareAuth, type AuthOptions } from './oauth-setup.js';
+import { Reloader } from './config-watch.js';
 import { diagramText, MACHINE_NAMES, writeDiagramFiles } from './diagrams.js';
-import { describeConfigError, loadServers, UsageError, type ServerMap } from './load-config.js';
+import { describeConfigError, loadServers, UsageError, type ServerMap, type ServerSources } from './load-config.js';
 import { watch } from './watch.js';
 
 const HELP = `mcp-supervisor ${VERSION}: supervised, self-healing MCP client connections
@@ -29,7 +30,9 @@ Commands:
   inspect                        watch, with the Stately inspector showing the live actor tree
 
 Servers (any mix):
-  -c, --config <file>            an mcpServers JSON file (Claude Desktop, Cursor; VS Code's "servers", JSONC); repeatable
+  -c, --config <file>            an mcpServers JSON file (Claude Desktop, Claude Code, Cursor; VS Code's "servers", JSONC);
+                                 repeatable; \${VAR}, \${env:VAR} expanded; watch and inspect follow its changes
+  --strict                       unknown fields in a config file are errors, not warnings
   --url <url>                    one HTTP server (Streamable HTTP; a path ending in /sse means legacy SSE)
   --command <cmd>                one stdio server; its arguments with --arg (repeatable) or after --
   --arg <arg>                    an argument of --command
@@ -70,6 +73,7 @@ const OPTIONS = {
   header: { type: 'string', short: 'H', multiple: true },
   type: { type: 'string' },
   oauth: { type: 'boolean' },
+  strict: { type: 'boolean' },
   'token-file': { type: 'string' },
   demo: { type: 'boolean' },
   once: { type: 'boolean' },
@@ -133,11 +137,15 @@ interface Servers {
   /** The demo's steady traffic under --chaos. */
   workload: Demo['workload'] | undefined;
   close: () => Promise<void>;
+  /** What the files and flags held, before OAuth options were completed; and how to load them again. */
+  loaded: ServerMap;
+  sources: ServerSources;
+  authOptions: AuthOptions;
 }
 
 async function collectServers(parsed: Parsed): Promise<Servers> {
   const { values } = parsed;
-  const loaded = loadServers({
+  const sources: ServerSources = {
     configs: values.config ?? [],
     url: values.url,
     command: values.command,
@@ -146,20 +154,24 @@ async function collectServers(parsed: Parsed): Promise<Servers> {
     headers: values.header ?? [],
     type: values.type,
     oauth: values.oauth ?? false,
-  });
+    strict: values.strict ?? false,
+  };
+  const loaded = loadServers(sources);
   if (!values.demo) {
     if (Object.keys(loaded).length === 0)
       throw new UsageError('no servers: give --config <file>, --url <url>, --command <cmd> or --demo (see --help)');
     if (values.chaos) throw new UsageError('--chaos needs --demo: it injects faults into the bundled demo servers');
   }
-  const auth = await prepareAuth(loaded, {
+  const authOptions: AuthOptions = {
     tokenFile: values['token-file'],
     // Never without a person in front of it: a pipe or CI gets the printed URL only.
     openBrowser: !values['no-open'] && process.stdout.isTTY === true,
     print: (line) => io.err(`${line}\n`),
-  });
+  };
+  const auth = await prepareAuth(loaded, authOptions);
   const servers = auth.servers;
-  if (!values.demo) return { servers, notes: [], faults: () => [], workload: undefined, close: auth.close };
+  const origin = { loaded, sources, authOptions };
+  if (!values.demo) return { servers, notes: [], faults: () => [], workload: undefined, close: auth.close, ...origin };
   const demo = await import('./demo.js')
     .then(({ startDemo }) => startDemo())
     .catch(async (error: unknown) => {
@@ -176,7 +188,14 @@ async function collectServers(parsed: Parsed): Promise<Servers> {
   const close = async () => {
     await Promise.all([demo.close(), auth.close()]);
   };
-  return { servers: { ...servers, ...demo.servers }, notes, faults: demo.faults, workload: demo.workload, close };
+  return {
+    servers: { ...servers, ...demo.servers },
+    notes,
+    faults: demo.faults,
+    workload: demo.workload,
+    close,
+    ...origin,
+  };
 }
 
 const io: CommandIo = {
@@ -194,6 +213,7 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
   const options: SupervisorOptions = { servers: source.servers };
   const notes = [...source.notes];
   let stopInspector = () => {};
+  let reloader: Reloader | undefined;
   try {
     if (inspector) {
       const { startInspectorBridge } = await import('./inspect.js');
@@ -202,8 +222,22 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
       options.inspect = bridge.inspect;
       notes.unshift(`Stately inspector: open ${bridge.pageUrl} (it embeds https://stately.ai/inspect)`);
     }
-    const sup = createSupervisor(options);
+    // Warnings about the files were shown when they were read.
+    const sup = createSupervisor({ ...options, onWarning: () => {} });
     if (values.chaos) notes.push(`chaos: a fault every ${chaosEvery} ms`);
+    const files = values.config ?? [];
+    const fileServers = new Set(Object.keys(source.loaded));
+    reloader = new Reloader(
+      {
+        load: () => loadServers(source.sources),
+        prepare: (servers) => prepareAuth(servers, source.authOptions),
+        fixed: Object.fromEntries(Object.entries(source.servers).filter(([name]) => !fileServers.has(name))),
+        apply: (servers) => sup.apply({ servers }),
+      },
+      source.loaded,
+      Object.fromEntries(Object.entries(source.servers).filter(([name]) => fileServers.has(name))),
+    );
+    if (files.length > 0 && !values.once) notes.push(`following ${files.join(', ')}: changes are applied as saved`);
     return await watch(sup, {
       once: values.once,
       durationMs,
@@ -217,8 +251,10 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
             workload: source.workload ? (note) => source.workload!(sup, note) : undefined,
           }
         : undefined,
+      reload: { files, reload: () => reloader!.reload() },
     });
   } finally {
+    await reloader?.close();
     stopInspector();
     await source.close();
   }

@@ -85,7 +85,7 @@ export function rowsOf(
 function stateColor(state: string): string {
   if (state === 'ready') return ANSI.green;
   if (state === 'failed') return ANSI.red;
-  if (state === 'closed' || state === 'closing' || state === 'stopped') return ANSI.dim;
+  if (state === 'closed' || state === 'closing' || state === 'stopped' || state === 'disabled') return ANSI.dim;
   return ANSI.yellow;
 }
 

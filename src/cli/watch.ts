@@ -5,6 +5,7 @@
  */
 import type { Supervisor } from '../supervisor.js';
 import { startChaos, type ChaosRun, type Fault } from './chaos.js';
+import { watchFiles, type FileWatcher } from './config-watch.js';
 import type { WorkloadRun } from './workload.js';
 import {
   formatNote,
@@ -37,6 +38,8 @@ export interface WatchOptions {
       }
     | undefined;
   out?: NodeJS.WriteStream | undefined;
+  /** Follow the config files: on a change, `reload()` applies them and says what changed (or why nothing did). */
+  reload?: { files: readonly string[]; reload: () => Promise<string> } | undefined;
   /** Stop on SIGINT / SIGTERM (default true; the handlers stay until the process exits). */
   handleSignals?: boolean | undefined;
 }
@@ -96,12 +99,14 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
   let workload: WorkloadRun | undefined;
   let ticker: NodeJS.Timeout | undefined;
   let deadline: NodeJS.Timeout | undefined;
+  let files: FileWatcher | undefined;
 
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
     chaos?.stop();
     workload?.stop();
+    files?.close();
     clearInterval(ticker);
     clearTimeout(deadline);
     try {
@@ -141,6 +146,15 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
   for (const note of options.notes ?? []) line(formatNote(note, Date.now(), { color: false }));
   if (options.durationMs !== undefined) deadline = setTimeout(() => void shutdown(0), options.durationMs);
 
+  // Before start(): a server that takes long to answer must not delay following the files.
+  if (options.reload && !options.once && options.reload.files.length > 0) {
+    const { reload } = options.reload;
+    files = watchFiles(options.reload.files, () => {
+      void reload().then((text) => {
+        if (!stopping) line(formatNote(text, Date.now(), { color: false }));
+      });
+    });
+  }
   try {
     await sup.start();
   } catch (error) {
@@ -151,9 +165,10 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     if (!stopping) {
       const status = sup.status();
       for (const row of renderTable(rowsOf(status, readySince, Date.now(), lastErrors), render)) write(`${row}\n`);
-      void shutdown(Object.values(status).every((s) => s.state === 'ready') ? 0 : 1);
+      void shutdown(Object.values(status).every((s) => s.state === 'ready' || s.state === 'disabled') ? 0 : 1);
     }
-  } else if (options.chaos && !stopping) {
+  }
+  if (!options.once && options.chaos && !stopping) {
     const { faults, everyMs } = options.chaos;
     const note = (text: string) => line(formatNote(text, Date.now(), { color: false }));
     chaos = startChaos(faults, everyMs, note);

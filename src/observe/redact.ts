@@ -7,6 +7,8 @@
  *   scheme (`Bearer x` and `x`);
  * - every other configured header or environment value is hidden where a whole string equals it
  *   (searching for short, common values inside text would mangle it);
+ * - values expanded from the environment, inputs or env files (`${VAR}`) are hidden like the
+ *   first kind, whatever their name;
  * - the live secrets only the transports know (the session id, the current access token) are
  *   hidden like the first kind.
  */
@@ -34,6 +36,8 @@ export interface SecretSources {
   headers?: Record<string, string> | undefined;
   env?: Record<string, string> | undefined;
   url?: URL | string | undefined;
+  /** Values secret wherever they appear, whatever they were named: those expanded from `${VAR}`, inputs, env files. */
+  values?: readonly string[] | undefined;
 }
 
 export function secretsOf(sources: Iterable<SecretSources>): Secrets {
@@ -52,6 +56,7 @@ export function secretsOf(sources: Iterable<SecretSources>): Secrets {
     }
     const url = typeof source.url === 'string' && URL.canParse(source.url) ? new URL(source.url) : source.url;
     if (url instanceof URL) for (const [name, value] of url.searchParams) if (isSecretName(name)) add(name, value);
+    for (const value of source.values ?? []) add('interpolated-secret', value);
   }
   // Longest first, so `Bearer x` is replaced whole before `x`.
   return { values, fragments: [...fragments].sort((a, b) => b.length - a.length) };

@@ -59,6 +59,7 @@ function urlTransportOptions(config: UrlServerConfig, context: TransportContext)
     sink: context.sink,
     auth: context.auth,
     timers: context.timers,
+    secrets: config.secrets,
   };
 }
 

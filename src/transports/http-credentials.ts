@@ -22,6 +22,8 @@ export interface HttpOptions {
   /** Supplies `Authorization` and is told about 401/403 challenges; none: the configured headers only. */
   auth?: AuthProvider | undefined;
   timers?: Timers | undefined;
+  /** Values expanded from the environment into the config: hidden in every error, whatever they were named. */
+  secrets?: readonly string[] | undefined;
 }
 
 /** `error="insufficient_scope"` in a challenge: a 403 that a step-up authorization can fix. */

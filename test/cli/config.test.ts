@@ -106,4 +106,44 @@ describe('--config', () => {
     expect(header.code).toBe(2);
     expect(header.stderr).toContain("expected 'Name: value'");
   });
+
+  it('expands ${VAR} from the environment; a missing one names file, server, field and variable', async () => {
+    const config = file(
+      'vars.json',
+      JSON.stringify({ mcpServers: { docs: { url: '${DOCS_URL}', headers: { 'X-Key': '${DOCS_KEY:-none}' } } } }),
+    );
+    const ok = await runCli(['status', '--config', config], { DOCS_URL: fixture.url });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ docs: { state: 'ready' } });
+    const missing = await runCli(['status', '--config', config], { DOCS_URL: '' });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`${config}: servers.docs.url: must be an http:// or https:// URL`);
+    const unset = await runCli(['status', '--config', config], { DOCS_URL: undefined });
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain(`${config}: servers.docs.url: the environment variable DOCS_URL is not set`);
+  });
+
+  it('warns about a typo with the file named; --strict refuses it', async () => {
+    const config = file('typo.json', JSON.stringify({ mcpServers: { docs: { url: fixture.url, headrs: {} } } }));
+    const loose = await runCli(['status', '--config', config]);
+    expect(loose.code).toBe(0);
+    expect(loose.stderr).toBe(
+      `mcp-supervisor: warning: ${config}: servers.docs.headrs: unknown field (did you mean \`headers\`?)\n`,
+    );
+    const strict = await runCli(['status', '--strict', '--config', config]);
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toContain(`${config}: servers.docs.headrs: unknown field (did you mean \`headers\`?)`);
+  });
+
+  it('a disabled server is listed, not started, and does not fail status', async () => {
+    const config = file(
+      'disabled.json',
+      JSON.stringify({
+        mcpServers: { docs: { url: fixture.url }, off: { command: 'no-such-command', disabled: true } },
+      }),
+    );
+    const { code, stdout } = await runCli(['status', '--config', config]);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ docs: { state: 'ready' }, off: { state: 'disabled' } });
+  });
 });

@@ -1,6 +1,6 @@
 /** JSON and JSONC config text: comments, trailing commas, and where a syntax error is. */
 import { describe, expect, it } from 'vitest';
-import { JsonSyntaxError, locateJsonError, parseJsonText, stripJsonc } from '../../src/cli/json-text.js';
+import { JsonSyntaxError, locateJsonError, parseJsonText, stripJsonc } from '../../src/config/json-text.js';
 
 function errorOf(text: string): JsonSyntaxError {
   try {

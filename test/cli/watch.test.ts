@@ -33,7 +33,8 @@ describe('mcp-supervisor watch', () => {
       await cli.waitForLine(/docs {2}reinitializing -> ready {2}\(initialized\)$/);
       cli.child.kill('SIGINT');
       expect(await cli.exited).toBe(0);
-      expect(cli.lines[0]).toMatch(/docs {2}\(start\) -> connecting {2}\(start\)$/);
+      expect(cli.lines[0]).toMatch(/following .*mcp\.json: changes are applied as saved$/);
+      expect(cli.lines[1]).toMatch(/docs {2}\(start\) -> connecting {2}\(start\)$/);
       expect(cli.lines).toContainEqual(expect.stringMatching(/docs {2}ready -> closing/));
       expect(cli.lines.at(-1)).toMatch(/docs {2}closing -> closed/);
       expect(cli.stdout()).not.toMatch(ANSI);

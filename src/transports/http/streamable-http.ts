@@ -55,6 +55,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   readonly sink: TransportSink;
   private readonly origin: string;
   private readonly userHeaders: Record<string, string>;
+  private readonly configSecrets: readonly string[];
   private readonly requestTimeoutMs: number;
   private readonly listenerOpenTimeoutMs: number;
   private readonly terminateTimeoutMs: number;
@@ -73,6 +74,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     this.origin = options.url.origin;
     this.path = `${options.url.pathname}${options.url.search}`;
     this.userHeaders = lowercaseHeaders(options.headers);
+    this.configSecrets = options.secrets ?? [];
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.maxMessageBytes = options.maxMessageBytes;
     this.listenerOpenTimeoutMs = options.listenerOpenTimeoutMs ?? Math.min(options.requestTimeoutMs, 10_000);
@@ -300,7 +302,9 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
 
   /** Servers sometimes echo the session id or a token in error text; none of it may reach an error. */
   private redact(text: string): string {
-    const secrets = secretsOf([{ headers: this.userHeaders, url: `${this.origin}${this.path}` }]);
+    const secrets = secretsOf([
+      { headers: this.userHeaders, url: `${this.origin}${this.path}`, values: this.configSecrets },
+    ]);
     return redact(text, secrets, [this.sessionId, this.credentials.secret()]);
   }
 

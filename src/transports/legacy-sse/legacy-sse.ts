@@ -56,6 +56,7 @@ export class LegacySseTransport implements Transport {
   private readonly sink: TransportSink;
   private readonly timers: Timers;
   private readonly userHeaders: Record<string, string>;
+  private readonly configSecrets: readonly string[];
   private postHeaders: Record<string, string>;
   private readonly credentials: HttpCredentials;
   private readonly requestTimeoutMs: number;
@@ -78,6 +79,7 @@ export class LegacySseTransport implements Transport {
     this.sink = options.sink;
     this.timers = options.timers ?? realTimers;
     this.userHeaders = lowercaseHeaders(options.headers);
+    this.configSecrets = options.secrets ?? [];
     this.credentials = new HttpCredentials(options.auth, options.url, options.server);
     this.postHeaders = this.credentials.track({ ...this.userHeaders, 'content-type': 'application/json' });
     this.requestTimeoutMs = options.requestTimeoutMs;
@@ -315,7 +317,7 @@ export class LegacySseTransport implements Transport {
   /** Credentials and the endpoint's query (it carries the session id) never reach an error. */
   private redact(text: string): string {
     const query = this.endpoint ? [...this.endpoint.searchParams.values()] : [];
-    return redact(text, secretsOf([{ headers: this.userHeaders, url: this.url }]), [
+    return redact(text, secretsOf([{ headers: this.userHeaders, url: this.url, values: this.configSecrets }]), [
       ...query,
       this.credentials.secret(),
     ]);

@@ -1,0 +1,118 @@
+/**
+ * Which keys a server entry may have: ours, and the ones other hosts write that do not apply
+ * here (ignored knowingly, listed in docs/configuration.md). Anything else is probably a typo:
+ * a warning with a "did you mean" suggestion, an error in strict mode.
+ */
+
+/** Every key this package reads in a server entry. */
+export const KNOWN_FIELDS = [
+  'url',
+  'command',
+  'args',
+  'env',
+  'envFile',
+  'cwd',
+  'type',
+  'headers',
+  'auth',
+  'disabled',
+  'requestTimeoutMs',
+  'maxMessageBytes',
+  'maxQueuedRequests',
+  'keepalive',
+  'restart',
+  'revive',
+  'probeAfterTimeouts',
+  'shutdown',
+  'stderr',
+] as const;
+
+/**
+ * Keys other hosts define that change nothing here: approval lists, UI labels, per-host tool
+ * filters and dev-mode settings. Ignored without a warning.
+ */
+export const IGNORED_HOST_FIELDS: Readonly<Record<string, string>> = {
+  autoApprove: 'Cline, Roo Code: tools approved without asking (no approval step here)',
+  alwaysAllow: 'Roo Code: tools approved without asking (no approval step here)',
+  disabledTools: 'Cline, Roo Code: tools hidden from the model (filter the tool list yourself)',
+  includeTools: 'Gemini CLI: tool allow-list (filter the tool list yourself)',
+  excludeTools: 'Gemini CLI: tool deny-list (filter the tool list yourself)',
+  trust: 'Gemini CLI: skip confirmations (no confirmation step here)',
+  description: 'a label for people',
+  title: 'a label for people',
+  gallery: 'VS Code: where the entry came from',
+  version: 'VS Code: the gallery version of the entry',
+  dev: 'VS Code: watch-and-restart while developing the server',
+  sandboxEnabled: 'VS Code: runs the server in its sandbox (no sandbox here)',
+  sandbox: 'VS Code: sandbox settings (no sandbox here)',
+};
+
+/** Keys other hosts define whose meaning this package does not provide: a warning says what to do instead. */
+export const UNSUPPORTED_HOST_FIELDS: Readonly<Record<string, string>> = {
+  headersHelper: 'Claude Code runs this command for headers; it is not run here: put the headers in `headers`',
+  oauth: 'Claude Code OAuth settings; give the built-in OAuth client options in `auth` instead',
+  timeout: 'a host-specific timeout (its unit differs between hosts); use `requestTimeoutMs`',
+  networkTimeout: 'Cline: use `requestTimeoutMs`',
+  transportType: 'Cline: use `type` (http, sse, stdio)',
+};
+
+/** Edit distance, for "did you mean". */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      const cost = a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1;
+      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + cost);
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** The known field `key` was most likely meant to be, if one is close enough. */
+export function suggestField(key: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const field of KNOWN_FIELDS) {
+    const d = distance(key, field);
+    if (d < bestDistance) [best, bestDistance] = [field, d];
+  }
+  const allowed = Math.max(1, Math.min(3, Math.floor(key.length / 3)));
+  return bestDistance <= allowed ? best : undefined;
+}
+
+export interface FieldIssue {
+  /** The key as written. */
+  field: string;
+  message: string;
+}
+
+/** Unknown and unsupported keys of an entry (ignored host keys are not reported). */
+export function unknownFields(entry: Record<string, unknown>): FieldIssue[] {
+  const known = new Set<string>(KNOWN_FIELDS);
+  const issues: FieldIssue[] = [];
+  for (const key of Object.keys(entry)) {
+    if (known.has(key) || Object.hasOwn(IGNORED_HOST_FIELDS, key)) continue;
+    const unsupported = UNSUPPORTED_HOST_FIELDS[key];
+    if (unsupported !== undefined) {
+      issues.push({ field: key, message: `not supported: ${unsupported}` });
+      continue;
+    }
+    const suggestion = suggestField(key);
+    issues.push({
+      field: key,
+      message: suggestion ? `unknown field (did you mean \`${suggestion}\`?)` : 'unknown field (ignored)',
+    });
+  }
+  return issues;
+}
+
+/** Set on entries a loader has already checked, so the supervisor does not warn about them twice. */
+export const WARNINGS_REPORTED: unique symbol = Symbol('mcp-supervisor.warningsReported');
+
+export function warningsReported(entry: object): boolean {
+  return (entry as { [WARNINGS_REPORTED]?: unknown })[WARNINGS_REPORTED] === true;
+}

@@ -1,0 +1,124 @@
+/**
+ * Every code block in the user docs is checked: ```ts blocks are type-checked against the sources
+ * (as `mcp-supervisor`, through tsconfig paths), ```json config files are loaded with
+ * `parseConfigText`, and each `--flag` of an `mcp-supervisor` command in a ```sh block is one the
+ * CLI's help lists.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/index.js';
+
+const exec = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const OUT = join(ROOT, '.docs-check');
+const DOCS = [
+  'README.md',
+  'docs/getting-started.md',
+  'docs/configuration.md',
+  'docs/operations.md',
+  'docs/authorization.md',
+  'docs/migrating-from-sdk.md',
+  'docs/troubleshooting.md',
+  'docs/cli.md',
+];
+
+interface Block {
+  doc: string;
+  line: number;
+  lang: string;
+  code: string;
+}
+
+function blocksOf(doc: string): Block[] {
+  const text = readFileSync(join(ROOT, doc), 'utf8');
+  const blocks: Block[] = [];
+  const fence = /^```(\w*)\n([\s\S]*?)^```$/gm;
+  for (const match of text.matchAll(fence)) {
+    const line = text.slice(0, match.index).split('\n').length;
+    blocks.push({ doc, line, lang: match[1]!, code: match[2]! });
+  }
+  return blocks;
+}
+
+const blocks = DOCS.flatMap(blocksOf);
+afterAll(() => rmSync(OUT, { recursive: true, force: true }));
+
+describe('code blocks in the docs', () => {
+  it('every ```ts block type-checks against the package', async () => {
+    const ts = blocks.filter((block) => block.lang === 'ts');
+    expect(ts.length).toBeGreaterThan(15);
+    rmSync(OUT, { recursive: true, force: true });
+    mkdirSync(OUT);
+    const names = ts.map((block, index) => {
+      const name = `${block.doc.replace(/[/.]/g, '_')}_${block.line}_${index}.ts`;
+      // Each block is its own module: top-level await allowed, names do not clash.
+      writeFileSync(join(OUT, name), `${block.code}\nexport {};\n`);
+      return name;
+    });
+    writeFileSync(
+      join(OUT, 'tsconfig.json'),
+      JSON.stringify({
+        extends: '../tsconfig.json',
+        compilerOptions: {
+          noEmit: true,
+          rootDir: '..',
+          noUnusedLocals: false,
+          paths: {
+            'mcp-supervisor': ['../src/index.ts'],
+            'mcp-supervisor/auth': ['../src/auth/index.ts'],
+            'mcp-supervisor/machines': ['../machines/index.ts'],
+          },
+        },
+        include: ['*.ts'],
+      }),
+    );
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const output = await exec(process.execPath, [tsc, '-p', join(OUT, 'tsconfig.json')], { cwd: ROOT }).then(
+      () => '',
+      (error: Error & { stdout?: string }) => error.stdout ?? error.message,
+    );
+    // Name the doc and its line for each error, not the generated file.
+    const located = output.replace(
+      /\.docs-check\/(\S+?)_(\d+)_\d+\.ts\((\d+),/g,
+      (_, doc: string, line: string, at: string) => {
+        const index = names.findIndex((name) => name.startsWith(`${doc}_${line}_`));
+        return `${ts[index]?.doc ?? doc}:${Number(line) + Number(at)} (`;
+      },
+    );
+    expect(located).toBe('');
+  }, 180_000);
+
+  it('every ```json block with servers loads as a config file', () => {
+    const json = blocks.filter((block) => block.lang === 'json' && /"(mcpServers|servers)"/.test(block.code));
+    expect(json.length).toBeGreaterThan(0);
+    for (const block of json) {
+      const where = `${block.doc}:${block.line}`;
+      const loaded = parseConfigText(block.code, {
+        file: where,
+        env: { DOCS_TOKEN: 't', GITHUB_TOKEN: 't' },
+        strict: true,
+      });
+      expect(Object.keys(loaded.servers).length, where).toBeGreaterThan(0);
+    }
+  });
+
+  it('every --flag of an mcp-supervisor command in a ```sh block is one the CLI knows', async () => {
+    const { stdout: help } = await exec(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', '--help'], {
+      cwd: ROOT,
+    });
+    const commands = blocks
+      .filter((block) => block.lang === 'sh')
+      .flatMap((block) => block.code.split('\n').map((line) => ({ block, line })))
+      .filter(({ line }) => /^\s*(npx )?mcp-supervisor /.test(line));
+    expect(commands.length).toBeGreaterThan(5);
+    for (const { block, line } of commands) {
+      const command = line.split('#')[0]!.split(' -- ')[0]!;
+      for (const flag of command.match(/\s--?[a-z][\w-]*/g) ?? [])
+        expect(help, `${block.doc}:${block.line}: ${flag.trim()}`).toContain(flag.trim());
+    }
+  }, 60_000);
+});
