@@ -219,11 +219,12 @@ export class ServerRuntime extends ConnectionEffects {
       else void this.serverRequests.handle(message);
       return;
     }
-    if (this.telemetry) this.telemetry.receive(message, this.deliver, this);
+    if (this.telemetry) this.telemetry.receive(message, this);
     else this.deliver(message);
   }
 
-  private deliver(notification: JsonRpcNotification): void {
+  /** Public for the telemetry, which delivers a notification inside the trace it carries. */
+  deliver(notification: JsonRpcNotification): void {
     dispatchNotification(notification, this.events, this.serverRequests, this.pending);
   }
 

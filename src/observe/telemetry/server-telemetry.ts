@@ -192,30 +192,28 @@ export class ServerTelemetry {
     const parent = extractContext(carriedMeta(request.params));
     const attributes = { ...this.attributes, [ATTR.methodName]: request.method, [ATTR.requestId]: String(request.id) };
     const span = tracer.startSpan(request.method, { kind: SpanKind.SERVER, attributes }, parent);
-    void context.with(trace.setSpan(parent, span), handler.handle, handler, request).then((response) => {
-      if (response && 'error' in response) {
-        const code = String(response.error.code);
-        span.setAttributes({ [ATTR.errorType]: code, [ATTR.rpcStatusCode]: code });
-        span.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(response.error.message) });
-      }
-      span.end();
-    });
+    void context
+      .with(trace.setSpan(parent, span), () => handler.handle(request))
+      .then((response) => {
+        if (response && 'error' in response) {
+          const code = String(response.error.code);
+          span.setAttributes({ [ATTR.errorType]: code, [ATTR.rpcStatusCode]: code });
+          span.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(response.error.message) });
+        }
+        span.end();
+      });
   }
 
   /** A notification from the server: delivered inside a SERVER span when it carries trace context. */
-  receive<This>(
-    notification: JsonRpcNotification,
-    deliver: (this: This, n: JsonRpcNotification) => void,
-    self: This,
-  ): void {
+  receive(notification: JsonRpcNotification, target: { deliver(notification: JsonRpcNotification): void }): void {
     const meta = carriedMeta(notification.params);
     const tracer = meta && currentTracer();
-    if (!tracer) return deliver.call(self, notification);
+    if (!tracer) return target.deliver(notification);
     const parent = extractContext(meta);
     const attributes = { ...this.attributes, [ATTR.methodName]: notification.method };
     const span = tracer.startSpan(notification.method, { kind: SpanKind.SERVER, attributes }, parent);
     try {
-      context.with(trace.setSpan(parent, span), deliver, self, notification);
+      context.with(trace.setSpan(parent, span), () => target.deliver(notification));
     } finally {
       span.end();
     }

@@ -27,7 +27,7 @@ let tracer: Tracer | undefined;
 export function currentTracer(): Tracer | undefined {
   const global = trace.getTracerProvider();
   // Another copy of the API registers its own proxy: duck-typed, not instanceof.
-  const provider = 'getDelegate' in global ? (global as ProxyTracerProvider).getDelegate() : global;
+  const provider = 'getDelegate' in global ? (global as { getDelegate(): TracerProvider }).getDelegate() : global;
   if (provider === tracerFrom) return tracer;
   tracerFrom = provider;
   tracer =
@@ -51,7 +51,7 @@ export function withTraceContext(
 export function carriedMeta(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   const meta = params?._meta;
   if (typeof meta !== 'object' || meta === null || !('traceparent' in meta)) return undefined;
-  return meta as Record<string, unknown>;
+  return meta;
 }
 
 /** The remote parent a server's message names in `_meta`, over the active context. */
