@@ -98,6 +98,7 @@ export class ServerTelemetry {
   }
 
   start(method: string, params: Record<string, unknown> | undefined, instruments: Instruments | undefined): Operation {
+    if (this.protocolVersion === undefined) this.learnSession();
     const target = targetOf(method, params);
     const attributes = operationAttributes(this.attributes, method, target);
     const tracer = currentTracer();
@@ -221,13 +222,13 @@ export class ServerTelemetry {
 
   private recordSession(from: string | null, to: string, instruments: Instruments | undefined): void {
     if (to === 'ready' && (from === 'initializing' || from === 'reinitializing')) {
-      this.protocolVersion = this.source.session()?.protocolVersion;
-      this.attributes = connectionAttributes(this.source.config, this.source.transportKind);
-      if (this.protocolVersion) this.attributes[ATTR.protocolVersion] = this.protocolVersion;
+      // A new session (perhaps another version or transport): read on the next operation, the snapshot is not updated yet.
+      this.protocolVersion = undefined;
       this.sessionStartedAt = performance.now();
       return;
     }
     if (this.sessionStartedAt === undefined || !SESSION_ENDS.has(to)) return;
+    if (this.protocolVersion === undefined) this.learnSession();
     const seconds = (performance.now() - this.sessionStartedAt) / 1000;
     const errorType = SESSION_ENDS.get(to);
     this.sessionStartedAt = undefined;
@@ -235,6 +236,17 @@ export class ServerTelemetry {
       seconds,
       errorType ? { ...this.attributes, [ATTR.errorType]: errorType } : this.attributes,
     );
+  }
+
+  /** The session's protocol version and the transport it runs on (after a fallback: legacy SSE). */
+  private learnSession(): void {
+    const version = this.source.session()?.protocolVersion;
+    if (version === undefined) return;
+    this.protocolVersion = version;
+    this.attributes = {
+      ...connectionAttributes(this.source.config, this.source.transportKind),
+      [ATTR.protocolVersion]: version,
+    };
   }
 
   /** Connect and recover episodes: one span from leaving `ready` (or starting) until `ready`, `failed` or closed. */
