@@ -85,12 +85,27 @@ describe('a tool call is one CLIENT span by the MCP conventions', () => {
     const metrics = await sdk.metrics();
     const duration = metrics.get('mcp.client.operation.duration');
     expect(duration?.descriptor.unit).toBe('s');
-    expect(
-      total(metrics.get('mcp_supervisor.connection.transitions'), { 'mcp_supervisor.connection.state': 'ready' }),
-    ).toBe(1);
+    expect(total(metrics.get('mcp_supervisor.connection.transitions'), { 'mcp_supervisor.state': 'ready' })).toBe(1);
     const points = duration!.dataPoints.filter((p) => p.attributes['mcp.method.name'] === 'tools/call');
     expect(points).toHaveLength(1);
     expect(points[0]!.attributes).toMatchObject({ 'gen_ai.tool.name': 'echo', 'server.port': port });
+  });
+
+  it("keeps the caller's own _meta beside the trace context (and a progress token)", async () => {
+    const fixture = await startHttpFixture();
+    cleanups.push(() => fixture.close());
+    const handle = await open({ url: fixture.url });
+    await handle.request(
+      'tools/call',
+      { name: 'echo', arguments: { text: 'x' }, _meta: { 'example.com/mine': 'kept' } },
+      { onprogress: () => {} },
+    );
+    const post = fixture.requests.find((r) => r.rpcMethod === 'tools/call')!;
+    expect(post.body.params._meta).toEqual({
+      'example.com/mine': 'kept',
+      traceparent: traceparentOf(only(sdk.spans(), 'tools/call echo')),
+      progressToken: expect.any(String),
+    });
   });
 
   it('over legacy SSE', async () => {

@@ -25,8 +25,8 @@ export const ATTR = {
   // The runtime's own.
   server: 'mcp_supervisor.server.name',
   transport: 'mcp_supervisor.transport',
-  state: 'mcp_supervisor.connection.state',
-  fromState: 'mcp_supervisor.connection.previous_state',
+  state: 'mcp_supervisor.state',
+  fromState: 'mcp_supervisor.previous_state',
   cause: 'mcp_supervisor.cause',
   error: 'mcp_supervisor.error',
   attempt: 'mcp_supervisor.attempt',

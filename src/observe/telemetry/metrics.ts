@@ -44,7 +44,8 @@ export const CONNECTION_STATES = [
 
 /** What the state gauge reads from each live connection. */
 export interface ObservedConnection {
-  readonly attributes: Attributes;
+  /** Who the server is (not its protocol version: a series must not change name mid-life). */
+  readonly identity: Attributes;
   currentState(): string;
 }
 
@@ -63,7 +64,7 @@ function reportStates(result: ObservableResult): void {
   for (const connection of observed) {
     const current = connection.currentState();
     for (const state of CONNECTION_STATES) {
-      result.observe(state === current ? 1 : 0, { ...connection.attributes, [ATTR.state]: state });
+      result.observe(state === current ? 1 : 0, { ...connection.identity, [ATTR.state]: state });
     }
   }
 }

@@ -78,6 +78,8 @@ export function observeTransition(source: TelemetrySource, transition: ObservedT
 export class ServerTelemetry {
   /** The connection's attributes (server, transport, protocol version once known). */
   attributes: Attributes;
+  /** Who the server is, for the state gauge. */
+  identity: Attributes;
   /** Requests in flight or waiting, by their pending entry. */
   private readonly operations = new Map<object, Operation>();
   /** The span of the current episode away from `ready` (connect, recover). */
@@ -88,7 +90,8 @@ export class ServerTelemetry {
   private readonly redact: (text: string) => string;
 
   constructor(private readonly source: TelemetrySource) {
-    this.attributes = connectionAttributes(source.config, source.transportKind);
+    this.identity = connectionAttributes(source.config, source.transportKind);
+    this.attributes = this.identity;
     this.redact = (text) => source.redact(text);
     observeConnection(this);
   }
