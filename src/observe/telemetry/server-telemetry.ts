@@ -80,6 +80,8 @@ export class ServerTelemetry {
   attributes: Attributes;
   /** Who the server is, for the state gauge. */
   identity: Attributes;
+  /** Each method's (and tool's or prompt's) attributes, built once: a handful per server. */
+  private readonly byOperation = new Map<string, Attributes>();
   /** Requests in flight or waiting, by their pending entry. */
   private readonly operations = new Map<object, Operation>();
   /** The span of the current episode away from `ready` (connect, recover). */
@@ -103,7 +105,12 @@ export class ServerTelemetry {
   start(method: string, params: Record<string, unknown> | undefined, instruments: Instruments | undefined): Operation {
     if (this.protocolVersion === undefined) this.learnSession();
     const target = targetOf(method, params);
-    const attributes = operationAttributes(this.attributes, method, target);
+    const key = target === undefined ? method : `${method}\u0000${target}`;
+    let attributes = this.byOperation.get(key);
+    if (!attributes) {
+      attributes = operationAttributes(this.attributes, method, target);
+      if (this.byOperation.size < 256) this.byOperation.set(key, attributes); // prompt names are the caller's: bounded
+    }
     const tracer = currentTracer();
     if (!tracer) return new Operation(undefined, params, attributes, instruments, this.redact);
     // The handshake belongs to its connect or recover episode; anything else to the caller's context.
@@ -137,7 +144,7 @@ export class ServerTelemetry {
     if (!operation) return;
     const attempt = ++operation.attempt;
     const id = String(request.id);
-    operation.span?.setAttributes({ [ATTR.requestId]: id, [ATTR.attempt]: attempt });
+    operation.span?.setAttribute(ATTR.requestId, id).setAttribute(ATTR.attempt, attempt);
     if (attempt === 1) return;
     operation.span?.addEvent(`replayed after ${this.lost}`, { [ATTR.attempt]: attempt, [ATTR.requestId]: id });
     currentInstruments()?.replays.add(1, { ...this.attributes, [ATTR.methodName]: request.method });

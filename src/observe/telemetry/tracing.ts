@@ -12,6 +12,7 @@ import {
   type Attributes,
   type Context,
   type Span,
+  type TextMapSetter,
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
@@ -40,12 +41,21 @@ export function withTraceContext(
   params: Record<string, unknown> | undefined,
   carrierContext: Context,
 ): Record<string, unknown> | undefined {
-  const carrier: Record<string, string> = {};
-  propagation.inject(carrierContext, carrier);
-  if (Object.keys(carrier).length === 0) return params;
-  const meta = params?._meta;
-  return { ...params, _meta: typeof meta === 'object' && meta !== null ? { ...meta, ...carrier } : carrier };
+  const own = params?._meta;
+  const meta: Record<string, unknown> = typeof own === 'object' && own !== null ? { ...own } : {};
+  injected = false;
+  propagation.inject(carrierContext, meta, RECORDING_SETTER);
+  return injected ? { ...params, _meta: meta } : params;
 }
+
+/** Whether the propagator wrote anything (no propagator registered: nothing, and `params` stay as they were). */
+let injected = false;
+const RECORDING_SETTER: TextMapSetter<Record<string, unknown>> = {
+  set(carrier, key, value) {
+    carrier[key] = value;
+    injected = true;
+  },
+};
 
 /** A message from the server carries trace context in `params._meta`. */
 export function carriedMeta(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
