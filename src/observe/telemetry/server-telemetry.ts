@@ -57,12 +57,20 @@ const SESSION_ENDS = new Map<string, string | undefined>([
   ['closed', undefined],
 ]);
 
+/**
+ * Where every copy of `@opentelemetry/api` 1.x keeps what was registered (its global registry):
+ * absent until an application registers anything, so one property read settles the common case
+ * of no SDK. The tests register the SDK and fail if this ever stops being where it registers.
+ */
+const API_REGISTRY = Symbol.for('opentelemetry.js.api.1');
+
 /** Starts an operation when an SDK is registered; undefined (and nothing allocated) otherwise. */
 export function startOperation(
   source: TelemetrySource,
   method: string,
   params: Record<string, unknown> | undefined,
 ): Operation | undefined {
+  if ((globalThis as Record<symbol, unknown>)[API_REGISTRY] === undefined) return undefined;
   const tracer = currentTracer();
   const instruments = currentInstruments();
   if (!tracer && !instruments) return undefined;
@@ -71,6 +79,7 @@ export function startOperation(
 
 /** Records a transition (builds the server's telemetry when an SDK is registered). */
 export function observeTransition(source: TelemetrySource, transition: ObservedTransition): void {
+  if ((globalThis as Record<symbol, unknown>)[API_REGISTRY] === undefined) return;
   if (!source.telemetry && !currentTracer() && !currentInstruments()) return;
   (source.telemetry ??= new ServerTelemetry(source)).onTransition(transition);
 }
