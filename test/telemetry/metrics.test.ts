@@ -113,6 +113,17 @@ describe('metrics', () => {
     expect(total(metrics.get('mcp_supervisor.connection.restarts'), here)).toBe(1);
     const sessions = pointsOf(metrics.get('mcp.client.session.duration'), here);
     expect(sessions.map((p) => p.attributes['error.type'])).toEqual(['connection_lost']);
+    expect(pointsOf(metrics.get('mcp_supervisor.connection.state'), here)).toHaveLength(11);
+
+    // A closed server reads `closed` (not its last state); its session ends without an error.type.
+    await handle.close();
+    const after = await sdk.metrics();
+    const current = pointsOf(after.get('mcp_supervisor.connection.state'), here).filter((p) => p.value === 1);
+    expect(current.map((p) => p.attributes['mcp_supervisor.state'])).toEqual(['closed']);
+    expect(pointsOf(after.get('mcp.client.session.duration'), here).map((p) => p.attributes['error.type'])).toEqual([
+      'connection_lost',
+      undefined,
+    ]);
   });
 
   it('a stdio server that crashes is started again: one stdio process restart', async () => {

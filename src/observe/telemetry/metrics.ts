@@ -49,19 +49,30 @@ export interface ObservedConnection {
   currentState(): string;
 }
 
-/** Connections observed by the state gauge; one leaves when it reaches `closed`. */
-const observed = new Set<ObservedConnection>();
+/**
+ * Connections observed by the state gauge, by identity. The SDK keeps exporting the last value of
+ * a series no longer observed, so a closed connection is not dropped (it would read `ready`
+ * forever): it stays as a small record in state `closed`, until a connection with the same
+ * identity (a server of the same name and address, started again) takes its place.
+ */
+const observed = new Map<string, ObservedConnection>();
 
-export function observeConnection(connection: ObservedConnection): void {
-  observed.add(connection);
+const identityKey = (identity: Attributes) => JSON.stringify(identity);
+
+export function observeConnection(connection: ObservedConnection, previous?: Attributes): void {
+  if (previous !== undefined && observed.get(identityKey(previous)) === connection)
+    observed.delete(identityKey(previous));
+  observed.set(identityKey(connection.identity), connection);
 }
 
 export function forgetConnection(connection: ObservedConnection): void {
-  observed.delete(connection);
+  const key = identityKey(connection.identity);
+  if (observed.get(key) === connection)
+    observed.set(key, { identity: connection.identity, currentState: () => 'closed' });
 }
 
 function reportStates(result: ObservableResult): void {
-  for (const connection of observed) {
+  for (const connection of observed.values()) {
     const current = connection.currentState();
     for (const state of CONNECTION_STATES) {
       result.observe(state === current ? 1 : 0, { ...connection.identity, [ATTR.state]: state });
