@@ -195,6 +195,43 @@ describe('trace context crosses to the server and back', () => {
   });
 });
 
+describe('notifications', () => {
+  it('a notification is a CLIENT span too, without a request id, its trace context in _meta', async () => {
+    const fixture = await startHttpFixture();
+    cleanups.push(() => fixture.close());
+    const handle = await open({ url: fixture.url });
+    await handle.notify('notifications/roots/list_changed');
+
+    const span = only(sdk.spans(), 'notifications/roots/list_changed');
+    expect(span.kind).toBe(SpanKind.CLIENT);
+    expect(span.attributes['mcp.method.name']).toBe('notifications/roots/list_changed');
+    expect(span.attributes['jsonrpc.request.id']).toBeUndefined();
+    const sent = fixture.requests.find((r) => r.rpcMethod === 'notifications/roots/list_changed')!;
+    expect(sent.body.params._meta.traceparent).toBe(traceparentOf(span));
+  });
+
+  it('a server notification carrying _meta trace context is delivered inside that trace', async () => {
+    const fixture = await startHttpFixture();
+    cleanups.push(() => fixture.close());
+    const handle = await open({ url: fixture.url });
+    const seen = new Promise<string | undefined>((resolve) =>
+      handle.on('log', () => resolve(trace.getActiveSpan()?.spanContext().traceId)),
+    );
+    await vi.waitFor(() => expect(fixture.getStreamCount()).toBe(1));
+    const remote = '00-1af7651916cd43dd8448eb211c80319c-c7ad6b7169203331-01';
+    fixture.push({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { level: 'info', data: 'hello', _meta: { traceparent: remote } },
+    });
+
+    expect(await seen).toBe('1af7651916cd43dd8448eb211c80319c');
+    const span = only(sdk.spans(), 'notifications/message');
+    expect(span.kind).toBe(SpanKind.SERVER);
+    expect(span.parentSpanContext?.spanId).toBe('c7ad6b7169203331');
+  });
+});
+
 describe('recovery is visible', () => {
   it('a session expiry: one replay event on the request, one recover episode, counted in the metrics', async () => {
     const fixture = await startHttpFixture();
