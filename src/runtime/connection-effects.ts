@@ -10,6 +10,7 @@ import { describeCause, eventError, topLevelState } from '../../machines/transit
 import { secretSources, type ServerConfig } from '../config.js';
 import { ConnectionClosedError, McpError, ProtocolError, type AuthorizationRequiredError } from '../errors.js';
 import { Emitter } from '../observe/emitter.js';
+import { observeTransition, startOperation } from '../observe/telemetry/server-telemetry.js';
 import { redact, secretsOf, type Secrets } from '../observe/redact.js';
 import type { JsonRpcMessage } from '../protocol/jsonrpc.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
@@ -116,10 +117,11 @@ export abstract class ConnectionEffects extends TransportOwner {
   /** One keepalive probe; skipped while requests are in flight (they prove liveness themselves). */
   async probe(timeoutMs: number): Promise<ProbeOutput> {
     if (this.pending.size - this.gate.waiting > 0) return { skipped: true };
-    return this.keepaliveProbe.run(
+    const probe = this.keepaliveProbe.run(
       (method) => this.request(method, undefined, { timeoutMs }),
       this.session()?.capabilities,
     );
+    return this.telemetry ? this.telemetry.onProbe(probe) : probe;
   }
 
   /** `probing`: one `ping` on the session, past the gate; its answer (or failure) is the verdict. */
@@ -156,11 +158,13 @@ export abstract class ConnectionEffects extends TransportOwner {
       capabilities: this.advertisedCapabilities(),
       clientInfo: this.clientInfo,
       initialize: (params) => {
+        const operation = startOperation(this, 'initialize', params);
         // initialize MUST NOT be cancelled
-        const { request, promise } = this.pending.create('initialize', params, {
+        const { request, promise } = this.pending.create('initialize', operation?.params ?? params, {
           timeoutMs: this.config.requestTimeoutMs,
           uncancellable: true,
         });
+        if (operation) this.telemetry?.track(request, promise, operation);
         this.dispatch(request, true);
         return promise;
       },
@@ -276,14 +280,9 @@ export abstract class ConnectionEffects extends TransportOwner {
     this.reported = to;
     if (to !== 'failed') this.nextAttemptAt = undefined;
     const error = this.redact(eventError(event));
-    this.events.emit('transition', {
-      server: this.name,
-      from,
-      to,
-      cause: describeCause(event, value),
-      error,
-      at: Date.now(),
-    });
+    const transition = { server: this.name, from, to, cause: describeCause(event, value), error, at: Date.now() };
+    this.events.emit('transition', transition);
+    observeTransition(this, transition);
   }
 
   /** Text that leaves the runtime (transition errors, status) passes the one redaction rule. */

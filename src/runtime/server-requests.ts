@@ -5,7 +5,7 @@
  * request; a cancelled request gets no response (spec: the receiver SHOULD NOT answer).
  */
 import { describeError } from '../errors.js';
-import type { JsonRpcMessage, JsonRpcRequest, RequestId } from '../protocol/jsonrpc.js';
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../protocol/jsonrpc.js';
 import { applyElicitationDefaults } from './elicitation-defaults.js';
 import type { ClientCapabilities } from '../protocol/messages.js';
 
@@ -66,27 +66,26 @@ export class ServerRequests {
     private readonly respond: (message: JsonRpcMessage) => void,
   ) {}
 
-  handle(request: JsonRpcRequest): void {
-    if (request.method === 'ping') {
-      this.respond({ jsonrpc: '2.0', id: request.id, result: {} });
-      return;
-    }
+  /** Resolves with the response sent (none when the server cancelled it): telemetry reads its outcome. */
+  handle(request: JsonRpcRequest): Promise<JsonRpcResponse | undefined> {
+    if (request.method === 'ping') return Promise.resolve(this.answer({ jsonrpc: '2.0', id: request.id, result: {} }));
     const name = METHODS[request.method];
     const handler = name ? this.handlers[name] : undefined;
     if (!handler) {
-      this.respond({
-        jsonrpc: '2.0',
-        id: request.id,
-        error: { code: -32601, message: `Method not found: ${request.method}` },
-      });
-      return;
+      return Promise.resolve(
+        this.answer({
+          jsonrpc: '2.0',
+          id: request.id,
+          error: { code: -32601, message: `Method not found: ${request.method}` },
+        }),
+      );
     }
     const controller = new AbortController();
     (this.active ??= new Map()).set(request.id, controller);
     const params = request.params ?? {};
     const context: HandlerContext = { server: this.server, signal: controller.signal, requestId: request.id };
     // Settles into a response whatever the handler does: the chain cannot reject.
-    void Promise.resolve()
+    return Promise.resolve()
       .then(() => handler(params, context))
       .then(
         (result) => {
@@ -102,11 +101,16 @@ export class ServerRequests {
           error: { code: -32603, message: describeError(error) },
         }),
       )
-      .then((response) => {
-        if (this.active?.get(request.id) !== controller) return;
+      .then((response: JsonRpcResponse) => {
+        if (this.active?.get(request.id) !== controller) return undefined;
         this.active.delete(request.id);
-        if (!controller.signal.aborted) this.respond(response);
+        return controller.signal.aborted ? undefined : this.answer(response);
       });
+  }
+
+  private answer(response: JsonRpcResponse): JsonRpcResponse {
+    this.respond(response);
+    return response;
   }
 
   /** `notifications/cancelled` from the server: unknown or finished ids are ignored. */

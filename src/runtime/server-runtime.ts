@@ -23,6 +23,7 @@ import {
 } from '../errors.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import type { PendingRequest } from '../protocol/pending.js';
+import { observeTransition, startOperation } from '../observe/telemetry/server-telemetry.js';
 import { ConnectionEffects, type ConnectionRef, type RuntimeOptions } from './connection-effects.js';
 import type { RequestOptions } from './events.js';
 import { readEvidence } from './evidence.js';
@@ -62,7 +63,8 @@ export class ServerRuntime extends ConnectionEffects {
   // ---- requests (the hot path: one Map entry and a direct transport call while open)
 
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
-    const { request, promise } = this.pending.create(method, params, {
+    const operation = startOperation(this, method, params); // undefined unless an OpenTelemetry SDK is registered
+    const { request, promise } = this.pending.create(method, operation?.params ?? params, {
       timeoutMs: options?.timeoutMs ?? this.config.requestTimeoutMs,
       signal: options?.signal,
       onProgress: options?.onprogress,
@@ -70,12 +72,13 @@ export class ServerRuntime extends ConnectionEffects {
       maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
       retry: options?.retry,
     });
+    if (operation) this.telemetry?.track(request, promise, operation);
     if (!this.pending.isPending(request)) return promise;
     const phase = this.gate.phase;
     if (phase === 'open') this.dispatch(request, false);
     else if (phase === 'closed') this.pending.fail(request, this.closedError());
-    else if (!this.gate.hold(request))
-      this.pending.fail(request, new QueueFullError(this.config.maxQueuedRequests, { server: this.name }));
+    else if (this.gate.hold(request)) this.telemetry?.onHeld(request, this.state());
+    else this.pending.fail(request, new QueueFullError(this.config.maxQueuedRequests, { server: this.name }));
     // What the server says of its tools decides which calls may be replayed (replay-policy.ts)
     // and how their structured output is checked (tool-output.ts).
     if (method === 'tools/list')
@@ -96,9 +99,13 @@ export class ServerRuntime extends ConnectionEffects {
         retryable: true,
       });
     }
+    const operation = startOperation(this, method, params);
+    if (operation) params = operation.params;
     const message: JsonRpcNotification =
       params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
-    await this.transport.send(message);
+    const sent = this.transport.send(message);
+    operation?.settle(sent, method);
+    await sent;
   }
 
   protected dispatch(request: PendingRequest, handshake: boolean): void {
@@ -108,6 +115,7 @@ export class ServerRuntime extends ConnectionEffects {
       return;
     }
     request.sent = true;
+    this.telemetry?.onSend(request);
     const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params: request.params };
     transport
       .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs })
@@ -224,11 +232,18 @@ export class ServerRuntime extends ConnectionEffects {
       const roots = message.method === 'roots/list' ? this.sessionState.roots : undefined;
       // Roots set with `setRoots` answer for this server; otherwise the `roots` handler does.
       if (roots) this.respond({ jsonrpc: '2.0', id: message.id, result: { roots } });
-      else this.serverRequests.handle(message);
+      else if (this.telemetry) this.telemetry.serve(message, this.serverRequests);
+      else void this.serverRequests.handle(message);
       return;
     }
     if (message.method === 'notifications/tools/list_changed') this.outputSchemas?.invalidate();
-    dispatchNotification(message, this.events, this.serverRequests, this.pending);
+    if (this.telemetry) this.telemetry.receive(message, this);
+    else this.deliver(message);
+  }
+
+  /** Public for the telemetry, which delivers a notification inside the trace it carries. */
+  deliver(notification: JsonRpcNotification): void {
+    dispatchNotification(notification, this.events, this.serverRequests, this.pending);
   }
 
   isAwaiting(id: string | number): boolean {
@@ -317,14 +332,16 @@ export class ServerRuntime extends ConnectionEffects {
     this.crashError = `the connection actor crashed: ${describeError(error)}`;
     this.reported = 'failed';
     const text = this.redact(this.crashError);
-    this.events.emit('transition', {
+    const transition = {
       server: this.name,
       from,
-      to: 'failed',
+      to: 'failed' as const,
       cause: 'crashed',
       error: text,
       at: Date.now(),
-    });
+    };
+    this.events.emit('transition', transition);
+    observeTransition(this, transition);
     this.rejectWaitingRequests(text);
     this.settleFirstOutcome();
     void this.closeSession().catch(ignore);

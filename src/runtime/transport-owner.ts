@@ -7,12 +7,15 @@ import type { ConfiguredTransport } from '../../machines/connection.machine.js';
 import type { ServerConfig } from '../config.js';
 import { ConnectionClosedError, FallbackFailedError } from '../errors.js';
 import { createTransport, type TransportFactory } from '../transports/create-transport.js';
+import type { ServerTelemetry } from '../observe/telemetry/server-telemetry.js';
 import type { JsonRpcMessage } from '../protocol/jsonrpc.js';
 import type { Timers, Transport, TransportKind, TransportSink } from '../transports/transport.js';
 import type { Authorization } from './authorization.js';
 
 export abstract class TransportOwner implements TransportSink {
   transport: Transport | undefined;
+  /** Built once an OpenTelemetry SDK is registered (observe/telemetry); undefined costs nothing. */
+  telemetry: ServerTelemetry | undefined = undefined;
   /** The last failure of a connection attempt, typed (the machine keeps only its text). */
   lastFailure: Error | undefined;
   /** A handshake succeeded once: from then on a stdio process that dies is restarted, not failed. */
@@ -133,6 +136,7 @@ export abstract class TransportOwner implements TransportSink {
       kind,
     );
     await transport.open();
+    if (kind === 'stdio' && this.connectedBefore) this.telemetry?.onStdioRestart();
     if (this.closing) {
       await transport.close().catch(() => {});
       throw new ConnectionClosedError('the connection was closed while opening', { server: this.name });
