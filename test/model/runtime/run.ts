@@ -6,7 +6,7 @@
  * the machine its own evidence. Only the supervisor's answers (RESTART, GIVE_UP) are the
  * script's: its own restart timer is set far beyond any run.
  */
-import { vi } from 'vitest';
+import { expect, vi } from 'vitest';
 import type { Actor, AnyActorRef, AnyEventObject, AnyMachineSnapshot, InspectionEvent } from 'xstate';
 import {
   AuthorizationError,
@@ -217,7 +217,7 @@ export class RuntimeRun {
         this.connection.send(event);
         return;
     }
-    if (event.type.startsWith('xstate.after.')) return this.advanceTo(event.type, this.connection);
+    if (event.type.startsWith('xstate.after.')) return this.advanceTo(event.type, this.connection, true);
     throw new Error(`the runtime model cannot produce ${event.type}`);
   }
 
@@ -310,8 +310,11 @@ export class RuntimeRun {
     }
   }
 
-  /** Moves the fake clock to the due time of a scheduled event of `target`. */
-  async advanceTo(type: string, target: AnyActorRef): Promise<void> {
+  /**
+   * Moves the fake clock to the due time of a scheduled event of `target`; `exactly`: nothing
+   * happens 1 ms before, and a revival's time is the one status() announced.
+   */
+  async advanceTo(type: string, target: AnyActorRef, exactly = false): Promise<void> {
     const scheduled = Object.values(target.system.getSnapshot()._scheduledEvents) as Array<{
       event: AnyEventObject;
       target: AnyActorRef;
@@ -320,7 +323,16 @@ export class RuntimeRun {
     }>;
     const entry = scheduled.find((e) => e.event.type === type && e.target === target);
     if (!entry) throw new Error(`${type} is not scheduled`);
-    vi.advanceTimersByTime(Math.max(0, entry.startedAt + entry.delay - Date.now()));
+    const due = entry.startedAt + entry.delay;
+    if (exactly) {
+      if (type.includes('revive delay'))
+        expect(this.handle.status().nextAttemptAt, 'status() says when the revival is').toBe(due);
+      const before = JSON.stringify(this.snapshot().value);
+      vi.advanceTimersByTime(Math.max(0, due - 1 - Date.now()));
+      await flush();
+      expect(JSON.stringify(this.snapshot().value), `${type} does not fire 1 ms early`).toBe(before);
+    }
+    vi.advanceTimersByTime(Math.max(0, due - Date.now()));
     await flush();
   }
 
