@@ -62,10 +62,10 @@ export abstract class ConnectionEffects extends TransportOwner {
   /** Set when the connection actor threw (a bug). */
   protected crashError: string | undefined;
   protected readonly serverRequests: ServerRequests;
-  /** Subscriptions, logging level and roots: re-established on every new session. */
-  readonly sessionState = new SessionState();
-  /** The tools' output schemas (undefined with `validateToolOutput: false`). */
-  readonly outputSchemas: ToolOutputSchemas | undefined;
+  /** Subscriptions, logging level and roots (created by the first of them: an idle server holds none). */
+  private established: SessionState | undefined;
+  /** The tools' output schemas, from the first tools list on (never with `validateToolOutput: false`). */
+  private toolOutput: ToolOutputSchemas | undefined;
   private readonly keepaliveProbe = new KeepaliveProbe();
   private readonly clientInfo: Implementation;
   private readonly capabilities: ClientCapabilities;
@@ -89,7 +89,6 @@ export abstract class ConnectionEffects extends TransportOwner {
       (response) => this.respond(response),
     );
     this.gate = new RequestGate(options.config.maxQueuedRequests);
-    this.outputSchemas = options.config.validateToolOutput === false ? undefined : new ToolOutputSchemas();
     this.pending = new PendingRequests({
       server: this.name,
       cancel: (request, reason) => this.sendCancellation(request, reason),
@@ -106,6 +105,25 @@ export abstract class ConnectionEffects extends TransportOwner {
   protected abstract requestAuthorization(error: AuthorizationRequiredError): void;
   protected abstract sendCancellation(request: PendingRequest, reason: string): void;
   protected abstract onTimedOut(request: PendingRequest): void;
+
+  /** What the client established on its sessions, re-established on every new one (session-state.ts). */
+  get sessionState(): SessionState {
+    return (this.established ??= new SessionState());
+  }
+
+  /** The session state, if anything was ever established (reading it creates nothing). */
+  protected get savedSessionState(): SessionState | undefined {
+    return this.established;
+  }
+
+  get outputSchemas(): ToolOutputSchemas | undefined {
+    return this.toolOutput;
+  }
+
+  /** One page of a tools list: the output schemas to check calls against (tool-output.ts). */
+  protected learnOutputSchemas(result: unknown, firstPage: boolean): void {
+    if (this.config.validateToolOutput) (this.toolOutput ??= new ToolOutputSchemas()).learn(result, firstPage);
+  }
 
   /** Answers a server's request on the current transport. */
   protected respond(response: JsonRpcMessage): void {
@@ -171,7 +189,7 @@ export abstract class ConnectionEffects extends TransportOwner {
     });
     const replacing = this.connectedBefore;
     this.connectedBefore = true;
-    if (replacing) this.outputSchemas?.invalidate(); // a restarted server may declare other tools
+    if (replacing) this.toolOutput?.invalidate(); // a restarted server may declare other tools
     await this.restoreSessionState(transport, session.capabilities, replacing);
     return session;
   }
@@ -183,7 +201,7 @@ export abstract class ConnectionEffects extends TransportOwner {
 
   /** Roots set before the first handshake are advertised even without a `roots` handler. */
   private advertisedCapabilities(): ClientCapabilities {
-    if (this.capabilities.roots || this.sessionState.roots === undefined) return this.capabilities;
+    if (this.capabilities.roots || this.established?.roots === undefined) return this.capabilities;
     return { ...this.capabilities, roots: { listChanged: true } };
   }
 
@@ -193,8 +211,10 @@ export abstract class ConnectionEffects extends TransportOwner {
     capabilities: Record<string, unknown>,
     replacing: boolean,
   ): Promise<void> {
+    const state = this.established;
+    if (!state) return;
     const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
-    const report = await this.sessionState.restore(
+    const report = await state.restore(
       {
         capabilities,
         request: (method, params) => this.requestPastGate(transport, method, params, timeoutMs),

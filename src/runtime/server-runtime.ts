@@ -88,7 +88,7 @@ export class ServerRuntime extends ConnectionEffects {
 
   private learnTools(result: unknown, firstPage: boolean): void {
     this.tools.learn(result);
-    this.outputSchemas?.learn(result, firstPage);
+    this.learnOutputSchemas(result, firstPage);
   }
 
   async notify(method: string, params?: Record<string, unknown>): Promise<void> {
@@ -229,7 +229,7 @@ export class ServerRuntime extends ConnectionEffects {
       return;
     }
     if (isRequest(message)) {
-      const roots = message.method === 'roots/list' ? this.sessionState.roots : undefined;
+      const roots = message.method === 'roots/list' ? this.savedSessionState?.roots : undefined;
       // Roots set with `setRoots` answer for this server; otherwise the `roots` handler does.
       if (roots) this.respond({ jsonrpc: '2.0', id: message.id, result: { roots } });
       else if (this.telemetry) this.telemetry.serve(message, this.serverRequests);
@@ -288,7 +288,7 @@ export class ServerRuntime extends ConnectionEffects {
       this.dispatch(request, false);
     }
     // A roots change made while the same session was in doubt is announced now.
-    if (this.sessionState.takeRootsNotice()) void this.notify('notifications/roots/list_changed').catch(ignore);
+    if (this.savedSessionState?.takeRootsNotice()) void this.notify('notifications/roots/list_changed').catch(ignore);
   }
 
   rejectWaitingRequests(reason: string): void {
