@@ -8,7 +8,17 @@ const DOUBLE_CAST =
   "TSAsExpression[expression.type='TSAsExpression'][expression.typeAnnotation.type='TSUnknownKeyword']";
 
 export default tseslint.config(
-  { ignores: ['dist/', '.bench-build/', 'coverage/', 'node_modules/', '.conformance/', '.package-test/'] },
+  {
+    ignores: [
+      'dist/',
+      '.bench-build/',
+      'coverage/',
+      'node_modules/',
+      '.conformance/',
+      '.package-test/',
+      '.package-test-adapters/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
