@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { SecretSources } from './observe/redact.js';
+import { PIN_VALUES } from './protocol/era.js';
 import { ConfigError } from './errors.js';
 import { isAuthProvider, type AuthConfig } from './auth/resolve-provider.js';
 import { parseOAuthOptions } from './auth/options.js';
@@ -74,6 +75,11 @@ const common = {
   revive: ReviveSchema.default(ReviveSchema.parse({})),
   /** Requests in a row that time out with nothing answered before the connection is probed (0: never). */
   probeAfterTimeouts: z.number().int().nonnegative().default(3),
+  /** `auto` (probe, then fall back), an era (`legacy`, `modern`) or one version (docs/protocol-eras.md). */
+  protocolVersion: z
+    .string()
+    .refine((value) => PIN_VALUES.includes(value), { message: `must be one of ${PIN_VALUES.join(', ')}` })
+    .default('auto'),
 };
 
 /** An AuthProvider, or OAuth client options (checked in detail when the provider is built). */
@@ -146,6 +152,7 @@ interface CommonResolved {
   restart: RestartPolicy;
   revive: ReviveConfig;
   probeAfterTimeouts: number;
+  protocolVersion: string;
 }
 export interface UrlServerConfig extends CommonResolved {
   kind: 'url';
@@ -209,6 +216,7 @@ export function parseServerConfig(name: string, input: unknown): ServerConfig {
     restart: value.restart,
     revive: value.revive,
     probeAfterTimeouts: value.probeAfterTimeouts,
+    protocolVersion: value.protocolVersion,
   };
   if ('url' in value) {
     const url = new URL(value.url as string);

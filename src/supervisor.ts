@@ -22,6 +22,7 @@ import { ServerHandle, type HandleOwner, type ServerStatus } from './server-hand
 import { ServerRuntime, type LogMessage, type RuntimeEvents, type TransitionEvent } from './runtime/server-runtime.js';
 import type { Timers } from './transports/transport.js';
 import { VERSION } from './version.js';
+import { pinOf } from './protocol/era.js';
 
 export interface SupervisorOptions {
   servers: Record<string, ServerConfigInput>;
@@ -321,6 +322,7 @@ function supervisedServer(config: ServerConfig): SupervisedServer {
       provenAfterMs: config.restart.provenAfterMs,
       keepalive: config.keepalive,
       revive: config.revive,
+      era: pinOf(config.protocolVersion).era,
     },
   };
 }

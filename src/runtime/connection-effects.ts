@@ -4,19 +4,27 @@
  * the connection actor for status and transition events. The server runtime extends this.
  */
 import type { ActorRefFrom, AnyEventObject, SnapshotFrom } from 'xstate';
-import type { connectionMachine, ProbeVerdict, SessionInfo } from '../../machines/connection.machine.js';
+import type {
+  connectionMachine,
+  DiscoverVerdict,
+  ProbeVerdict,
+  SessionInfo,
+} from '../../machines/connection.machine.js';
 import type { keepaliveMachine, ProbeOutput } from '../../machines/keepalive.machine.js';
 import { describeCause, eventError, topLevelState } from '../../machines/transition-cause.js';
 import { secretSources, type ServerConfig } from '../config.js';
 import { ConnectionClosedError, McpError, type AuthorizationRequiredError } from '../errors.js';
 import { Emitter } from '../observe/emitter.js';
 import { redact, secretsOf, type Secrets } from '../observe/redact.js';
+import { ModernEnvelope, pinOf, type VersionPin } from '../protocol/era.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
+import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { PendingRequests, type PendingRequest } from '../protocol/pending.js';
-import type { Timers } from '../transports/transport.js';
+import type { ListenerOpenResult, Timers } from '../transports/transport.js';
 import { Authorization } from './authorization.js';
 import type { ConnectionState, RequestOptions, RuntimeEvents } from './events.js';
 import { probeVerdict } from './evidence.js';
+import { discover } from './discover.js';
 import { handshake } from './handshake.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
 import { RequestGate } from './request-gate.js';
@@ -60,10 +68,17 @@ export abstract class ConnectionEffects extends TransportOwner {
   private readonly capabilities: ClientCapabilities;
   /** Built on first use (an error or a status), not per idle server. */
   private secrets: Secrets | undefined;
+  /** What `protocolVersion` in the config asks for. */
+  private readonly pin: VersionPin;
+  /** The modern wire in use: every request's `_meta`. Undefined in the legacy era. */
+  protected envelope: ModernEnvelope | undefined;
+  /** Requests sent past the gate by the machine's own effects (discover, probes): their failures are the machine's business. */
+  protected readonly pastGate = new WeakSet<PendingRequest>();
 
   protected constructor(options: RuntimeOptions) {
     super(options.config.name, options.config, new Authorization(options.config, options.config.name), options.timers);
     this.clientInfo = options.clientInfo;
+    this.pin = pinOf(options.config.protocolVersion);
     this.capabilities = capabilitiesFor(options.handlers ?? NO_HANDLERS, options.elicitation);
     this.serverRequests = new ServerRequests(
       this.name,
@@ -96,6 +111,8 @@ export abstract class ConnectionEffects extends TransportOwner {
   /** One keepalive probe; skipped while requests are in flight (they prove liveness themselves). */
   async probe(timeoutMs: number): Promise<ProbeOutput> {
     if (this.pending.size - this.gate.waiting > 0) return { skipped: true };
+    // The modern era has no `ping`; `server/discover` is the one request every modern server serves.
+    if (this.envelope) return this.keepaliveProbe.run(() => this.request('server/discover', undefined, { timeoutMs }));
     return this.keepaliveProbe.run(
       (method) => this.request(method, undefined, { timeoutMs }),
       this.session()?.capabilities,
@@ -108,13 +125,10 @@ export abstract class ConnectionEffects extends TransportOwner {
     if (!transport) return { verdict: 'unreachable', error: 'no transport' };
     const keepalive = this.config.keepalive;
     const timeoutMs = keepalive === false ? Math.min(this.config.requestTimeoutMs, 10_000) : keepalive.timeoutMs;
-    const { request, promise } = this.pending.create('ping', undefined, { timeoutMs });
-    request.sent = true;
-    transport
-      .send({ jsonrpc: '2.0', id: request.id, method: 'ping' }, { timeoutMs })
-      .catch((error: unknown) => this.pending.fail(request, error instanceof Error ? error : new Error(String(error))));
     try {
-      await promise;
+      // Modern: no `ping`; one `server/discover` (which also refreshes nothing: the session stays).
+      if (this.envelope) await this.sendPastGate('server/discover', this.envelope.wrap(undefined), timeoutMs);
+      else await this.sendPastGate('ping', undefined, timeoutMs, false);
       return { verdict: 'alive' };
     } catch (error) {
       if (error instanceof McpError) return { verdict: 'alive' }; // any answer proves the session alive
@@ -127,6 +141,57 @@ export abstract class ConnectionEffects extends TransportOwner {
     return this.recordFailure(this.handshake());
   }
 
+  /** `discovering`: the era probe, and for a modern server the discovery that stands for a session. */
+  discoverServer(): Promise<DiscoverVerdict> {
+    return this.recordFailure(this.discoverEra());
+  }
+
+  private async discoverEra(): Promise<DiscoverVerdict> {
+    const transport = this.transport;
+    if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
+    this.envelope = undefined;
+    const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
+    const verdict = await discover({
+      server: this.name,
+      transport,
+      pin: this.pin,
+      send: (version) =>
+        this.sendPastGate(
+          'server/discover',
+          new ModernEnvelope(version, this.capabilities, this.clientInfo).wrap(undefined),
+          timeoutMs,
+        ),
+    });
+    if (verdict.era === 'modern') {
+      this.envelope = new ModernEnvelope(verdict.session.protocolVersion, this.capabilities, this.clientInfo);
+      this.connectedBefore = true;
+    }
+    return verdict;
+  }
+
+  /** One request straight to the transport, whatever the gate says; its failure settles it (no evidence is read). */
+  private sendPastGate(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    timeoutMs: number,
+    /** The era probe is not cancelled (a legacy server may not know the method); a ping may be. */
+    probe = true,
+  ): Promise<unknown> {
+    const transport = this.transport;
+    if (!transport) return Promise.reject(new ConnectionClosedError('no transport', { server: this.name }));
+    const { request, promise } = this.pending.create(method, params, { timeoutMs, uncancellable: probe });
+    this.pastGate.add(request);
+    request.sent = true;
+    const message: JsonRpcRequest =
+      params === undefined
+        ? { jsonrpc: '2.0', id: request.id, method }
+        : { jsonrpc: '2.0', id: request.id, method, params };
+    transport
+      .send(message, { timeoutMs, signal: probe ? request : undefined })
+      .catch((error: unknown) => this.pending.fail(request, error instanceof Error ? error : new Error(String(error))));
+    return promise;
+  }
+
   /** The `authorizing` state's effect. */
   authorize(signal: AbortSignal): Promise<void> {
     return this.recordFailure(this.authorization.authorize(signal));
@@ -135,9 +200,11 @@ export abstract class ConnectionEffects extends TransportOwner {
   private async handshake(): Promise<SessionInfo> {
     const transport = this.transport;
     if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
+    this.envelope = undefined;
     const session = await handshake({
       server: this.name,
       transport,
+      protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
       capabilities: this.capabilities,
       clientInfo: this.clientInfo,
       initialize: (params) => {
@@ -154,9 +221,11 @@ export abstract class ConnectionEffects extends TransportOwner {
     return session;
   }
 
-  async openListener(lastEventId: string | undefined) {
+  async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
     const transport = this.transport;
     if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
+    // The modern era has no GET stream (subscriptions/listen is not implemented yet): as a 405 from the server.
+    if (this.envelope) return { kind: 'unavailable', status: 405 };
     try {
       return await transport.openListener(lastEventId);
     } catch (error) {

@@ -94,7 +94,9 @@ export class ServerRuntime extends ConnectionEffects {
       return;
     }
     request.sent = true;
-    const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params: request.params };
+    // Modern era: the `_meta` envelope, built per send (a replay after a version change carries the new one).
+    const params = this.envelope ? this.envelope.wrap(request.params) : request.params;
+    const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params };
     transport
       .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs })
       .catch((error: unknown) => this.onSendFailure(request, error));
@@ -104,6 +106,7 @@ export class ServerRuntime extends ConnectionEffects {
 
   private onSendFailure(request: PendingRequest, error: unknown): void {
     if (!this.pending.isPending(request) || isAbortError(error)) return; // the abort listener settles it
+    if (this.pastGate.has(request)) return this.pending.fail(request, toError(error));
     if (this.authorization.isFixable(error) && request.method !== 'initialize') {
       this.onRefused(request, error);
       return;
@@ -225,7 +228,7 @@ export class ServerRuntime extends ConnectionEffects {
   onClosed(error: Error): void {
     const fatal = (error as { fatal?: unknown }).fatal === true; // e.g. a stdio server that died before its first handshake
     for (const request of this.pending.sentRequests()) {
-      if (fatal || request.method === 'initialize') {
+      if (fatal || request.method === 'initialize' || this.pastGate.has(request)) {
         const closed = new ConnectionClosedError(`the connection was lost: ${error.message}`, {
           server: this.name,
           retryable: !fatal,
