@@ -6,7 +6,8 @@
 import type { Pool } from 'undici';
 import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
-import { ProtocolError, SessionExpiredError } from '../../errors.js';
+import { ProtocolError, SessionExpiredError, VersionRefusedError } from '../../errors.js';
+import { UNSUPPORTED_PROTOCOL_VERSION } from '../../protocol/era.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../observe/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../headers.js';
@@ -175,6 +176,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
         throw refusal;
       }
       if (this.modern) return this.settleRefusal(statusCode, body, message);
+      if (options?.handshake) await this.refuseModernOnly(statusCode, body, message);
       const detail = await describeErrorBody(body, (text) => this.redact(text));
       if (statusCode === 404 && carriedSession) {
         throw new SessionExpiredError(
@@ -237,6 +239,35 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     }
     const detail = text ? this.redact(text).slice(0, 200) : undefined;
     throw statusError(statusCode, message, detail, this.server);
+  }
+
+  /**
+   * An `initialize` refused with -32022 comes from a modern-only server: say so (fatal) instead of
+   * trying legacy SSE. Any other refusal goes on as a status error, the body read into its detail.
+   */
+  private async refuseModernOnly(statusCode: number, body: Body, message: JsonRpcMessage): Promise<never> {
+    let text = '';
+    try {
+      text = await readBodyBounded(body, undefined, ERROR_BODY_LIMIT, this.server);
+    } catch {
+      // described by its status alone
+    }
+    const error = jsonRpcErrorIn(text);
+    if (error?.code === UNSUPPORTED_PROTOCOL_VERSION) {
+      const supported = (error.data as { supported?: unknown } | undefined)?.supported;
+      const requested = 'method' in message ? message.params?.protocolVersion : undefined;
+      throw new VersionRefusedError(String(requested), Array.isArray(supported) ? supported.map(String) : [], {
+        server: this.server,
+        hint: "it speaks only the modern era (set protocolVersion to 'auto' or 'modern')",
+      });
+    }
+    const detail = error?.message ?? (text ? text : undefined);
+    throw statusError(
+      statusCode,
+      message,
+      detail === undefined ? undefined : this.redact(detail).slice(0, 200),
+      this.server,
+    );
   }
 
   /**
