@@ -52,7 +52,7 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
     res.end();
     return;
   }
-  const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
+  const stream = Readable.fromWeb(response.body);
   stream.on('error', () => res.destroy());
   stream.pipe(res);
 }
@@ -69,7 +69,8 @@ function readText(req: IncomingMessage): Promise<string> {
 export async function startV2Server(mode: V2Mode, port = 0, name = `v2-${mode}`): Promise<V2Server> {
   const handle = handlerFor(mode, name);
   const seen: V2Server['seen'] = [];
-  let listening: Listening | undefined;
+  // The handler needs the origin, known once listening: requests only arrive after that.
+  const where: { origin: string } = { origin: '' };
   const http = createServer((req, res) => {
     void (async () => {
       const text = req.method === 'POST' ? await readText(req) : undefined;
@@ -89,12 +90,13 @@ export async function startV2Server(mode: V2Mode, port = 0, name = `v2-${mode}`)
         },
         body,
       });
-      const response = await handle(await toRequest(req, listening!.origin, text));
+      const response = await handle(await toRequest(req, where.origin, text));
       await writeResponse(res, response);
     })().catch((error: unknown) => {
       res.writeHead(500).end(String(error));
     });
   });
-  listening = await listenOnLoopback(http, port);
-  return { url: `${listening.origin}/mcp`, seen, close: () => listening!.close() };
+  const listening: Listening = await listenOnLoopback(http, port);
+  where.origin = listening.origin;
+  return { url: `${listening.origin}/mcp`, seen, close: () => listening.close() };
 }
