@@ -7,6 +7,8 @@ import type { Progress, RetryMode } from '../protocol/pending.js';
 
 export type ConnectionState =
   | 'connecting'
+  /** Modern era: the `server/discover` probe (spec 2026-07-28). */
+  | 'discovering'
   | 'initializing'
   | 'ready'
   | 'probing'
