@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSupervisor, type ServerHandle, type Supervisor, type TransitionEvent } from '../../../src/index.js';
 import { nextTransition } from '../helpers.js';
 
-const SERVER = fileURLToPath(new URL('./v2-stdio-server.mjs', import.meta.url));
+const SERVER = fileURLToPath(new URL('../../../servers/v2-stdio-server.mjs', import.meta.url));
 const FAST_RESTART = { backoff: { initialMs: 20, maxMs: 50, factor: 2, jitter: 0 } };
 
 let supervisor: Supervisor | undefined;
