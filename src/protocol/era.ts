@@ -13,9 +13,9 @@ export type EraPreference = 'auto' | Era;
 export const MODERN_PROTOCOL_VERSIONS = ['2026-07-28'] as const;
 export const LATEST_MODERN_VERSION = MODERN_PROTOCOL_VERSIONS[0];
 
-export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
-export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
-export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 /** Error codes the 2026-07-28 spec reserves (-32020..-32099) and defines so far. */
