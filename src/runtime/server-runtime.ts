@@ -21,7 +21,14 @@ import {
   QueueFullError,
   type AuthorizationRequiredError,
 } from '../errors.js';
-import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import {
+  isRequest,
+  type JsonRpcMessage,
+  type RequestId,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+} from '../protocol/jsonrpc.js';
+import { UNSUPPORTED_PROTOCOL_VERSION } from '../protocol/era.js';
 import type { PendingRequest } from '../protocol/pending.js';
 import { ConnectionEffects, type ConnectionRef, type RuntimeOptions } from './connection-effects.js';
 import type { RequestOptions } from './events.js';
@@ -204,6 +211,8 @@ export class ServerRuntime extends ConnectionEffects {
 
   onMessage(message: JsonRpcMessage): void {
     if (!('method' in message)) {
+      if (this.envelope && 'error' in message && message.error.code === UNSUPPORTED_PROTOCOL_VERSION)
+        if (this.onVersionRefused(message.id, message.error.data)) return;
       this.unanswered = 0;
       if ('result' in message) this.authorization.succeeded();
       this.pending.settleResponse(message);
@@ -214,6 +223,23 @@ export class ServerRuntime extends ConnectionEffects {
       return;
     }
     dispatchNotification(message, this.events, this.serverRequests, this.pending);
+  }
+
+  /**
+   * Modern era: a -32022 on an ordinary request means the server changed the versions it speaks
+   * (an upgrade): the request was not processed, so it waits while the machine discovers again.
+   */
+  private onVersionRefused(id: RequestId | null, data: unknown): boolean {
+    const request = id === null ? undefined : this.pending.get(id);
+    if (!request || this.pastGate.has(request)) return false;
+    // A server that still lists our version refuses for another reason: discovering again would loop.
+    const supported = (data as { supported?: unknown } | undefined)?.supported;
+    if (Array.isArray(supported) && supported.includes(this.envelope?.protocolVersion)) return false;
+    const generation = this.session()?.sessionGeneration;
+    if (generation === undefined) return false;
+    this.waitOrFail(request);
+    this.tell({ type: 'SESSION_EXPIRED', generation, evidence: 'protocol version no longer supported (-32022)' });
+    return true;
   }
 
   isAwaiting(id: string | number): boolean {
