@@ -83,8 +83,12 @@ function modernVerdict(input: DiscoverInput, version: string, result: unknown): 
     instructions?: unknown;
     _meta?: Record<string, unknown>;
   } | null;
+  // Not a DiscoverResult: a legacy server that answers any method (it may not check for `initialize` first).
   if (typeof discovered !== 'object' || discovered === null || !Array.isArray(discovered.supportedVersions))
-    throw new ProtocolError(`invalid server/discover result: supportedVersions must be an array`, { server });
+    return legacyOrThrow(
+      input,
+      new ProtocolError(`the server/discover result has no supportedVersions array: not a modern server`, { server }),
+    );
   const chosen = discovered.supportedVersions.includes(version)
     ? version
     : mutualModernVersion(discovered.supportedVersions, pin.version);
