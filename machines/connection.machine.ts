@@ -1,7 +1,10 @@
 /**
  * One MCP server's connection lifecycle, and every decision about it:
  *
- *   connecting -> initializing -> ready -> expired -> reinitializing -> ready
+ *   connecting -> discovering -> ready                        (modern: 2026-07-28, no session)
+ *                     \-> initializing                         (the probe found a legacy server)
+ *   connecting -> initializing -> ready -> expired -> reinitializing -> ready   (legacy: 2025 era)
+ *                                          expired -> discovering (modern: the server changed its versions)
  *                                  |  \-> probing -> ready | expired | reconnecting | authorizing
  *                                  \-> authorizing -> ready | connecting
  *   (any failure) -> reconnecting -> (supervisor: RESTART) -> connecting
@@ -13,6 +16,9 @@
  * provided actions: `hold requests` / `release requests` (the request gate), `reject waiting
  * requests`, `fail parked requests`, `settle doubtful requests`, `schedule revival`. Requests
  * never pass through the machine: while `ready.serving` they go straight to the transport.
+ *
+ * The era is chosen by the spec's negotiation rules (docs/protocol-eras.md): a `server/discover`
+ * probe unless the era is pinned or latched legacy; the era that worked is latched like the transport.
  *
  * Children: `sse-fallback` (in `connecting`, for `type: 'auto'` servers that refuse the
  * Streamable HTTP initialize with 400/404/405), `listener` and `keepalive` (in `ready`), and one
@@ -59,6 +65,8 @@ export const connectionMachine = connectionSetup.createMachine({
     configuredTransport: input.transport,
     transport: undefined,
     latchedTransport: undefined,
+    preferredEra: input.era ?? 'auto',
+    latchedEra: undefined,
     keepalive: input.keepalive,
     session: undefined,
     listenerOpenTimeoutMs: input.listenerOpenTimeoutMs,
@@ -86,10 +94,17 @@ export const connectionMachine = connectionSetup.createMachine({
               server: context.server,
               transport: context.latchedTransport ?? context.configuredTransport,
             }),
-            onDone: {
-              target: '#connection.initializing',
-              actions: { type: 'remember transport', params: ({ event }) => event.output },
-            },
+            onDone: [
+              {
+                guard: { type: 'speaks legacy', params: ({ event }) => event.output },
+                target: '#connection.initializing',
+                actions: { type: 'remember transport', params: ({ event }) => event.output },
+              },
+              {
+                target: '#connection.discovering',
+                actions: { type: 'remember transport', params: ({ event }) => event.output },
+              },
+            ],
             onError: [
               // A legacy SSE stream can be refused with 401 when it opens.
               {
@@ -128,6 +143,34 @@ export const connectionMachine = connectionSetup.createMachine({
         },
       },
     },
+    // One `server/discover`: a modern server is ready at once; anything else is a legacy server.
+    discovering: {
+      invoke: {
+        id: 'discover',
+        src: 'discover server',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: [
+          {
+            guard: { type: 'found modern server', params: ({ event }) => event.output },
+            target: 'ready',
+            actions: { type: 'remember discovery', params: ({ event }) => event.output },
+          },
+          { target: 'initializing' },
+        ],
+        onError: [
+          {
+            guard: needsAuthorizationGuard,
+            target: 'authorizing',
+            actions: rememberActorError,
+          },
+          {
+            target: 'reconnecting',
+            actions: [rememberActorError, 'forget era'],
+          },
+        ],
+      },
+      on: { CONNECTION_LOST: { target: 'reconnecting', actions: [rememberLostConnection, 'forget era'] } },
+    },
     initializing: {
       invoke: {
         id: 'handshake',
@@ -147,7 +190,7 @@ export const connectionMachine = connectionSetup.createMachine({
           },
           {
             target: 'reconnecting',
-            actions: rememberActorError,
+            actions: [rememberActorError, 'forget era'],
           },
         ],
       },
@@ -259,9 +302,9 @@ export const connectionMachine = connectionSetup.createMachine({
       },
     },
     expired: {
-      // The session is gone: forget it, then one coalesced handshake. Parked requests wait for it.
+      // The session is gone: forget it, then one coalesced handshake (modern: one discovery). Parked requests wait for it.
       entry: 'forget session',
-      always: 'reinitializing',
+      always: [{ guard: 'era is modern', target: 'discovering' }, { target: 'reinitializing' }],
     },
     reinitializing: {
       invoke: {

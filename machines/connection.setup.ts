@@ -12,6 +12,7 @@ import {
   type ConnectionInput,
   type ConnectionReport,
   type ConnectTransportInput,
+  type DiscoverVerdict,
   type Failure,
   type ProbeVerdict,
   type ServerRef,
@@ -30,6 +31,17 @@ const FALLBACK_STATUSES = [400, 404, 405];
 export interface RejectReason {
   reason: string;
 }
+/** A session (or a discovery) that worked latches its transport and its era, and clears the last error. */
+function sessionKept(context: ConnectionContext, session: SessionInfo): Partial<ConnectionContext> {
+  return {
+    session,
+    latchedTransport: context.latchedTransport ?? context.transport,
+    latchedEra: session.era,
+    lastError: undefined,
+    fatal: false,
+  };
+}
+
 export const connectionSetup = setup({
   types: {
     input: {} as ConnectionInput,
@@ -39,6 +51,7 @@ export const connectionSetup = setup({
   actors: {
     'connect transport': {} as PromiseActorLogic<{ transport: TransportKind }, ConnectTransportInput>,
     'sse-fallback': {} as typeof sseFallbackMachine,
+    'discover server': {} as PromiseActorLogic<DiscoverVerdict, ServerRef>,
     'initialize session': {} as PromiseActorLogic<SessionInfo, ServerRef>,
     'probe session': {} as PromiseActorLogic<ProbeVerdict, ServerRef>,
     'close session': {} as PromiseActorLogic<void, ServerRef>,
@@ -66,12 +79,11 @@ export const connectionSetup = setup({
     'replace transport': () => {},
 
     'remember transport': assign((_, params: { transport: TransportKind }) => ({ transport: params.transport })),
-    'remember session': assign(({ context }, session: SessionInfo) => ({
-      session,
-      latchedTransport: context.latchedTransport ?? context.transport,
-      lastError: undefined,
-      fatal: false,
-    })),
+    'remember session': assign(({ context }, session: SessionInfo) => sessionKept(context, session)),
+    /** A modern server answered the probe: its discovery is the session (there is no other). */
+    'remember discovery': assign(({ context }, verdict: DiscoverVerdict) =>
+      verdict.era === 'modern' ? sessionKept(context, verdict.session) : {},
+    ),
     'latch legacy SSE': assign({ latchedTransport: 'sse' }),
     'remember error': assign((_, failure: Failure) => ({ lastError: failure.error, fatal: failure.fatal })),
     'remember give-up reason': assign(({ context }, params: { reason: string; fatal?: boolean | undefined }) => ({
@@ -79,6 +91,10 @@ export const connectionSetup = setup({
       fatal: context.fatal || params.fatal === true,
     })),
     'forget session': assign({ session: undefined }),
+    /** A handshake failed: the next attempt probes the era again (the server may have been replaced). */
+    'forget era': assign(({ context }) => ({
+      latchedEra: context.preferredEra === 'auto' ? undefined : context.latchedEra,
+    })),
     'count revival': assign(({ context }) => ({ revivals: context.revivals + 1 })),
     'forget revivals': assign({ revivals: 0 }),
     'report connection down': sendParent(({ context }): ConnectionReport => ({
@@ -103,6 +119,11 @@ export const connectionSetup = setup({
       );
     },
     'needs authorization': (_, params: { error: unknown }) => needsAuthorization(params.error),
+    /** No `server/discover` probe: legacy SSE (2024-11-05 only), a pinned legacy era, or a latched one. */
+    'speaks legacy': ({ context }, params: { transport: TransportKind }) =>
+      params.transport === 'sse' || context.preferredEra === 'legacy' || context.latchedEra === 'legacy',
+    'found modern server': (_, verdict: DiscoverVerdict) => verdict.era === 'modern',
+    'era is modern': ({ context }) => context.latchedEra === 'modern',
     'has session': ({ context }) => context.session !== undefined,
     'found legacy endpoint': (_, params: SseFallbackOutput) => params.found,
     'is current session': ({ context }, params: { generation: number }) =>

@@ -8,6 +8,10 @@ import type { ReviveSettings } from './restart-policy.js';
 
 export type TransportKind = 'http' | 'sse' | 'stdio';
 export type ConfiguredTransport = 'auto' | TransportKind;
+/** Legacy: an `initialize` handshake opens a session (2025-11-25 and earlier). Modern: per-request `_meta` (2026-07-28). */
+export type Era = 'legacy' | 'modern';
+/** `auto`: probe with `server/discover` and fall back to `initialize` (spec 2026-07-28, versioning). */
+export type EraPreference = 'auto' | Era;
 
 export interface ConnectionInput {
   server: string;
@@ -19,14 +23,18 @@ export interface ConnectionInput {
   keepalive: KeepaliveSettings | false;
   /** After the restart budget is spent: try again with a capped backoff, or stay failed (`false`). */
   revive?: ReviveSettings | false | undefined;
+  /** Which era to speak (default `auto`). */
+  era?: EraPreference | undefined;
 }
 
+/** What the server told us: an `initialize` result (legacy), or a `server/discover` result (modern). */
 export interface SessionInfo {
+  era: Era;
   protocolVersion: string;
   serverInfo: { name: string; version: string; [key: string]: unknown };
   capabilities: Record<string, unknown>;
   instructions?: string | undefined;
-  /** Which session this is; a 404 for an older one must not end this one. */
+  /** Which session (or, modern, which discovery) this is; a 404 for an older one must not end this one. */
   sessionGeneration: number;
 }
 
@@ -37,6 +45,9 @@ export interface ConnectionContext {
   transport: TransportKind | undefined;
   /** Decided for good: by the first successful handshake, or by a fallback. */
   latchedTransport: TransportKind | undefined;
+  preferredEra: EraPreference;
+  /** The era that last worked, latched like the transport; forgotten when its handshake fails, so the next attempt probes again. */
+  latchedEra: Era | undefined;
   keepalive: KeepaliveSettings | false;
   session: SessionInfo | undefined;
   listenerOpenTimeoutMs: number;
@@ -86,6 +97,9 @@ export interface ConnectTransportInput extends ServerRef {
   /** What to open: `auto` means Streamable HTTP first. */
   transport: ConfiguredTransport;
 }
+
+/** What a `server/discover` probe found: a modern server (and what it said), or a legacy one. */
+export type DiscoverVerdict = { era: 'modern'; session: SessionInfo } | { era: 'legacy'; evidence: string };
 
 /** What one probe of the session found. */
 export type ProbeVerdict =

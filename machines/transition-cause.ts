@@ -33,6 +33,11 @@ export function describeCause(event: AnyEventObject, value?: unknown): string {
       return 'transport ready';
     case 'xstate.done.actor.handshake':
       return 'initialized';
+    case 'xstate.done.actor.discover':
+      // A modern server is ready at once; a legacy one goes on to `initialize`.
+      return field(field(event, 'output'), 'era') === 'modern'
+        ? 'discovered (modern server)'
+        : 'legacy server: initializing';
     case 'xstate.done.actor.authorize':
       return 'authorized';
     case 'AUTHORIZATION_REQUIRED':

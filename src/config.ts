@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { SecretSources } from './observe/redact.js';
+import { PIN_VALUES } from './protocol/era.js';
 import { ConfigError } from './errors.js';
 import { isAuthProvider, type AuthConfig } from './auth/resolve-provider.js';
 import { parseOAuthOptions } from './auth/options.js';
@@ -80,6 +81,11 @@ const common = {
   validateToolOutput: z.boolean().default(true),
   /** Loaded but not started (Claude Code, Cline, Roo Code); `sup.enable(name)` starts it. */
   disabled: z.boolean().default(false),
+  /** `auto` (probe, then fall back), an era (`legacy`, `modern`) or one version (docs/protocol-eras.md). */
+  protocolVersion: z
+    .string()
+    .refine((value) => PIN_VALUES.includes(value), { message: `must be one of ${PIN_VALUES.join(', ')}` })
+    .default('auto'),
 };
 
 /** An AuthProvider, or OAuth client options (checked in detail when the provider is built). */
@@ -152,6 +158,7 @@ interface CommonResolved {
   disabled: boolean;
   /** Values that came from `${VAR}`, `${env:VAR}`, `${input:id}` or `envFile`: redacted wherever they appear. */
   secrets: readonly string[];
+  protocolVersion: string;
 }
 export interface UrlServerConfig extends CommonResolved {
   kind: 'url';
@@ -285,6 +292,7 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
     validateToolOutput: value.validateToolOutput,
     disabled: value.disabled,
     secrets: interpolatedSecretsOf(input),
+    protocolVersion: value.protocolVersion,
   };
   if ('url' in value) {
     const url = new URL(value.url as string);

@@ -223,6 +223,18 @@ export class UnsupportedProtocolVersionError extends McpSupervisorError {
   }
 }
 
+/**
+ * The server answered -32022 UnsupportedProtocolVersion (spec 2026-07-28) and lists no version this
+ * client can speak in the era it is pinned to: fatal, a restart would ask the same.
+ */
+export class VersionRefusedError extends UnsupportedProtocolVersionError {
+  constructor(requested: string, serverSupports: readonly string[], details?: ErrorDetails & { hint?: string }) {
+    super(requested, serverSupports, details);
+    const text = `the server does not support protocol version ${requested} (it supports: ${serverSupports.join(', ') || 'none named'})${details?.hint ? `; ${details.hint}` : ''}`;
+    this.message = details?.server ? `[${details.server}] ${text}` : text;
+  }
+}
+
 /** `type: 'auto'`: Streamable HTTP was refused (400/404/405) and the legacy SSE probe failed too. */
 export class FallbackFailedError extends McpSupervisorError {
   readonly code = 'FALLBACK_FAILED' as const;

@@ -38,6 +38,8 @@ export interface ServerStatus {
   state: ConnectionState | 'stopped' | 'disabled';
   transport: TransportKind | undefined;
   protocolVersion: string | undefined;
+  /** `modern` (2026-07-28, per-request `_meta`) or `legacy` (an `initialize` session); undefined until the first success. */
+  era?: 'legacy' | 'modern' | undefined;
   serverInfo: Implementation | undefined;
   /** Never the id itself: '[redacted]' while a session exists. */
   sessionId: '[redacted]' | undefined;
@@ -244,6 +246,7 @@ export class ServerHandle {
       state,
       transport: runtime.transportKind,
       protocolVersion: session?.protocolVersion,
+      era: session?.era,
       serverInfo: session?.serverInfo,
       sessionId: session && runtime.transport?.hasSession ? '[redacted]' : undefined,
       restarts: this.owner.restartsOf(runtime.name),

@@ -138,6 +138,11 @@ export class PendingRequests {
     return this.byId.has(id as number);
   }
 
+  /** The pending request with this id, if any. */
+  get(id: number | string): PendingRequest | undefined {
+    return this.byId.get(id as number);
+  }
+
   create(
     method: string,
     params: Record<string, unknown> | undefined,

@@ -4,7 +4,12 @@
  * the connection actor for status and transition events. The server runtime extends this.
  */
 import type { ActorRefFrom, AnyEventObject, SnapshotFrom } from 'xstate';
-import type { connectionMachine, ProbeVerdict, SessionInfo } from '../../machines/connection.machine.js';
+import type {
+  connectionMachine,
+  DiscoverVerdict,
+  ProbeVerdict,
+  SessionInfo,
+} from '../../machines/connection.machine.js';
 import type { keepaliveMachine, ProbeOutput } from '../../machines/keepalive.machine.js';
 import { describeCause, eventError, topLevelState } from '../../machines/transition-cause.js';
 import { secretSources, type ServerConfig } from '../config.js';
@@ -12,14 +17,16 @@ import { ConnectionClosedError, McpError, ProtocolError, type AuthorizationRequi
 import { Emitter } from '../observe/emitter.js';
 import { observeTransition, startOperation } from '../observe/telemetry/server-telemetry.js';
 import { redact, secretsOf, type Secrets } from '../observe/redact.js';
-import type { JsonRpcMessage } from '../protocol/jsonrpc.js';
+import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/jsonrpc.js';
+import { ModernEnvelope, pinOf, type VersionPin } from '../protocol/era.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
 import { PendingRequests, type PendingRequest } from '../protocol/pending.js';
 import type { TransportFactory } from '../transports/create-transport.js';
-import type { Timers, Transport } from '../transports/transport.js';
+import type { ListenerOpenResult, Timers, Transport } from '../transports/transport.js';
 import { Authorization } from './authorization.js';
 import type { ConnectionState, RequestOptions, RuntimeEvents } from './events.js';
 import { probeVerdict } from './evidence.js';
+import { discover } from './discover.js';
 import { handshake } from './handshake.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
 import { RequestGate } from './request-gate.js';
@@ -71,6 +78,12 @@ export abstract class ConnectionEffects extends TransportOwner {
   private readonly capabilities: ClientCapabilities;
   /** Built on first use (an error or a status), not per idle server. */
   private secrets: Secrets | undefined;
+  /** What `protocolVersion` in the config asks for. */
+  private readonly pin: VersionPin;
+  /** The modern wire in use: every request's `_meta`. Undefined in the legacy era. */
+  protected envelope: ModernEnvelope | undefined;
+  /** Requests sent past the gate by the machine's own effects (discover, probes): their failures are the machine's business. */
+  protected readonly pastGate = new WeakSet<PendingRequest>();
 
   protected constructor(options: RuntimeOptions) {
     super(
@@ -81,6 +94,7 @@ export abstract class ConnectionEffects extends TransportOwner {
       options.createTransport,
     );
     this.clientInfo = options.clientInfo;
+    this.pin = pinOf(options.config.protocolVersion);
     this.capabilities = capabilitiesFor(options.handlers ?? NO_HANDLERS, options.elicitation);
     this.serverRequests = new ServerRequests(
       this.name,
@@ -135,10 +149,13 @@ export abstract class ConnectionEffects extends TransportOwner {
   /** One keepalive probe; skipped while requests are in flight (they prove liveness themselves). */
   async probe(timeoutMs: number): Promise<ProbeOutput> {
     if (this.pending.size - this.gate.waiting > 0) return { skipped: true };
-    const probe = this.keepaliveProbe.run(
-      (method) => this.request(method, undefined, { timeoutMs }),
-      this.session()?.capabilities,
-    );
+    // The modern era has no `ping`; `server/discover` is the one request every modern server serves.
+    const probe = this.envelope
+      ? this.keepaliveProbe.run(() => this.request('server/discover', undefined, { timeoutMs }))
+      : this.keepaliveProbe.run(
+          (method) => this.request(method, undefined, { timeoutMs }),
+          this.session()?.capabilities,
+        );
     return this.telemetry ? this.telemetry.onProbe(probe) : probe;
   }
 
@@ -149,7 +166,9 @@ export abstract class ConnectionEffects extends TransportOwner {
     const keepalive = this.config.keepalive;
     const timeoutMs = keepalive === false ? Math.min(this.config.requestTimeoutMs, 10_000) : keepalive.timeoutMs;
     try {
-      await this.requestPastGate(transport, 'ping', undefined, timeoutMs);
+      // Modern: no `ping`; one `server/discover` (which also refreshes nothing: the session stays).
+      if (this.envelope) await this.sendPastGate('server/discover', this.envelope.wrap(undefined), timeoutMs);
+      else await this.sendPastGate('ping', undefined, timeoutMs, false);
       return { verdict: 'alive' };
     } catch (error) {
       if (error instanceof McpError) return { verdict: 'alive' }; // any answer proves the session alive
@@ -162,6 +181,65 @@ export abstract class ConnectionEffects extends TransportOwner {
     return this.recordFailure(this.handshake());
   }
 
+  /** `discovering`: the era probe, and for a modern server the discovery that stands for a session. */
+  discoverServer(): Promise<DiscoverVerdict> {
+    return this.recordFailure(this.discoverEra());
+  }
+
+  private async discoverEra(): Promise<DiscoverVerdict> {
+    const transport = this.transport;
+    if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
+    this.envelope = undefined;
+    const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
+    const verdict = await discover({
+      server: this.name,
+      transport,
+      pin: this.pin,
+      send: (version) =>
+        this.sendPastGate(
+          'server/discover',
+          new ModernEnvelope(version, this.advertisedCapabilities(), this.clientInfo).wrap(undefined),
+          timeoutMs,
+        ),
+    });
+    if (verdict.era === 'modern') {
+      this.envelope = new ModernEnvelope(
+        verdict.session.protocolVersion,
+        this.advertisedCapabilities(),
+        this.clientInfo,
+      );
+      if (this.connectedBefore) this.toolOutput?.invalidate(); // a restarted server may declare other tools
+      this.connectedBefore = true;
+      // No session-state restore here: the modern era has no session to carry state, no
+      // `logging/setLevel` and no `resources/subscribe` (subscriptions/listen is not implemented
+      // yet), and the roots capability travels in every request's `_meta`.
+    }
+    return verdict;
+  }
+
+  /** One request straight to the transport, whatever the gate says; its failure settles it (no evidence is read). */
+  private sendPastGate(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    timeoutMs: number,
+    /** The era probe is not cancelled (a legacy server may not know the method); a ping may be. */
+    probe = true,
+  ): Promise<unknown> {
+    const transport = this.transport;
+    if (!transport) return Promise.reject(new ConnectionClosedError('no transport', { server: this.name }));
+    const { request, promise } = this.pending.create(method, params, { timeoutMs, uncancellable: probe });
+    this.pastGate.add(request);
+    request.sent = true;
+    const message: JsonRpcRequest =
+      params === undefined
+        ? { jsonrpc: '2.0', id: request.id, method }
+        : { jsonrpc: '2.0', id: request.id, method, params };
+    transport
+      .send(message, { timeoutMs, signal: probe ? request : undefined })
+      .catch((error: unknown) => this.pending.fail(request, error instanceof Error ? error : new Error(String(error))));
+    return promise;
+  }
+
   /** The `authorizing` state's effect. */
   authorize(signal: AbortSignal): Promise<void> {
     return this.recordFailure(this.authorization.authorize(signal));
@@ -170,9 +248,11 @@ export abstract class ConnectionEffects extends TransportOwner {
   private async handshake(): Promise<SessionInfo> {
     const transport = this.transport;
     if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
+    this.envelope = undefined;
     const session = await handshake({
       server: this.name,
       transport,
+      protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
       capabilities: this.advertisedCapabilities(),
       clientInfo: this.clientInfo,
       initialize: (params) => {
@@ -217,7 +297,7 @@ export abstract class ConnectionEffects extends TransportOwner {
     const report = await state.restore(
       {
         capabilities,
-        request: (method, params) => this.requestPastGate(transport, method, params, timeoutMs),
+        request: (method, params) => this.sendPastGate(method, params, timeoutMs, false),
         notify: (method) => transport.send({ jsonrpc: '2.0', method }),
       },
       replacing,
@@ -230,24 +310,11 @@ export abstract class ConnectionEffects extends TransportOwner {
     this.events.emit('sessionRestored', report satisfies RestoreReport);
   }
 
-  /** One request on the current session while the gate holds the others (a probe, a restore). */
-  private requestPastGate(
-    transport: Transport,
-    method: string,
-    params: Record<string, unknown> | undefined,
-    timeoutMs: number,
-  ): Promise<unknown> {
-    const { request, promise } = this.pending.create(method, params, { timeoutMs });
-    request.sent = true;
-    transport
-      .send({ jsonrpc: '2.0', id: request.id, method, params: request.params }, { timeoutMs })
-      .catch((error: unknown) => this.pending.fail(request, error instanceof Error ? error : new Error(String(error))));
-    return promise;
-  }
-
-  async openListener(lastEventId: string | undefined) {
+  async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
     const transport = this.transport;
     if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
+    // The modern era has no GET stream (subscriptions/listen is not implemented yet): as a 405 from the server.
+    if (this.envelope) return { kind: 'unavailable', status: 405 };
     try {
       return await transport.openListener(lastEventId);
     } catch (error) {

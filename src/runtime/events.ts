@@ -8,6 +8,8 @@ import type { RestoreReport } from './session-state.js';
 
 export type ConnectionState =
   | 'connecting'
+  /** Modern era: the `server/discover` probe (spec 2026-07-28). */
+  | 'discovering'
   | 'initializing'
   | 'ready'
   | 'probing'

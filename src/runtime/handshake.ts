@@ -20,6 +20,8 @@ export interface HandshakeInput {
   transport: Transport;
   capabilities: ClientCapabilities;
   clientInfo: Implementation;
+  /** A pinned legacy version to offer (default: the latest legacy version). */
+  protocolVersion?: string | undefined;
   /** Sends the `initialize` request (through the runtime's pending requests) and resolves with its result. */
   initialize: (params: Record<string, unknown>) => Promise<unknown>;
 }
@@ -29,12 +31,11 @@ export async function handshake({
   transport,
   capabilities,
   clientInfo,
+  protocolVersion = LATEST_PROTOCOL_VERSION,
   initialize,
 }: HandshakeInput): Promise<SessionInfo> {
   transport.beginSession();
-  const parsed = InitializeResultSchema.safeParse(
-    await initialize({ protocolVersion: LATEST_PROTOCOL_VERSION, capabilities, clientInfo }),
-  );
+  const parsed = InitializeResultSchema.safeParse(await initialize({ protocolVersion, capabilities, clientInfo }));
   if (!parsed.success) {
     throw new ProtocolError(
       `invalid initialize result: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
@@ -49,6 +50,7 @@ export async function handshake({
   transport.completeSession(result.protocolVersion);
   await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   return {
+    era: 'legacy',
     protocolVersion: result.protocolVersion,
     serverInfo: result.serverInfo,
     capabilities: result.capabilities,

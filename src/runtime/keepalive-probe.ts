@@ -9,10 +9,7 @@ import { McpError } from '../errors.js';
 export class KeepaliveProbe {
   private method = 'ping';
 
-  async run(
-    send: (method: string) => Promise<unknown>,
-    capabilities: Record<string, unknown> | undefined,
-  ): Promise<ProbeOutput> {
+  async run(send: (method: string) => Promise<unknown>, capabilities?: Record<string, unknown>): Promise<ProbeOutput> {
     const started = performance.now();
     try {
       await send(this.method);

@@ -21,7 +21,14 @@ import {
   QueueFullError,
   type AuthorizationRequiredError,
 } from '../errors.js';
-import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import {
+  isRequest,
+  type JsonRpcMessage,
+  type RequestId,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+} from '../protocol/jsonrpc.js';
+import { UNSUPPORTED_PROTOCOL_VERSION } from '../protocol/era.js';
 import type { PendingRequest } from '../protocol/pending.js';
 import { observeTransition, startOperation } from '../observe/telemetry/server-telemetry.js';
 import { ConnectionEffects, type ConnectionRef, type RuntimeOptions } from './connection-effects.js';
@@ -116,7 +123,9 @@ export class ServerRuntime extends ConnectionEffects {
     }
     request.sent = true;
     this.telemetry?.onSend(request);
-    const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params: request.params };
+    // Modern era: the `_meta` envelope, built per send (a replay after a version change carries the new one).
+    const params = this.envelope ? this.envelope.wrap(request.params) : request.params;
+    const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params };
     transport
       .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs })
       .catch((error: unknown) => this.onSendFailure(request, error));
@@ -126,6 +135,7 @@ export class ServerRuntime extends ConnectionEffects {
 
   private onSendFailure(request: PendingRequest, error: unknown): void {
     if (!this.pending.isPending(request) || isAbortError(error)) return; // the abort listener settles it
+    if (this.pastGate.has(request)) return this.pending.fail(request, toError(error));
     if (this.authorization.isFixable(error) && request.method !== 'initialize') {
       this.onRefused(request, error);
       return;
@@ -223,6 +233,8 @@ export class ServerRuntime extends ConnectionEffects {
 
   onMessage(message: JsonRpcMessage): void {
     if (!('method' in message)) {
+      if (this.envelope && 'error' in message && message.error.code === UNSUPPORTED_PROTOCOL_VERSION)
+        if (this.onVersionRefused(message.id, message.error.data)) return;
       this.unanswered = 0;
       if ('result' in message) this.authorization.succeeded();
       this.pending.settleResponse(message);
@@ -246,6 +258,23 @@ export class ServerRuntime extends ConnectionEffects {
     dispatchNotification(notification, this.events, this.serverRequests, this.pending);
   }
 
+  /**
+   * Modern era: a -32022 on an ordinary request means the server changed the versions it speaks
+   * (an upgrade): the request was not processed, so it waits while the machine discovers again.
+   */
+  private onVersionRefused(id: RequestId | null, data: unknown): boolean {
+    const request = id === null ? undefined : this.pending.get(id);
+    if (!request || this.pastGate.has(request)) return false;
+    // A server that still lists our version refuses for another reason: discovering again would loop.
+    const supported = (data as { supported?: unknown } | undefined)?.supported;
+    if (Array.isArray(supported) && supported.includes(this.envelope?.protocolVersion)) return false;
+    const generation = this.session()?.sessionGeneration;
+    if (generation === undefined) return false;
+    this.waitOrFail(request);
+    this.tell({ type: 'SESSION_EXPIRED', generation, evidence: 'protocol version no longer supported (-32022)' });
+    return true;
+  }
+
   isAwaiting(id: string | number): boolean {
     return this.pending.has(id);
   }
@@ -258,7 +287,7 @@ export class ServerRuntime extends ConnectionEffects {
   onClosed(error: Error): void {
     const fatal = (error as { fatal?: unknown }).fatal === true; // e.g. a stdio server that died before its first handshake
     for (const request of this.pending.sentRequests()) {
-      if (fatal || request.method === 'initialize') {
+      if (fatal || request.method === 'initialize' || this.pastGate.has(request)) {
         const closed = new ConnectionClosedError(`the connection was lost: ${error.message}`, {
           server: this.name,
           retryable: !fatal,

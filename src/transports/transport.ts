@@ -69,6 +69,8 @@ export interface Transport {
   send(message: JsonRpcMessage, options?: SendOptions): Promise<void>;
   /** Forgets the session and bumps the generation, before a new handshake. */
   beginSession(): void;
+  /** A modern (2026-07-28) exchange begins: no session, `protocolVersion` on every request; bumps the generation. */
+  beginModern(protocolVersion: string): void;
   /** The handshake succeeded: later requests carry the negotiated protocol version. */
   completeSession(protocolVersion: string): void;
   /** Opens the server-to-client stream; `unavailable` when the server offers none. */

@@ -84,7 +84,7 @@ describe('npm start (watch --demo)', () => {
       await cli.waitForLine(/stdio {2}reconnecting -> connecting/);
     }
     expect(servers).toContain('oauth-http');
-    await cli.waitForLine(/oauth-http {2}initializing -> authorizing {2}\(authorization required/);
+    await cli.waitForLine(/oauth-http {2}(discovering|initializing) -> authorizing {2}\(authorization required/);
     await cli.waitForLine(/chaos: oauth-http expired every access token/, 20_000);
     await cli.waitForLine(/oauth-http {2}authorizing -> ready {2}\(authorized\)/);
     await cli.waitForLine(/chaos: sdk-example restarted/, 20_000);

@@ -60,7 +60,7 @@ describe('authorization state', () => {
       challenge: 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"',
     };
     const auth = new ScriptedProvider(() => 'tok-1');
-    supervisor = createSupervisor({ servers: { fx: { url: fixture.url, auth } } });
+    supervisor = createSupervisor({ servers: { fx: { url: fixture.url, auth, protocolVersion: 'legacy' } } });
     const transitions = recordTransitions(supervisor);
     await supervisor.start();
 
@@ -95,7 +95,7 @@ describe('authorization state', () => {
     fixture = await startHttpFixture({ responseMode: 'sse' });
     fixture.faults.bearer = { token: 'tok-1' };
     const auth = new ScriptedProvider((_, attempt) => `tok-${attempt}`);
-    handle = await connect({ url: fixture.url, auth }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, auth, protocolVersion: 'legacy' }, { name: 'fx' });
     const sessionsBefore = [...fixture.sessions];
     const transitions = recordTransitions(handle);
     fixture.faults.bearer = { token: 'tok-2' }; // the server rotated: tok-1 is refused from now on
@@ -116,7 +116,7 @@ describe('authorization state', () => {
     fixture = await startHttpFixture();
     fixture.faults.bearer = { token: 'tok-1' };
     const auth = new ScriptedProvider((_, attempt) => `tok-${attempt}`);
-    handle = await connect({ url: fixture.url, auth }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, auth, protocolVersion: 'legacy' }, { name: 'fx' });
     await expect.poll(() => fixture!.getStreamCount()).toBe(1);
     const transitions = recordTransitions(handle);
     fixture.faults.bearer = { token: 'tok-2' };
@@ -141,7 +141,7 @@ describe('authorization state', () => {
       fixture!.faults.forbidToolsCall = undefined; // the new token has the scope
       return 'tok-write';
     });
-    handle = await connect({ url: fixture.url, auth }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, auth, protocolVersion: 'legacy' }, { name: 'fx' });
     const result = await handle.callTool('echo', { text: 'write' });
     expect(result.content[0]?.text).toBe('write');
     expect(auth.challenges).toEqual([expect.objectContaining({ status: 403, wwwAuthenticate: scopeChallenge })]);
@@ -151,7 +151,7 @@ describe('authorization state', () => {
     fixture = await startHttpFixture();
     fixture.faults.forbidToolsCall = 'Bearer error="access_denied"';
     const auth = new ScriptedProvider(() => 'never');
-    handle = await connect({ url: fixture.url, auth }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, auth, protocolVersion: 'legacy' }, { name: 'fx' });
     const error = await handle.callTool('echo', { text: 'x' }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'TRANSPORT_ERROR', status: 403 });
     expect(auth.challenges).toHaveLength(0);
@@ -161,7 +161,9 @@ describe('authorization state', () => {
   it('without an auth provider a 401 is fatal at once: no restarts, a typed error that says what to configure', async () => {
     fixture = await startHttpFixture();
     fixture.faults.bearer = { token: 'secret-token' };
-    const error = await connect({ url: fixture.url }, { name: 'fx' }).catch((e: unknown) => e);
+    const error = await connect({ url: fixture.url, protocolVersion: 'legacy' }, { name: 'fx' }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(AuthorizationRequiredError);
     expect(error).toMatchObject({ fatal: true, status: 401 });
     expect((error as Error).message).toContain('configure `auth`');
@@ -177,7 +179,7 @@ describe('authorization state', () => {
       if (calls === 1) return 'tok-1';
       throw new AuthorizationError('the token endpoint answered invalid_grant', { oauthError: 'invalid_grant' });
     });
-    handle = await connect({ url: fixture.url, auth }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, auth, protocolVersion: 'legacy' }, { name: 'fx' });
     fixture.faults.bearer = { token: 'tok-2' };
     const error = await handle.callTool('echo', { text: 'x' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AuthorizationError);
@@ -191,7 +193,7 @@ describe('authorization state', () => {
     fixture = await startHttpFixture();
     fixture.faults.bearer = { token: 'super-secret-token-value' };
     const auth = new ScriptedProvider(() => 'super-secret-token-value');
-    handle = await connect({ url: fixture.url, auth }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, auth, protocolVersion: 'legacy' }, { name: 'fx' });
     fixture.faults.echoAuthorizationOnce = true;
     const error = (await handle.callTool('echo', { text: 'x' }).catch((e: unknown) => e)) as Error & { body?: string };
     expect(error).toMatchObject({ code: 'TRANSPORT_ERROR', status: 500 });
@@ -204,7 +206,7 @@ describe('authorization state', () => {
   it('legacy SSE: a 401 on the stream authorizes, then the stream opens with the token', async () => {
     legacy = await startLegacySseFixture({ bearerToken: 'legacy-tok' });
     const auth = new ScriptedProvider(() => 'legacy-tok');
-    supervisor = createSupervisor({ servers: { old: { url: legacy.url, auth } } });
+    supervisor = createSupervisor({ servers: { old: { url: legacy.url, auth, protocolVersion: 'legacy' } } });
     const transitions = recordTransitions(supervisor);
     await supervisor.start();
     expect(supervisor.server('old').status()).toMatchObject({ state: 'ready', transport: 'sse' });

@@ -36,7 +36,9 @@ const browser = { redirectUri: REDIRECT_URI, onRedirect: followRedirect };
 describe('OAuth through the supervisor', () => {
   it('authorizes on the first 401 (discovery, DCR, PKCE, token), then serves calls with the token', async () => {
     fixture = await startOAuthServer();
-    supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: browser, keepalive: false } } });
+    supervisor = createSupervisor({
+      servers: { docs: { url: fixture.mcpUrl, auth: browser, keepalive: false, protocolVersion: 'legacy' } },
+    });
     const transitions = recordTransitions(supervisor);
     await supervisor.start();
     const result = await supervisor.server('docs').callTool('echo', { text: 'authorized' });
@@ -66,7 +68,10 @@ describe('OAuth through the supervisor', () => {
 
   it('expired access tokens: concurrent 401s cause exactly one refresh, no new authorization, every call resolves', async () => {
     fixture = await startOAuthServer({ refreshTokens: true });
-    handle = await connect({ url: fixture.mcpUrl, auth: browser, keepalive: false }, { name: 'docs' });
+    handle = await connect(
+      { url: fixture.mcpUrl, auth: browser, keepalive: false, protocolVersion: 'legacy' },
+      { name: 'docs' },
+    );
     const transitions = recordTransitions(handle);
     fixture.expireAccessTokens();
 
@@ -81,7 +86,10 @@ describe('OAuth through the supervisor', () => {
 
   it('a step-up on 403 insufficient_scope asks for the union of scopes, then the call succeeds', async () => {
     fixture = await startOAuthServer({ challengeScope: 'mcp:basic', callScopes: ['mcp:basic', 'mcp:write'] });
-    handle = await connect({ url: fixture.mcpUrl, auth: browser, keepalive: false }, { name: 'docs' });
+    handle = await connect(
+      { url: fixture.mcpUrl, auth: browser, keepalive: false, protocolVersion: 'legacy' },
+      { name: 'docs' },
+    );
     const result = await handle.callTool('echo', { text: 'write' });
     expect(result.content[0]?.text).toBe('write');
     const scopes = fixture.authorizeRequests().map((r) => r.query.scope?.split(' ').sort().join(' '));
@@ -90,7 +98,9 @@ describe('OAuth through the supervisor', () => {
 
   it('a server whose step-up never succeeds ends after 3 authorizations: the call rejects, the server is failed', async () => {
     fixture = await startOAuthServer({ alwaysInsufficient: true, challengeScope: 'mcp:admin' });
-    supervisor = createSupervisor({ servers: { docs: { url: fixture.mcpUrl, auth: browser, keepalive: false } } });
+    supervisor = createSupervisor({
+      servers: { docs: { url: fixture.mcpUrl, auth: browser, keepalive: false, protocolVersion: 'legacy' } },
+    });
     const transitions = recordTransitions(supervisor);
     await supervisor.start();
     expect(supervisor.server('docs').status().state).toBe('failed');
@@ -109,7 +119,7 @@ describe('OAuth through the supervisor', () => {
     fixture = await startOAuthServer({ refreshTokens: true });
     const store = memoryTokenStore();
     const first = await connect(
-      { url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false },
+      { url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false, protocolVersion: 'legacy' },
       { name: 'docs' },
     );
     await first.close();
@@ -123,7 +133,9 @@ describe('OAuth through the supervisor', () => {
     const requestsBefore = fixture.requests.length;
     fixture.expireAccessTokens(); // a refresh on the way, so new tokens pass through too
     supervisor = createSupervisor({
-      servers: { docs: { url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false } },
+      servers: {
+        docs: { url: fixture.mcpUrl, auth: { ...browser, store }, keepalive: false, protocolVersion: 'legacy' },
+      },
       inspect: (event) => void inspected.push(event),
       logger,
     });
@@ -154,7 +166,14 @@ describe('OAuth through the supervisor', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'mcp-sup-tokens-')), 'tokens.json');
     writeFileSync(file, '{ "half": ', { mode: 0o600 });
     supervisor = createSupervisor({
-      servers: { docs: { url: fixture.mcpUrl, auth: { ...browser, store: fileTokenStore(file) }, keepalive: false } },
+      servers: {
+        docs: {
+          url: fixture.mcpUrl,
+          auth: { ...browser, store: fileTokenStore(file) },
+          keepalive: false,
+          protocolVersion: 'legacy',
+        },
+      },
     });
     await supervisor.start();
     expect(supervisor.server('docs').status().state).toBe('failed');

@@ -26,7 +26,7 @@ describe('session expiry', () => {
     '§41a: concurrent 404s cause exactly one re-initialize; every request is replayed and resolves (%s responses)',
     async (responseMode) => {
       fixture = await startHttpFixture({ responseMode });
-      handle = await connect({ url: fixture.url }, { name: 'fx' });
+      handle = await connect({ url: fixture.url, protocolVersion: 'legacy' }, { name: 'fx' });
       const transitions = recordTransitions(handle);
       const firstSession = fixture.sessions.values().next().value;
       fixture.expireAllSessions();
@@ -52,7 +52,7 @@ describe('session expiry', () => {
 
   it('§2: request ids keep increasing across the re-initialize and are never reused', async () => {
     fixture = await startHttpFixture();
-    handle = await connect({ url: fixture.url }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, protocolVersion: 'legacy' }, { name: 'fx' });
     await handle.callTool('echo', { text: 'before' });
     fixture.expireAllSessions();
     await Promise.all([handle.callTool('echo', { text: 'a' }), handle.callTool('echo', { text: 'b' })]);
@@ -80,7 +80,7 @@ describe('session expiry', () => {
 
   it('holds requests issued while re-initializing and releases them after', async () => {
     fixture = await startHttpFixture();
-    handle = await connect({ url: fixture.url }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, protocolVersion: 'legacy' }, { name: 'fx' });
     fixture.expireAllSessions();
     const reinitializing = nextTransition(handle, (t) => t.to === 'reinitializing');
     const first = handle.callTool('echo', { text: 'first' });
@@ -98,7 +98,10 @@ describe('session expiry', () => {
 
   it('§41c: a 404 on the re-initialize itself goes through the restart policy (no loop); failed for good, the parked request fails with why', async () => {
     fixture = await startHttpFixture();
-    handle = await connect({ url: fixture.url, restart: quickRestart(0), revive: false }, { name: 'fx' });
+    handle = await connect(
+      { url: fixture.url, restart: quickRestart(0), revive: false, protocolVersion: 'legacy' },
+      { name: 'fx' },
+    );
     fixture.faults.notFoundOnInitialize = true;
     fixture.expireAllSessions();
     const failed = nextTransition(handle, (t) => t.to === 'failed');
@@ -115,9 +118,10 @@ describe('session expiry', () => {
   it('§41b: a 404 on a request that carried no session id is a plain TransportError, not an expiry', async () => {
     fixture = await startHttpFixture({ sessionRequired: false });
     const wrongPath = fixture.url.replace(/\/mcp$/, '/nope');
-    const error = await connect({ url: wrongPath, type: 'http', restart: quickRestart(0) }, { name: 'fx' }).catch(
-      (e: unknown) => e,
-    );
+    const error = await connect(
+      { url: wrongPath, type: 'http', restart: quickRestart(0), protocolVersion: 'legacy' },
+      { name: 'fx' },
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
     expect((error as TransportError).status).toBe(404);
     // One attempt, no retry loop.
@@ -126,7 +130,7 @@ describe('session expiry', () => {
 
   it('§41e: a late 404 from the old session does not end the new one; that request is replayed', async () => {
     fixture = await startHttpFixture();
-    handle = await connect({ url: fixture.url }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, protocolVersion: 'legacy' }, { name: 'fx' });
     const transitions = recordTransitions(handle);
     fixture.expireAllSessions();
     fixture.faults.delayNextNotFoundMs = 300;
@@ -142,7 +146,7 @@ describe('session expiry', () => {
 
   it('a 500 keeps the session: no re-initialize, the next request carries the same session id', async () => {
     fixture = await startHttpFixture();
-    handle = await connect({ url: fixture.url }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, protocolVersion: 'legacy' }, { name: 'fx' });
     fixture.faults.fail500Once = true;
     const error = await handle.callTool('echo', { text: 'x' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransportError);
@@ -156,7 +160,7 @@ describe('session expiry', () => {
 
   it('a server that requires a session id works from the first request (no 400 "Missing session ID")', async () => {
     fixture = await startHttpFixture({ sessionRequired: true });
-    handle = await connect({ url: fixture.url }, { name: 'fx' });
+    handle = await connect({ url: fixture.url, protocolVersion: 'legacy' }, { name: 'fx' });
     await handle.listTools();
     await handle.callTool('echo', { text: 'x' });
     const afterInit = fixture.requests.filter((r) => r.rpcMethod !== 'initialize');
@@ -166,7 +170,7 @@ describe('session expiry', () => {
 
   it('recovers from an SDK server losing every session (StreamableHTTPServerTransport, stateful)', async () => {
     sdk = await startSdkServer({ stateful: true });
-    handle = await connect({ url: sdk.url }, { name: 'sdk' });
+    handle = await connect({ url: sdk.url, protocolVersion: 'legacy' }, { name: 'sdk' });
     expect((await handle.callTool('add', { a: 2, b: 3 })).content[0]?.text).toBe('5');
     await sdk.terminateAllSessions();
     const results = await Promise.all([

@@ -260,7 +260,7 @@ describe('legacy HTTP+SSE: keepalive and interrupted connects', () => {
     const slow = await startHttpFixture();
     slow.faults.delayMs = 2_000; // initialize is in flight when stop() comes
     const { createSupervisor } = await import('../../src/index.js');
-    const sup = createSupervisor({ servers: { slow: { url: slow.url } } });
+    const sup = createSupervisor({ servers: { slow: { url: slow.url, protocolVersion: 'legacy' } } });
     const initializing = nextTransition(sup, (t) => t.to === 'initializing');
     void sup.start();
     await initializing;

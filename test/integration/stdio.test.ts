@@ -24,6 +24,8 @@ const fixture = (...args: string[]) => ({
   command: process.execPath,
   args: [FIXTURE, ...args, ...TAG],
   shutdown: QUICK_SHUTDOWN,
+  // The fixture speaks the 2025 era only; these tests are about processes, not the era probe.
+  protocolVersion: 'legacy',
 });
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -110,7 +110,7 @@ describe('connect()', () => {
 
   it('reports every lifecycle change as { server, from, to, cause }', async () => {
     const f = await fixture();
-    const sup = supervise({ a: { url: f.url } });
+    const sup = supervise({ a: { url: f.url, protocolVersion: 'legacy' } });
     const transitions = recordTransitions(sup);
     await sup.start();
     expect(transitions.map((t) => [t.server, t.from, t.to, t.cause])).toEqual([

@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { connectionMachine } from '../../machines/connection.machine.js';
 import { ledgerOf } from './connection-requests.js';
-import { connectionSpec, INPUT, session, unsupportedVersion } from './connection.spec.js';
+import { AUTO_ERA_INPUT, connectionSpec, INPUT, session, unsupportedVersion } from './connection.spec.js';
 import { flush, reportsOf, snapshotOf, type Harness } from './harness.js';
 import { startModel } from './runner.js';
 import { modelSuite } from './suite.js';
 
 const spec = connectionSpec(connectionMachine);
 
-modelSuite('connection', spec);
+modelSuite('connection', spec, {
+  variants: [{ label: 'auto era', spec: connectionSpec(connectionMachine, AUTO_ERA_INPUT) }],
+});
 
 async function startReady(): Promise<Harness> {
   const h = startModel(spec);

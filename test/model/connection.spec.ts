@@ -13,18 +13,27 @@ export const INPUT: ConnectionInput = {
   listenerOpenTimeoutMs: 100,
   provenAfterMs: 1_000,
   keepalive: { intervalMs: 5_000, timeoutMs: 1_000, maxMissed: 2 },
+  era: 'legacy',
 };
+/** The default: a `server/discover` probe decides the era (the `auto era` variant of the model). */
+export const AUTO_ERA_INPUT: ConnectionInput = { ...INPUT, era: 'auto' };
 const OPEN_TIMEOUT = 'xstate.after.listener open timeout.connection.ready.opening listener';
 const PROVEN = 'xstate.after.session proven delay.connection.ready';
 const REVIVE = 'xstate.after.revive delay.connection.failed.waiting to revive';
 
 export function session(sessionGeneration: number): SessionInfo {
   return {
+    era: 'legacy',
     protocolVersion: '2025-06-18',
     serverInfo: { name: 'fixture', version: '1.0.0' },
     capabilities: {},
     sessionGeneration,
   };
+}
+
+/** What a modern server's `server/discover` gave: the discovery is the session. */
+export function discovery(sessionGeneration: number): SessionInfo {
+  return { ...session(sessionGeneration), era: 'modern', protocolVersion: '2026-07-28' };
 }
 
 /** The runtime's own error: marked fatal, so the connection reports a fatal CONNECTION_DOWN. */
@@ -76,6 +85,16 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     list.push(
       { type: 'CONNECTION_LOST', error: 'the SSE stream closed' },
       { type: 'CONNECTION_LOST', error: 'exited with code 1 before its first handshake', fatal: true },
+    );
+  }
+  if (children.includes('discover')) {
+    const generation = snapshot.matches('discovering') && snapshot.context.latchedEra ? 2 : 1;
+    list.push(
+      done('discover', { era: 'modern', session: discovery(generation) }),
+      done('discover', { era: 'legacy', evidence: "HTTP 400 for 'server/discover'" }),
+      failure('discover', new Error('connect ECONNREFUSED')),
+      failure('discover', unauthorized()),
+      { type: 'CONNECTION_LOST', error: 'exited with code 1' },
     );
   }
   if (children.includes('sse-fallback')) {
@@ -147,6 +166,7 @@ function project(snapshot: AnyMachineSnapshot) {
     generation: session?.sessionGeneration ?? null,
     fatal: snapshot.context.fatal,
     latched: snapshot.context.latchedTransport ?? null,
+    era: snapshot.context.latchedEra ?? null,
   };
 }
 
@@ -203,9 +223,11 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
     expect(after.context.latchedTransport).toBe(before.context.latchedTransport ?? before.context.transport);
   if (after.matches('failed') && !before.matches('failed'))
     expect(after.context.lastError).toBe(before.context.lastError ?? event.reason);
+  // A lost session is re-initialized; a modern server (no session) is discovered again.
+  const again = before.context.latchedEra === 'modern' ? 'discovering' : 'reinitializing';
   if (event.type === 'SESSION_EXPIRED') {
     const current = event.generation === (before.context.session as SessionInfo).sessionGeneration;
-    if (current) expect(after.value, 'a 404 for the current session re-initializes').toBe('reinitializing');
+    if (current) expect(after.value, 'a 404 for the current session re-initializes (modern: rediscovers)').toBe(again);
     else expect(after.value, 'a 404 for an older session changes nothing').toEqual(before.value);
   }
   if (after.matches('reinitializing') && before.matches('ready')) expect(after.context.session).toBeUndefined();
@@ -217,14 +239,14 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
     if (current) expect(h.controls.started.at(-1)).toEqual({ key: 'probe', input: { server: INPUT.server } });
   }
   if (event.type === 'LISTENER_REFUSED_SESSION')
-    expect(after.value, 'a refused listening stream means the session is gone').toBe('reinitializing');
+    expect(after.value, 'a refused listening stream means the session is gone').toBe(again);
   if (event.type === 'SERVER_UNREACHABLE') {
     expect(after.value, 'an unreachable server is a connection event').toBe('reconnecting');
     expect(after.context.lastError).toBe(event.error);
   }
   if (event.type === 'xstate.done.actor.probe') {
     const { verdict } = event.output as { verdict: string };
-    const target = { alive: { ready: 'opening listener' }, 'session lost': 'reinitializing' }[verdict];
+    const target = { alive: { ready: 'opening listener' }, 'session lost': again }[verdict];
     const expected = target ?? (verdict === 'unauthorized' ? 'authorizing' : 'reconnecting');
     expect(after.value, `probe verdict '${verdict}'`).toEqual(expected);
     if (verdict === 'alive') expect(after.context.session, 'the session lives on').toEqual(before.context.session);
@@ -234,6 +256,20 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
       connecting: 'opening transport',
     });
     expect(after.context.session).toBeUndefined();
+  }
+  if (event.type === 'xstate.done.actor.discover') {
+    const modern = (event.output as { era: string }).era === 'modern';
+    expect(after.value, 'a modern answer is ready at once; anything else goes on to initialize').toEqual(
+      modern ? { ready: 'opening listener' } : 'initializing',
+    );
+    if (modern) expect(after.context.latchedEra, 'a modern discovery latches the era').toBe('modern');
+  }
+  if (event.type === 'xstate.done.actor.transport') {
+    const legacy = before.context.preferredEra === 'legacy' || before.context.latchedEra === 'legacy';
+    const sse = (event.output as { transport: string }).transport === 'sse';
+    expect(after.value, 'a probe unless the era is pinned or latched legacy (or legacy SSE)').toBe(
+      legacy || sse ? 'initializing' : 'discovering',
+    );
   }
   const refusal =
     event.type.startsWith('xstate.error.actor.') &&
@@ -251,12 +287,13 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
   }
 }
 
-export const connectionSpec = (machine: AnyStateMachine = connectionMachine): ModelSpec => ({
+export const connectionSpec = (machine: AnyStateMachine = connectionMachine, input = INPUT): ModelSpec => ({
   machine,
-  input: INPUT,
+  input,
   implementations: (h: Harness) => ({
     actors: {
       'connect transport': h.controls.promise(),
+      'discover server': h.controls.promise(),
       'initialize session': h.controls.promise(),
       'close session': h.controls.promise(),
       authorize: h.controls.promise(),

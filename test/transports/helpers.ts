@@ -56,7 +56,8 @@ export async function open(
   options: Parameters<typeof connect>[1] = {},
 ): Promise<{ handle: ServerHandle; transitions: TransitionEvent[] }> {
   const transitions: TransitionEvent[] = [];
-  const handle = await connect({ url, ...config }, { name: 'fx', ...options });
+  // These tests speak the 2025 wire to legacy fixtures: no server/discover probe first.
+  const handle = await connect({ url, protocolVersion: 'legacy', ...config }, { name: 'fx', ...options });
   cleanup.add(handle, (h) => h.close());
   handle.on('transition', (event) => transitions.push(event));
   return { handle, transitions };

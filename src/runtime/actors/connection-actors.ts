@@ -7,6 +7,7 @@ import { fromPromise } from 'xstate';
 import {
   connectionMachine,
   type ConnectTransportInput,
+  type DiscoverVerdict,
   type ProbeVerdict,
   type ServerRef,
   type SessionInfo,
@@ -38,6 +39,9 @@ export const providedConnectionMachine = connectionMachine.provide({
         ),
       },
     }),
+    'discover server': fromPromise<DiscoverVerdict, ServerRef>(({ input, system }) =>
+      runtimeOf(system, input.server).discoverServer(),
+    ),
     'initialize session': fromPromise<SessionInfo, ServerRef>(({ input, system }) =>
       runtimeOf(system, input.server).initialize(),
     ),

@@ -6,7 +6,8 @@
 import type { Pool } from 'undici';
 import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
-import { ProtocolError, SessionExpiredError } from '../../errors.js';
+import { ProtocolError, SessionExpiredError, VersionRefusedError } from '../../errors.js';
+import { UNSUPPORTED_PROTOCOL_VERSION } from '../../protocol/era.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../observe/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../headers.js';
@@ -17,7 +18,8 @@ import {
   statusError,
   type EventStreamResult,
 } from '../http-requests.js';
-import { describeErrorBody, discardBody, readBodyBounded } from '../response-body.js';
+import { describeErrorBody, discardBody, readBodyBounded, type Body } from '../response-body.js';
+import { modernRequestHeaders } from './modern-headers.js';
 import { followResponseStream, type ResponseStreamSource } from './resume.js';
 import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
 import { readSseStream } from '../sse-reader.js';
@@ -41,6 +43,20 @@ const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
 /** Statuses that mean "this server offers no listening stream" on the optional GET. */
 const NO_LISTENER_STATUSES = new Set([400, 404, 405, 406, 409]);
 const ACCEPT_BOTH = 'application/json, text/event-stream';
+const ERROR_BODY_LIMIT = 8 * 1024;
+
+/** The `error` of a JSON-RPC error response in `text`, if that is what it holds. */
+function jsonRpcErrorIn(text: string): { code: number; message: string; data?: unknown } | undefined {
+  try {
+    const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; data?: unknown } };
+    const error = parsed?.error;
+    if (typeof error?.code !== 'number') return undefined;
+    const message = typeof error.message === 'string' ? error.message : '';
+    return error.data === undefined ? { code: error.code, message } : { code: error.code, message, data: error.data };
+  } catch {
+    return undefined;
+  }
+}
 
 export class StreamableHttpTransport implements Transport, ResponseStreamSource {
   readonly kind = 'http' as const;
@@ -64,6 +80,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   private generation = 0;
   /** From beginSession until `notifications/initialized` is sent: the handshake is under way. */
   private handshaking = false;
+  /** The modern (2026-07-28) wire: no session, `Mcp-Method`/`Mcp-Name` per request, JSON-RPC errors in 4xx bodies. */
+  private modern = false;
   private closed = false;
   private readonly credentials: HttpCredentials;
   /** Rebuilt only when the session changes, then shared by every POST (no per-request allocation). */
@@ -104,9 +122,19 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
 
   beginSession(): void {
     this.generation++;
+    this.modern = false;
     this.handshaking = true;
     this.sessionId = undefined;
     this.protocolVersion = undefined;
+    this.rebuildHeaders();
+  }
+
+  beginModern(protocolVersion: string): void {
+    this.generation++;
+    this.modern = true;
+    this.handshaking = false;
+    this.sessionId = undefined;
+    this.protocolVersion = protocolVersion;
     this.rebuildHeaders();
   }
 
@@ -133,7 +161,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     const response = await postMessage(
       this.poolFor(message, options?.handshake),
       this.path,
-      this.postHeaders,
+      this.modern ? modernRequestHeaders(this.postHeaders, message) : this.postHeaders,
       message,
       { signal: options?.signal, timeoutMs },
       this.server,
@@ -149,6 +177,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
         await body.dump().catch(() => {});
         throw refusal;
       }
+      if (this.modern) return this.settleRefusal(statusCode, body, message);
+      if (options?.handshake) await this.refuseModernOnly(statusCode, body, message);
       const detail = await describeErrorBody(body, (text) => this.redact(text));
       if (statusCode === 404 && carriedSession) {
         throw new SessionExpiredError(
@@ -189,6 +219,56 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     throw new ProtocolError(
       `unexpected content type ${JSON.stringify(headerValue(headers['content-type']) ?? '')} for ${describeMessage(message)} (expected application/json or text/event-stream)`,
       { server: this.server },
+    );
+  }
+
+  /**
+   * A modern server answers a refused request with a JSON-RPC error in the 4xx body (404 -32601,
+   * 400 -32022 …): that error settles the request, as if it came with a 200.
+   */
+  private async settleRefusal(statusCode: number, body: Body, message: JsonRpcMessage): Promise<void> {
+    const requestId = 'method' in message && 'id' in message ? message.id : undefined;
+    let text = '';
+    try {
+      text = await readBodyBounded(body, undefined, ERROR_BODY_LIMIT, this.server);
+    } catch {
+      // an unreadable body is described by its status alone
+    }
+    const error = requestId === undefined ? undefined : jsonRpcErrorIn(text);
+    if (error !== undefined && requestId !== undefined) {
+      this.sink.onMessage({ jsonrpc: '2.0', id: requestId, error });
+      return;
+    }
+    const detail = text ? this.redact(text).slice(0, 200) : undefined;
+    throw statusError(statusCode, message, detail, this.server);
+  }
+
+  /**
+   * An `initialize` refused with -32022 comes from a modern-only server: say so (fatal) instead of
+   * trying legacy SSE. Any other refusal goes on as a status error, the body read into its detail.
+   */
+  private async refuseModernOnly(statusCode: number, body: Body, message: JsonRpcMessage): Promise<never> {
+    let text = '';
+    try {
+      text = await readBodyBounded(body, undefined, ERROR_BODY_LIMIT, this.server);
+    } catch {
+      // described by its status alone
+    }
+    const error = jsonRpcErrorIn(text);
+    if (error?.code === UNSUPPORTED_PROTOCOL_VERSION) {
+      const supported = (error.data as { supported?: unknown } | undefined)?.supported;
+      const requested = 'method' in message ? message.params?.protocolVersion : undefined;
+      throw new VersionRefusedError(String(requested), Array.isArray(supported) ? supported.map(String) : [], {
+        server: this.server,
+        hint: "it speaks only the modern era (set protocolVersion to 'auto' or 'modern')",
+      });
+    }
+    const detail = error?.message ?? (text ? text : undefined);
+    throw statusError(
+      statusCode,
+      message,
+      detail === undefined ? undefined : this.redact(detail).slice(0, 200),
+      this.server,
     );
   }
 

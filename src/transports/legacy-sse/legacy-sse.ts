@@ -135,6 +135,11 @@ export class LegacySseTransport implements Transport {
     return this.opening;
   }
 
+  /** Modern requests carry their version in `_meta`; nothing on this transport changes but the generation. */
+  beginModern(): void {
+    this.generation++;
+  }
+
   beginSession(): void {
     this.generation++;
     this.negotiatedVersion = undefined;

@@ -126,6 +126,11 @@ export class StdioTransport implements Transport {
     return false;
   }
 
+  /** Modern requests carry their version in `_meta`; nothing on this transport changes but the generation. */
+  beginModern(): void {
+    this.generation++;
+  }
+
   beginSession(): void {
     this.generation++;
   }

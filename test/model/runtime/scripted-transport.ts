@@ -155,6 +155,12 @@ export class ScriptedTransport implements Transport {
     this.hasSession = true;
   }
 
+  /** A modern exchange has no session to lose; it counts as a new one (the generation moves). */
+  beginModern(): void {
+    this.sessionGeneration += 1;
+    this.hasSession = true;
+  }
+
   openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
     const listener: ListenerExchange = { transport: this, lastEventId, open: deferred(), read: deferred() };
     this.script.listeners.push(listener);

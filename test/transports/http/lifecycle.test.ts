@@ -112,7 +112,10 @@ describe('initialize (§1.2)', () => {
   it('§10 holds requests issued during initialize until the handshake is done', async () => {
     const f = await fixture(cleanup);
     f.faults.delayMs = 150; // a slow initialize
-    const supervisor = cleanup.add(createSupervisor({ servers: { slow: { url: f.url } } }), (s) => s.stop());
+    const supervisor = cleanup.add(
+      createSupervisor({ servers: { slow: { url: f.url, protocolVersion: 'legacy' } } }),
+      (s) => s.stop(),
+    );
     const started = supervisor.start();
     const early = supervisor.server('slow').callTool('echo', { text: 'early' });
     expect(supervisor.server('slow').status().requests.waiting).toBe(1);
@@ -133,7 +136,9 @@ describe('initialize (§1.2)', () => {
   it('§12 never cancels initialize: a timed-out initialize puts no notifications/cancelled on the wire', async () => {
     const f = await fixture(cleanup);
     f.faults.delayMs = 300;
-    const error = await rejection(connect({ url: f.url, requestTimeoutMs: 50 }, { name: 'slow-init' }));
+    const error = await rejection(
+      connect({ url: f.url, requestTimeoutMs: 50, protocolVersion: 'legacy' }, { name: 'slow-init' }),
+    );
     expect(error).toBeInstanceOf(RequestTimeoutError);
     expect((error as RequestTimeoutError).method).toBe('initialize');
     await settle(350); // the server has answered by now

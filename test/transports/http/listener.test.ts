@@ -105,7 +105,10 @@ describe('opening the GET stream (§1.4)', () => {
       replyJson(res, 200, toolResult(request.body.id, 'b'));
     });
     const supervisor = createSupervisor({
-      servers: { a: { url: `${s.origin}/a/mcp`, type: 'http' }, b: { url: `${s.origin}/b/mcp`, type: 'http' } },
+      servers: {
+        a: { url: `${s.origin}/a/mcp`, type: 'http', protocolVersion: 'legacy' },
+        b: { url: `${s.origin}/b/mcp`, type: 'http', protocolVersion: 'legacy' },
+      },
     });
     cleanup.add(supervisor, (x) => x.stop());
     void supervisor.start();

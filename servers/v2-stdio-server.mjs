@@ -1,0 +1,25 @@
+// An MCP server over stdio built with the official v2 server package, in one of its modes:
+// `modern` (serveStdio, legacy: 'reject'), `dual` (serveStdio, legacy: 'serve') or `legacy`
+// (McpServer.connect(StdioServerTransport), the 2025 handshake only). Test fixture code.
+import { McpServer } from '@modelcontextprotocol/server';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { z } from 'zod';
+
+const mode = process.argv[2] ?? 'dual';
+
+function build() {
+  const server = new McpServer({ name: `v2-stdio-${mode}`, version: '2.0.0' });
+  server.registerTool(
+    'echo',
+    { description: 'Echo the given text', inputSchema: z.object({ text: z.string() }) },
+    async ({ text }) => ({ content: [{ type: 'text', text: `${text} (pid ${process.pid})` }] }),
+  );
+  server.registerTool('exit', { description: 'The process exits at once' }, async () => {
+    setImmediate(() => process.exit(3));
+    return { content: [{ type: 'text', text: 'bye' }] };
+  });
+  return server;
+}
+
+if (mode === 'legacy') await build().connect(new StdioServerTransport());
+else serveStdio(() => build(), { legacy: mode === 'modern' ? 'reject' : 'serve' });
