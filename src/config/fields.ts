@@ -23,6 +23,8 @@ export const KNOWN_FIELDS = [
   'restart',
   'revive',
   'probeAfterTimeouts',
+  'protocolVersion',
+  'validateToolOutput',
   'shutdown',
   'stderr',
 ] as const;
