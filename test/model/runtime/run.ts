@@ -32,6 +32,8 @@ function config(auth: ScriptedAuth) {
   return {
     url: 'http://127.0.0.1:9/mcp',
     type: 'auto',
+    // The model's INPUT pins the legacy era (connection.spec.ts): no server/discover probe.
+    protocolVersion: 'legacy',
     auth,
     requestTimeoutMs: FAR,
     keepalive: false,
