@@ -15,6 +15,7 @@ import {
   memoryTokenStore,
   type ServerHandle,
   type Supervisor,
+  type TokenStore,
 } from '../../src/index.js';
 import { startOAuthServer, type OAuthFixture } from '../../servers/oauth-server.js';
 import { followRedirect, REDIRECT_URI } from '../unit/auth/helpers.js';
@@ -32,6 +33,12 @@ afterEach(async () => {
 });
 
 const browser = { redirectUri: REDIRECT_URI, onRedirect: followRedirect };
+
+/** The tokens stored for a server: the store keeps them per issuer (the older flat `tokens` is read too). */
+async function storedTokens(store: TokenStore, url: string) {
+  const stored = await store.load(new URL(url).href);
+  return stored?.issuer ? stored.issuers?.[stored.issuer]?.tokens : stored?.tokens;
+}
 
 describe('OAuth through the supervisor', () => {
   it('authorizes on the first 401 (discovery, DCR, PKCE, token), then serves calls with the token', async () => {
@@ -123,7 +130,7 @@ describe('OAuth through the supervisor', () => {
       { name: 'docs' },
     );
     await first.close();
-    const issued = (await store.load(new URL(fixture.mcpUrl).href))?.tokens?.access_token;
+    const issued = (await storedTokens(store, fixture.mcpUrl))?.access_token;
     expect(issued).toEqual(expect.any(String));
 
     const inspected: InspectionEvent[] = [];
@@ -146,7 +153,7 @@ describe('OAuth through the supervisor', () => {
     const later = fixture.requests.slice(requestsBefore).filter((r) => r.path === '/mcp');
     expect(later[0]?.headers.authorization).toBe(`Bearer ${issued}`);
     expect(fixture.authorizeRequests()).toHaveLength(1); // only the first run's: the second refreshed
-    const current = (await store.load(new URL(fixture.mcpUrl).href))?.tokens;
+    const current = await storedTokens(store, fixture.mcpUrl);
     expect(current?.access_token).not.toBe(issued);
     expect(logged.length).toBeGreaterThan(0);
     const visible = JSON.stringify([
