@@ -132,6 +132,7 @@ describe('metrics', () => {
       args: [FIXTURE, '--crash-after', '1', ...newTag()],
       restart: quickRestart(5),
       keepalive: false,
+      protocolVersion: 'legacy', // the fixture counts requests: no server/discover probe before the one it crashes on
     });
     await handle.callTool('echo', { text: 'one' });
     const ready = nextTransition(handle, (t) => t.to === 'ready');

@@ -78,7 +78,9 @@ describe('a tool call is one CLIENT span by the MCP conventions', () => {
     expect(initialize.parentSpanContext?.spanId).toBe(connectSpan.spanContext().spanId);
     expect(connectSpan.events.map((e) => e.name)).toEqual([
       'connecting: start',
-      'initializing: transport ready',
+      // protocolVersion 'auto': the server/discover probe finds a 2025-era server, which is initialized.
+      'discovering: transport ready',
+      'initializing: legacy server: initializing',
       'ready: initialized',
     ]);
 
