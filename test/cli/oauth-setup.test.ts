@@ -101,12 +101,15 @@ async function playBrowser(
 function expectPrivateTokenFile(path: string, output: string): void {
   expect(existsSync(path)).toBe(true);
   if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
+  type Tokens = { access_token: string; refresh_token?: string };
+  // Tokens are kept per issuer (`issuers`); the older flat `tokens` is read too.
   const stored = JSON.parse(readFileSync(path, 'utf8')) as Record<
     string,
-    { tokens?: { access_token: string; refresh_token?: string } }
+    { tokens?: Tokens; issuers?: Record<string, { tokens?: Tokens }> }
   >;
   const tokens = Object.values(stored)
-    .flatMap((entry) => [entry.tokens?.access_token, entry.tokens?.refresh_token])
+    .flatMap((entry) => [entry.tokens, ...Object.values(entry.issuers ?? {}).map((issuer) => issuer.tokens)])
+    .flatMap((entry) => [entry?.access_token, entry?.refresh_token])
     .filter((t): t is string => !!t);
   expect(tokens.length).toBeGreaterThan(0);
   for (const token of tokens) expect(output).not.toContain(token);
