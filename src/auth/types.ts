@@ -38,6 +38,12 @@ export interface AuthProvider {
   status?(): AuthStatus;
   /** Loads stored credentials; awaited once before the first connection attempt. */
   ready?(): Promise<void>;
+  /**
+   * Called before each request is sent. Returns a promise when the credentials must be renewed
+   * first (a token about to expire: proactive refresh, one refresh for any number of callers),
+   * undefined when they are fine, so the common case costs no await. Optional.
+   */
+  prepare?(signal?: AbortSignal): Promise<void> | undefined;
   /** A request succeeded with the current credentials (resets step-up attempt counts). */
   confirmed?(): void;
   /** Forget credentials (e.g. on `server.logout()`); optional. */
