@@ -64,7 +64,7 @@ export function createOAuthProvider(options: OAuthClientOptions, context: OAuthP
 class OAuthClientProvider implements OAuthProvider {
   readonly resource: string;
   #generation = 0;
-  /** Tokens, registration and DPoP key per authorization server (SEP-2352). */
+  /** Tokens and registration per authorization server (SEP-2352). */
   readonly #book = new CredentialBook();
   #requestedScope: string | undefined;
   #attempts = 0;
