@@ -8,6 +8,7 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredAuthorization } from '../../src/auth/types.js';
 import { startOAuthServer, type OAuthFixture } from '../../servers/oauth-server.js';
 import { freePort, runCli, spawnCli, type CliRun } from './helpers.js';
 
@@ -101,12 +102,11 @@ async function playBrowser(
 function expectPrivateTokenFile(path: string, output: string): void {
   expect(existsSync(path)).toBe(true);
   if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
-  const stored = JSON.parse(readFileSync(path, 'utf8')) as Record<
-    string,
-    { tokens?: { access_token: string; refresh_token?: string } }
-  >;
+  const stored = JSON.parse(readFileSync(path, 'utf8')) as Record<string, StoredAuthorization>;
+  // Credentials are kept per authorization server (SEP-2352).
   const tokens = Object.values(stored)
-    .flatMap((entry) => [entry.tokens?.access_token, entry.tokens?.refresh_token])
+    .flatMap((entry) => Object.values(entry.issuers ?? {}))
+    .flatMap((credentials) => [credentials.tokens?.access_token, credentials.tokens?.refresh_token])
     .filter((t): t is string => !!t);
   expect(tokens.length).toBeGreaterThan(0);
   for (const token of tokens) expect(output).not.toContain(token);
@@ -222,9 +222,13 @@ describe('mcp-supervisor --oauth', () => {
     expect(run.stderr()).toContain("server 'docs'");
     expect(run.stderr()).toContain('access_denied');
     const stored = existsSync(tokenFile)
-      ? (JSON.parse(readFileSync(tokenFile, 'utf8')) as Record<string, { tokens?: unknown }>)
+      ? (JSON.parse(readFileSync(tokenFile, 'utf8')) as Record<string, StoredAuthorization>)
       : {};
-    expect(Object.values(stored).some((entry) => entry.tokens !== undefined)).toBe(false);
+    const held = Object.values(stored).flatMap((entry) => [
+      entry.tokens,
+      ...Object.values(entry.issuers ?? {}).map((credentials) => credentials.tokens),
+    ]);
+    expect(held.some((tokens) => tokens !== undefined)).toBe(false);
   });
 
   it('--oauth needs --url', async () => {

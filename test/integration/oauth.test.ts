@@ -113,7 +113,11 @@ describe('OAuth through the supervisor', () => {
       { name: 'docs' },
     );
     await first.close();
-    const issued = (await store.load(new URL(fixture.mcpUrl).href))?.tokens?.access_token;
+    const tokensOf = async () => {
+      const entry = await store.load(new URL(fixture!.mcpUrl).href);
+      return entry?.issuers?.[entry.issuer ?? '']?.tokens;
+    };
+    const issued = (await tokensOf())?.access_token;
     expect(issued).toEqual(expect.any(String));
 
     const inspected: InspectionEvent[] = [];
@@ -134,7 +138,7 @@ describe('OAuth through the supervisor', () => {
     const later = fixture.requests.slice(requestsBefore).filter((r) => r.path === '/mcp');
     expect(later[0]?.headers.authorization).toBe(`Bearer ${issued}`);
     expect(fixture.authorizeRequests()).toHaveLength(1); // only the first run's: the second refreshed
-    const current = (await store.load(new URL(fixture.mcpUrl).href))?.tokens;
+    const current = await tokensOf();
     expect(current?.access_token).not.toBe(issued);
     expect(logged.length).toBeGreaterThan(0);
     const visible = JSON.stringify([
