@@ -1,14 +1,14 @@
 /**
  * The adapters as a consumer gets them: the package is built into a folder of its own outside
  * the repository, whose node_modules hold only the core's dependencies (xstate, undici,
- * eventsource-parser, zod). There `mcp-supervisor` must import (the core never loads a
+ * eventsource-parser, zod, ajv and ajv-formats for tool output, @opentelemetry/api). There `mcp-supervisor` must import (the core never loads a
  * framework), and each adapter subpath must fail only for want of its framework. Then, with the
  * repository's node_modules, every subpath resolves through the `exports` map.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { startEverythingServer } from '../../servers/everything-server.js';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const CORE_DEPENDENCIES = ['xstate', 'undici', 'eventsource-parser', 'zod'];
+const CORE_DEPENDENCIES = ['xstate', 'undici', 'eventsource-parser', 'zod', 'ajv', 'ajv-formats', '@opentelemetry/api'];
 const EXAMPLES = {
   'agent-ai-sdk.ts': /everything__get-sum -> .*The sum of 2 and 3 is 5\.[\s\S]*model: done/,
   'agent-langchain.ts': /everything__get-sum -> "The sum of 2 and 3 is 5\."/,
@@ -44,7 +44,10 @@ beforeAll(async () => {
   mkdirSync(modules);
   // A copy, not a link: Node would follow a link back into the repository and its node_modules.
   cpSync(built, join(modules, 'mcp-supervisor'), { recursive: true });
-  for (const name of CORE_DEPENDENCIES) symlinkSync(join(ROOT, 'node_modules', name), join(modules, name), 'dir');
+  for (const name of CORE_DEPENDENCIES) {
+    mkdirSync(dirname(join(modules, name)), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules', name), join(modules, name), 'dir');
+  }
   writeFileSync(join(bare, 'package.json'), JSON.stringify({ type: 'module' }));
 }, 120_000);
 
