@@ -28,6 +28,8 @@ export interface OAuthFixtureOptions {
   grantTypes?: string[];
   /** Clients known without registration. */
   clients?: { id: string; secret?: string; publicKey?: KeyObject }[];
+  /** `expires_in` of issued access tokens, in seconds. Default 3600. */
+  expiresIn?: number;
   /** Issue rotating refresh tokens. */
   refreshTokens?: boolean;
   /** Scope named in the 401 challenge. */
@@ -187,7 +189,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
     const body: Record<string, unknown> = {
       access_token: access,
       token_type: 'Bearer',
-      expires_in: 3600,
+      expires_in: o.expiresIn ?? 3600,
       ...(scope.length ? { scope: scope.join(' ') } : {}),
     };
     if (o.refreshTokens) {

@@ -1,11 +1,10 @@
 /**
  * The provider's credentials, bound to the authorization server that issued them (SEP-2352):
- * tokens, client registration and DPoP key per issuer, one of them current. Switching issuer
+ * tokens and client registration per issuer, one of them current. Switching issuer
  * never carries a registration or refresh token across; it brings back what that issuer issued
  * before, if anything. Also reads the token store's previous format (one issuer, top-level
  * `tokens` and `client`) without losing its tokens.
  */
-import type { JsonWebKey } from 'node:crypto';
 import type { IssuerCredentials, OAuthClientInformation, OAuthTokens, StoredAuthorization } from './types.js';
 
 export class CredentialBook {
@@ -27,12 +26,6 @@ export class CredentialBook {
   }
   set client(client: OAuthClientInformation | undefined) {
     this.#current.client = client;
-  }
-  get dpopKey(): JsonWebKey | undefined {
-    return this.#current.dpopKey;
-  }
-  set dpopKey(key: JsonWebKey | undefined) {
-    this.#current.dpopKey = key;
   }
 
   /** Makes `issuer` current; true when that replaced another issuer's credentials. */

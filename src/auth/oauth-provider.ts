@@ -37,6 +37,8 @@ export interface OAuthProvider extends AuthProvider {
   /** Resolves once the store has been read; a stored token is then returned by `authorization()`. */
   ready(): Promise<void>;
   confirmed(): void;
+  /** Proactive refresh (see AuthProvider.prepare); the margin is `refreshMarginMs`. */
+  prepare(signal?: AbortSignal): Promise<void> | undefined;
   /** Forgets this server's tokens and registrations locally (every issuer); the server is not told. */
   clear(): Promise<void>;
   /** Same as `clear()`. */
@@ -53,6 +55,7 @@ export interface OAuthProvider extends AuthProvider {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_ATTEMPTS = 3;
+const DEFAULT_REFRESH_MARGIN_MS = 60_000;
 
 export function createOAuthProvider(options: OAuthClientOptions, context: OAuthProviderContext): OAuthProvider {
   return new OAuthClientProvider(options, context);
@@ -61,10 +64,12 @@ export function createOAuthProvider(options: OAuthClientOptions, context: OAuthP
 class OAuthClientProvider implements OAuthProvider {
   readonly resource: string;
   #generation = 0;
-  /** Tokens, registration and DPoP key per authorization server (SEP-2352). */
+  /** Tokens and registration per authorization server (SEP-2352). */
   readonly #book = new CredentialBook();
   #requestedScope: string | undefined;
   #attempts = 0;
+  /** The proactive refresh in flight: every request waiting for it shares it. */
+  #refreshing: Promise<void> | undefined;
   #discovery: Discovery | undefined;
   readonly #options: OAuthClientOptions;
   readonly #grant: OAuthGrant;
@@ -137,6 +142,36 @@ class OAuthClientProvider implements OAuthProvider {
     this.#attempts = 0;
     this.#generation++;
     await this.#store.clear(this.resource);
+  }
+
+  prepare(signal?: AbortSignal): Promise<void> | undefined {
+    if (this.#refreshing) return this.#refreshing;
+    const tokens = this.#book.tokens;
+    const margin = this.#options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
+    if (!tokens?.refresh_token || tokens.expires_at === undefined || margin === 0) return undefined;
+    if (tokens.expires_at - margin > Date.now()) return undefined;
+    this.#refreshing = this.#refreshAhead(signal).finally(() => {
+      this.#refreshing = undefined;
+    });
+    return this.#refreshing;
+  }
+
+  /** A refresh that fails is not an error here: the old token goes out, and a 401 takes the usual path. */
+  async #refreshAhead(signal: AbortSignal | undefined): Promise<void> {
+    const ctx = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
+    try {
+      const discovery = (this.#discovery ??= await discover(
+        this.#resourceUrl,
+        undefined,
+        ctx,
+        undefined,
+        this.#book.issuer,
+      ));
+      if (this.#book.useIssuer(discovery.issuer)) this.#generation++;
+      await this.#tryRefresh({}, discovery, ctx);
+    } catch {
+      // see above
+    }
   }
 
   forget(): Promise<void> {

@@ -68,6 +68,11 @@ export interface OAuthClientOptions {
   workloadAssertion?: string | (() => string | Promise<string>) | undefined;
   /** Where tokens and registrations persist, keyed by the canonical resource URL. Default: memory. */
   store?: TokenStore | undefined;
+  /**
+   * Refresh a token this long before its `expires_at`, before it is sent, instead of sending it to
+   * collect a 401. Needs a refresh token. Default 60000 ms; 0 turns proactive refresh off.
+   */
+  refreshMarginMs?: number | undefined;
   /** Authorization attempts without a successful request before giving up (fatal). Default 3. */
   maxAttempts?: number | undefined;
   /** Timeout of each HTTP call (metadata, registration, token), in ms. Default 30000. */
@@ -120,6 +125,7 @@ const schema = z
       )
       .optional(),
     maxAttempts: z.number().int().min(1).optional(),
+    refreshMarginMs: z.number().int().min(0).optional(),
     timeoutMs: z.number().int().positive().optional(),
   })
   .superRefine((o, ctx) => {

@@ -5,7 +5,6 @@
  * The built-in OAuth 2.1 client (`createOAuthProvider`) is one implementation; users may bring
  * their own.
  */
-import type { JsonWebKey } from 'node:crypto';
 
 /** What a 401, or a 403 with `insufficient_scope`, told the client. */
 export interface AuthChallenge {
@@ -38,6 +37,12 @@ export interface AuthProvider {
   status?(): AuthStatus;
   /** Loads stored credentials; awaited once before the first connection attempt. */
   ready?(): Promise<void>;
+  /**
+   * Called before each request is sent. Returns a promise when the credentials must be renewed
+   * first (a token about to expire: proactive refresh, one refresh for any number of callers),
+   * undefined when they are fine, so the common case costs no await. Optional.
+   */
+  prepare?(signal?: AbortSignal): Promise<void> | undefined;
   /** A request succeeded with the current credentials (resets step-up attempt counts). */
   confirmed?(): void;
   /** Forget credentials (e.g. on `server.logout()`); optional. */
@@ -75,12 +80,10 @@ export interface OAuthClientInformation {
 
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none' | 'private_key_jwt';
 
-/** What one authorization server issued: tokens, the client registered there, its DPoP key. */
+/** What one authorization server issued: tokens and the client registered there. */
 export interface IssuerCredentials {
   tokens?: OAuthTokens | undefined;
   client?: OAuthClientInformation | undefined;
-  /** The DPoP key pair (RFC 9449) of this client, as a private JWK. Never logged, never in status. */
-  dpopKey?: JsonWebKey | undefined;
 }
 
 /**

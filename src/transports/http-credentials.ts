@@ -49,6 +49,14 @@ export class HttpCredentials {
     return this.auth !== undefined && this.auth.generation !== this.generation;
   }
 
+  /**
+   * Before sending: a promise when the provider renews credentials first (proactive refresh),
+   * undefined otherwise, so the usual send does not await.
+   */
+  prepare(signal?: AbortSignal): Promise<void> | undefined {
+    return this.auth?.prepare?.(signal);
+  }
+
   /** Adds the current `Authorization` (when there is one) to headers built for one request. */
   apply(headers: Record<string, string>): Record<string, string> {
     const value = this.auth?.authorization();

@@ -124,5 +124,5 @@ describe('logger', () => {
     const loud = await runConnectingProcess({ LOG_TO_CONSOLE: '1' });
     expect(loud.code).toBe(0);
     expect(loud.stdout + loud.stderr).toMatch(/session expired/);
-  });
+  }, 90_000); // two node processes with tsx: seconds on a busy machine
 });

@@ -156,6 +156,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     const generation = this.generation;
     const carriedSession = this.sessionId !== undefined;
     const timeoutMs = options?.timeoutMs ?? this.requestTimeoutMs;
+    const renewing = this.credentials.prepare();
+    if (renewing) await renewing;
     if (this.credentials.stale) this.rebuildHeaders();
     const credentials = this.credentials.generation;
     const response = await postMessage(

@@ -155,6 +155,8 @@ export class LegacySseTransport implements Transport {
     if (!this.isOpen || endpoint === undefined) throw this.closedError(`send ${describeMessage(message)}`);
     const timeoutMs = options?.timeoutMs ?? this.requestTimeoutMs;
     const path = `${endpoint.pathname}${endpoint.search}`;
+    const renewing = this.credentials.prepare();
+    if (renewing) await renewing;
     if (this.credentials.stale)
       this.postHeaders = this.credentials.track({ ...this.userHeaders, 'content-type': 'application/json' });
     const credentials = this.credentials.generation;

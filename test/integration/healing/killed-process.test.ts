@@ -3,12 +3,14 @@
  * that its orchestrator restarts: a real child process (servers/fixture-process.ts) built like the
  * SDK's examples. Counts come from the server processes, summed over their lives.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startSdkExampleProcess } from '../../../servers/fixture-process.js';
 import { Cleanup } from '../../transports/helpers.js';
 import { nextTransition } from '../helpers.js';
 import { connectTo, outcomes, path } from './helpers.js';
 
+// Each test starts node processes with tsx: seconds on a busy machine.
+vi.setConfig({ testTimeout: 90_000 });
 const cleanup = new Cleanup();
 afterEach(() => cleanup.run());
 
@@ -20,7 +22,7 @@ describe('a server process killed and restarted on the same port', () => {
     '%s answers: 20 concurrent callers while it is down, one reconnect, one new initialize, each call run once',
     async (_mode, jsonResponse) => {
       const server = cleanup.add(await startSdkExampleProcess({ jsonResponse }), (s) => s.close());
-      const { handle, transitions } = await connectTo(cleanup, server.url);
+      const { handle, transitions } = await connectTo(cleanup, server.url, { requestTimeoutMs: 60_000 });
       await handle.callTool('echo', { text: 'before' });
       const firstPid = server.pid();
 
@@ -45,7 +47,7 @@ describe('a server process killed and restarted on the same port', () => {
 
   it('down across several failed reconnect attempts: the calls are held all along and answered once it is back', async () => {
     const server = cleanup.add(await startSdkExampleProcess(), (s) => s.close());
-    const { handle, transitions } = await connectTo(cleanup, server.url);
+    const { handle, transitions } = await connectTo(cleanup, server.url, { requestTimeoutMs: 60_000 });
     await handle.listTools();
     await server.kill();
     let settledEarly = 0;
@@ -76,7 +78,7 @@ describe('a server process killed and restarted on the same port', () => {
   it('killed while calls run: a read-only call is sent again to the new process; an increment is not', async () => {
     // The first process runs these tools and hangs before answering; the next one answers.
     const server = cleanup.add(await startSdkExampleProcess({ stallTools: ['lookup', 'increment'] }), (s) => s.close());
-    const { handle } = await connectTo(cleanup, server.url);
+    const { handle } = await connectTo(cleanup, server.url, { requestTimeoutMs: 60_000 });
     await handle.listTools(); // the runtime learns the annotations
     const read = handle.callTool('lookup', { key: 'x' });
     const write = handle.callTool('increment');

@@ -25,6 +25,7 @@ export async function callMcp(
   let authorizations = 0;
   for (let round = 0; round < maxRounds; round++) {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
+    await auth.prepare();
     const value = auth.authorization();
     if (value) headers['authorization'] = value;
     const response = await request(fixture.mcpUrl, {
