@@ -6,10 +6,11 @@
  * fetched with `npm exec --package=node@22`. Prints a table; exits 1 unless every run passed.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeProblems, scoreRun } from './conformance-checks.js';
 
 const SUITE_VERSION = '0.2.0-alpha.12';
 const WIRES = ['2025-11-25', '2026-07-28'] as const;
@@ -18,13 +19,6 @@ const suiteDir = process.env.CONFORMANCE_AUTH_DIR ?? join(tmpdir(), `mcp-conform
 const suite = join(suiteDir, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const outDir = `${root}.conformance-auth`;
 const client = `npm --prefix ${root} run -s conformance:client --`;
-
-interface Check {
-  id: string;
-  status: string;
-  description?: string;
-  errorMessage?: string;
-}
 
 function node22(args: string[], timeout = 180_000) {
   return spawnSync('npm', ['exec', '--yes', '--package=node@22', '--', 'node', suite, ...args], {
@@ -64,20 +58,9 @@ for (const { name, versions } of scenarios.filter((s) => only.length === 0 || on
     const dir = `${outDir}/${name.replace('/', '-')}-${wire}`;
     const args = ['client', '--command', client, '--scenario', name, '--spec-version', wire, '-o', dir];
     const run = node22(versions.includes(wire) ? args : [...args, '--force']);
-    let checks: Check[] = [];
-    try {
-      checks = JSON.parse(readFileSync(findChecks(dir), 'utf8')) as Check[];
-    } catch {
-      process.stdout.write(run.stdout ?? '');
-      process.stderr.write(run.stderr ?? '');
-    }
-    const failed = checks.filter((c) => c.status === 'FAILURE').length;
-    const warnings = checks.filter((c) => c.status === 'WARNING').length;
-    const passed = checks.filter((c) => c.status === 'SUCCESS').length;
-    const ok = run.status === 0 && checks.length > 0 && failed === 0 && warnings === 0;
+    const { checks, passed, failed, warnings, ok } = scoreRun(dir, run);
     rows.push({ scenario: name, wire, passed, failed, warnings, ok });
-    for (const check of checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING'))
-      console.log(`  ${name} @${wire}: ${check.status} ${check.id}: ${check.errorMessage ?? check.description ?? ''}`);
+    for (const line of describeProblems(`${name} @${wire}`, checks)) console.log(line);
     console.log(`${ok ? 'PASS' : 'FAIL'} ${name} @${wire}`);
   }
 }
@@ -90,10 +73,3 @@ for (const r of rows)
 const failures = rows.filter((r) => !r.ok).length;
 console.log(`\nconformance auth (${SUITE_VERSION}): ${rows.length - failures} passed, ${failures} failed`);
 process.exit(failures === 0 ? 0 : 1);
-
-/** The suite writes checks.json into a per-run folder below `-o`. */
-function findChecks(dir: string): string {
-  const found = spawnSync('find', [dir, '-name', 'checks.json'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
-  if (!found) throw new Error(`no checks.json under ${dir}`);
-  return found;
-}

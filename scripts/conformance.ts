@@ -5,8 +5,9 @@
  * Prints a table; exits 1 unless every scenario passed with no failure and no warning.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { describeProblems, scoreRun } from './conformance-checks.js';
 
 /** Every client scenario of suite 0.1.16 (`conformance list`): core, auth, drafts and extensions. */
 const SCENARIOS = [
@@ -44,13 +45,6 @@ const suite = `${root}node_modules/@modelcontextprotocol/conformance/dist/index.
 const client = 'npm run -s conformance:client --';
 const outDir = `${root}.conformance`;
 
-interface Check {
-  id: string;
-  status: string;
-  description?: string;
-  errorMessage?: string;
-}
-
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
 const rows: Array<{ scenario: string; passed: number; failed: number; warnings: number; ok: boolean }> = [];
@@ -79,21 +73,9 @@ for (const scenario of only.length > 0 ? SCENARIOS.filter((name) => only.include
       timeout: 120_000,
     },
   );
-  let checks: Check[] = [];
-  try {
-    checks = JSON.parse(readFileSync(findChecks(dir), 'utf8')) as Check[];
-  } catch {
-    process.stdout.write(run.stdout ?? '');
-    process.stderr.write(run.stderr ?? '');
-  }
-  const failed = checks.filter((c) => c.status === 'FAILURE').length;
-  const warnings = checks.filter((c) => c.status === 'WARNING').length;
-  const passed = checks.filter((c) => c.status === 'SUCCESS').length;
-  const ok = run.status === 0 && checks.length > 0 && failed === 0 && warnings === 0;
+  const { checks, passed, failed, warnings, ok } = scoreRun(dir, run);
   rows.push({ scenario, passed, failed, warnings, ok });
-  for (const check of checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')) {
-    console.log(`  ${scenario}: ${check.status} ${check.id}: ${check.errorMessage ?? check.description ?? ''}`);
-  }
+  for (const line of describeProblems(scenario, checks)) console.log(line);
 }
 
 console.log('\n| scenario | checks passed | failed | warnings | result |\n| --- | --- | --- | --- | --- |');
@@ -102,10 +84,3 @@ for (const row of rows)
 const failures = rows.filter((r) => !r.ok).length;
 console.log(`\nconformance: ${rows.length - failures} passed, ${failures} failed`);
 process.exit(failures === 0 ? 0 : 1);
-
-/** The suite writes checks.json into a per-run folder below `-o`. */
-function findChecks(dir: string): string {
-  const found = spawnSync('find', [dir, '-name', 'checks.json'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
-  if (!found) throw new Error(`no checks.json under ${dir}`);
-  return found;
-}
