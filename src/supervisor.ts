@@ -17,26 +17,18 @@ import {
 } from './config.js';
 import { planChanges, type ApplyResult } from './config/diff.js';
 import { disabledStatus, supervisedServer, waitForEnd, waitUntilForgotten } from './runtime/supervised-server.js';
-import { Emitter } from './observe/emitter.js';
-import { logTransition, silentLogger, type Logger } from './observe/logger.js';
+import { silentLogger, type Logger } from './observe/logger.js';
 import { createSanitizer, type Sanitizer } from './observe/inspection.js';
 import { secretsOf } from './observe/redact.js';
 import { ConfigError, ConnectionClosedError } from './errors.js';
 import { ToolCatalog } from './catalog/catalog.js';
 import type { CatalogOptions } from './catalog/options.js';
 import type { CatalogSnapshot } from './catalog/types.js';
-import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Implementation } from './protocol/messages.js';
-import type { Progress } from './protocol/pending.js';
 import type { ClientHandlers, ElicitationOptions } from './runtime/server-requests.js';
 import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
-import {
-  ServerRuntime,
-  type LogMessage,
-  type ResourceUpdated,
-  type RuntimeEvents,
-  type TransitionEvent,
-} from './runtime/server-runtime.js';
+import { ServerRuntime } from './runtime/server-runtime.js';
+import { SupervisorEventRelay, type SupervisorEvents } from './supervisor-events.js';
 import type { TransportFactory } from './transports/create-transport.js';
 import type { Timers } from './transports/transport.js';
 import { VERSION } from './version.js';
@@ -69,14 +61,7 @@ export interface SupervisorOptions {
   onWarning?: (warning: ConfigWarning) => void;
 }
 
-export interface SupervisorEvents extends Record<string, unknown> {
-  transition: TransitionEvent;
-  notification: { server: string; notification: JsonRpcNotification };
-  progress: Progress & { server: string };
-  log: LogMessage & { server: string };
-  listChanged: { server: string; list: 'tools' | 'resources' | 'prompts' };
-  resourceUpdated: ResourceUpdated & { server: string };
-}
+export type { SupervisorEvents } from './supervisor-events.js';
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
 
@@ -90,7 +75,7 @@ export class Supervisor implements HandleOwner {
   private readonly disabledConfigs = new Map<string, ServerConfig>();
   /** `apply` calls, one after the other. */
   private applying: Promise<unknown> = Promise.resolve();
-  private readonly events = new Emitter<SupervisorEvents>();
+  private readonly events = new SupervisorEventRelay(this);
   private sanitizer: Sanitizer | undefined;
   private actor: Actor<typeof providedSupervisorMachine> | undefined;
   private starting: Promise<void> | undefined;
@@ -240,9 +225,7 @@ export class Supervisor implements HandleOwner {
       createTransport: this.options.createTransport,
     });
     const server = config.name;
-    const logger = this.options.logger ?? silentLogger;
-    // One hook per server, not a subscription per event: every server pays for it while idle.
-    runtime.events.forward((event, payload) => this.relay(server, logger, event, payload));
+    this.events.follow(server, runtime.events, this.options.logger ?? silentLogger);
     const handle = new ServerHandle(runtime, this);
     this.runtimes.set(server, runtime);
     this.handles.set(server, handle);
@@ -358,47 +341,6 @@ export class Supervisor implements HandleOwner {
   /** The typed error of the server's last failed attempt, if any. */
   lastFailureOf(name: string): Error | undefined {
     return this.runtimes.get(name)?.lastFailure;
-  }
-
-  /** A server's event, as the supervisor's own (tagged with the server) and as log entries. */
-  private relay<K extends keyof RuntimeEvents>(
-    server: string,
-    logger: Logger,
-    event: K,
-    payload: RuntimeEvents[K],
-  ): void {
-    switch (event) {
-      case 'transition': {
-        const transition = payload as RuntimeEvents['transition'];
-        logTransition(logger, transition, this.restartsOf(server));
-        this.catalog.observe({ type: 'transition', transition });
-        this.events.emit('transition', transition);
-        break;
-      }
-      case 'warning': {
-        const error = payload as RuntimeEvents['warning'];
-        logger.warn({ event: 'stream warning', server, error: error.message }, `${server}: ${error.message}`);
-        break;
-      }
-      case 'notification':
-        this.events.emit('notification', { server, notification: payload as RuntimeEvents['notification'] });
-        break;
-      case 'progress':
-        this.events.emit('progress', { ...(payload as RuntimeEvents['progress']), server });
-        break;
-      case 'log':
-        this.events.emit('log', { ...(payload as RuntimeEvents['log']), server });
-        break;
-      case 'listChanged': {
-        const list = (payload as RuntimeEvents['listChanged']).list;
-        if (list === 'tools') this.catalog.observe({ type: 'listChanged', server });
-        this.events.emit('listChanged', { server, list });
-        break;
-      }
-      case 'resourceUpdated':
-        this.events.emit('resourceUpdated', { ...(payload as RuntimeEvents['resourceUpdated']), server });
-        break;
-    }
   }
 
   /** How many times the supervisor restarted this server's connection. */

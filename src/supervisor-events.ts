@@ -1,0 +1,86 @@
+/**
+ * The supervisor's events: every server's events, tagged with the server, for the supervisor's
+ * listeners, and what the catalog and the log need to hear of them.
+ */
+import type { CatalogSignal } from './catalog/catalog.js';
+import { Emitter } from './observe/emitter.js';
+import { logTransition, type Logger } from './observe/logger.js';
+import type { JsonRpcNotification } from './protocol/jsonrpc.js';
+import type { Progress } from './protocol/pending.js';
+import type { LogMessage, ResourceUpdated, RuntimeEvents, TransitionEvent } from './runtime/events.js';
+
+export interface SupervisorEvents extends Record<string, unknown> {
+  transition: TransitionEvent;
+  notification: { server: string; notification: JsonRpcNotification };
+  progress: Progress & { server: string };
+  log: LogMessage & { server: string };
+  listChanged: { server: string; list: 'tools' | 'resources' | 'prompts' };
+  resourceUpdated: ResourceUpdated & { server: string };
+}
+
+export class SupervisorEventRelay {
+  private readonly events = new Emitter<SupervisorEvents>();
+
+  /** The supervisor: read when an event comes, not here (its catalog is built after the relay). */
+  constructor(
+    private readonly owner: {
+      readonly catalog: { observe(signal: CatalogSignal): void };
+      restartsOf(name: string): number;
+    },
+  ) {}
+
+  on<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): () => void {
+    return this.events.on(event, listener);
+  }
+
+  off<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): void {
+    this.events.off(event, listener);
+  }
+
+  /** Takes every event of one server's runtime from now on. */
+  follow(server: string, events: Emitter<RuntimeEvents>, logger: Logger): void {
+    // One hook per server, not a subscription per event: every server pays for it while idle.
+    events.forward((event, payload) => this.relay(server, logger, event, payload));
+  }
+
+  /** A server's event, as the supervisor's own (tagged with the server) and as log entries. */
+  private relay<K extends keyof RuntimeEvents>(
+    server: string,
+    logger: Logger,
+    event: K,
+    payload: RuntimeEvents[K],
+  ): void {
+    switch (event) {
+      case 'transition': {
+        const transition = payload as RuntimeEvents['transition'];
+        logTransition(logger, transition, this.owner.restartsOf(server));
+        this.owner.catalog.observe({ type: 'transition', transition });
+        this.events.emit('transition', transition);
+        break;
+      }
+      case 'warning': {
+        const error = payload as RuntimeEvents['warning'];
+        logger.warn({ event: 'stream warning', server, error: error.message }, `${server}: ${error.message}`);
+        break;
+      }
+      case 'notification':
+        this.events.emit('notification', { server, notification: payload as RuntimeEvents['notification'] });
+        break;
+      case 'progress':
+        this.events.emit('progress', { ...(payload as RuntimeEvents['progress']), server });
+        break;
+      case 'log':
+        this.events.emit('log', { ...(payload as RuntimeEvents['log']), server });
+        break;
+      case 'listChanged': {
+        const list = (payload as RuntimeEvents['listChanged']).list;
+        if (list === 'tools') this.owner.catalog.observe({ type: 'listChanged', server });
+        this.events.emit('listChanged', { server, list });
+        break;
+      }
+      case 'resourceUpdated':
+        this.events.emit('resourceUpdated', { ...(payload as RuntimeEvents['resourceUpdated']), server });
+        break;
+    }
+  }
+}
