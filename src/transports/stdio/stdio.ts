@@ -2,28 +2,28 @@
  * stdio transport (MCP §stdio): the server is a child process; one JSON-RPC message per line on
  * its stdin and stdout; stderr is diagnostics. One transport runs one process: when the process
  * dies the transport reports it (`sink.onClosed`) and the runtime builds a new one to restart.
- *
- * Shutdown follows the spec: close stdin, wait, SIGTERM, wait, SIGKILL, always to the whole
- * process group so that `npx`/`uvx` grandchildren go too.
+ * Starting and stopping the process (the spec's shutdown sequence) is server-process.ts.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import type { StderrForward, StdioShutdownConfig } from '../../config.js';
-import { ConnectionClosedError, ProtocolError, SpawnError } from '../../errors.js';
+import { ConnectionClosedError, ProtocolError, type SpawnError } from '../../errors.js';
 import { encodeMessage, excerpt, parseMessages, type JsonRpcMessage } from '../../protocol/jsonrpc.js';
 import { LineReader } from './line-reader.js';
-import { signalTree, SPAWN_DETACHED, trackTree, treeAlive, untrackTree, waitTreeGone } from './process-tree.js';
+import { trackTree } from './process-tree.js';
+import {
+  describeExit,
+  endServerProcess,
+  reapProcessGroup,
+  spawnError,
+  spawnServerProcess,
+  type ExitStatus,
+  type ServerCommand,
+  type ServerProcess,
+} from './server-process.js';
 import { StderrTail } from './stderr-tail.js';
-import { stdioEnvironment } from './environment.js';
 import type { ListenerOpenResult, Transport, TransportSink } from '../transport.js';
 
-export interface StdioTransportOptions {
-  server: string;
-  command: string;
-  args: readonly string[];
-  /** Added to the safe inherited environment (see environment.ts). */
-  env: Record<string, string>;
-  cwd: string | undefined;
+export interface StdioTransportOptions extends ServerCommand {
   /** Longest stdout line accepted; longer ones are reported and skipped. */
   maxMessageBytes: number;
   shutdown: StdioShutdownConfig;
@@ -37,20 +37,11 @@ export interface StdioTransportOptions {
   hasConnectedBefore?: () => boolean;
 }
 
-export interface ExitStatus {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
 /** After the process exited (or closed stdout), how long to wait for the other half before reporting. */
 const LOSS_GRACE_MS = 100;
-/** Bound on waiting for the exit after SIGKILL (the kernel does it; this only guards against a hang). */
-const KILL_WAIT_MS = 2_000;
 /** Stderr lines quoted in the error when the process dies, and their total length. */
 const ERROR_TAIL_LINES = 10;
 const ERROR_TAIL_CHARS = 2_000;
-
-type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 
 export class StdioTransport implements Transport {
   readonly kind = 'stdio' as const;
@@ -59,7 +50,7 @@ export class StdioTransport implements Transport {
   private readonly sink: TransportSink;
   private readonly reader: LineReader;
   private readonly tail: StderrTail;
-  private child: Child | undefined;
+  private child: ServerProcess | undefined;
   private running = false;
   private spawned = false;
   private exit: ExitStatus | undefined;
@@ -140,19 +131,12 @@ export class StdioTransport implements Transport {
   /** Spawns the process; resolves once it runs, rejects with a SpawnError when it cannot start. */
   async open(): Promise<void> {
     if (this.child) throw new Error('a stdio transport runs one process; build a new transport to restart');
-    const { command, args, cwd, env } = this.options;
-    let child: Child;
+    const { command } = this.options;
+    let child: ServerProcess;
     try {
-      child = spawn(command, [...args], {
-        cwd,
-        env: stdioEnvironment(env),
-        stdio: ['pipe', 'pipe', 'pipe'],
-        detached: SPAWN_DETACHED,
-        shell: false,
-        windowsHide: true,
-      });
+      child = spawnServerProcess(this.options);
     } catch (error) {
-      throw this.spawnError(error);
+      throw this.cannotStart(error);
     }
     this.child = child;
     child.stdin.on('error', () => {}); // EPIPE once the process is gone; send() reports it
@@ -165,7 +149,7 @@ export class StdioTransport implements Transport {
     child.on('exit', (code, signal) => this.onExit(code, signal));
     const started = new Promise<void>((resolve, reject) => {
       child.on('error', (error) => {
-        if (!this.spawned) reject(this.spawnError(error));
+        if (!this.spawned) reject(this.cannotStart(error));
         else
           this.sink.onStreamError(
             new ConnectionClosedError(`the server process (${command}) reported an error: ${error.message}`, {
@@ -325,55 +309,17 @@ export class StdioTransport implements Transport {
     this.running = false;
     const child = this.child;
     if (!child || !this.spawned) return;
-    const { closeStdinTimeoutMs, sigtermTimeoutMs } = this.options.shutdown;
-    if (!this.exit) {
-      child.stdin.end();
-      if (!(await this.waitExit(closeStdinTimeoutMs))) {
-        this.signal('SIGTERM');
-        if (!(await this.waitExit(sigtermTimeoutMs))) {
-          this.signal('SIGKILL');
-          await this.waitExit(KILL_WAIT_MS);
-        }
-      }
-    }
+    if (!this.exit) await endServerProcess(child, this.options.shutdown, (ms) => this.waitExit(ms));
     await this.reap();
     child.stdin.destroy();
     child.stdout.destroy();
     child.stderr.destroy();
   }
 
-  /** The direct child is gone; grandchildren left in its group get SIGTERM, then SIGKILL. */
+  /** The direct child is gone: the rest of its group goes too. */
   private reap(): Promise<void> {
-    this.reaping ??= (async () => {
-      const pid = this.child?.pid;
-      if (pid === undefined) return;
-      try {
-        if (
-          SPAWN_DETACHED &&
-          treeAlive(pid) &&
-          signalTree(pid, 'SIGTERM') &&
-          !(await waitTreeGone(pid, this.options.shutdown.sigtermTimeoutMs))
-        ) {
-          signalTree(pid, 'SIGKILL');
-          await waitTreeGone(pid, KILL_WAIT_MS);
-        }
-      } catch {
-        // EPERM and the like: nothing more this process can do
-      } finally {
-        untrackTree(pid);
-      }
-    })();
+    this.reaping ??= reapProcessGroup(this.child?.pid, this.options.shutdown.sigtermTimeoutMs);
     return this.reaping;
-  }
-
-  private signal(signal: 'SIGTERM' | 'SIGKILL'): void {
-    const child = this.child;
-    if (!child?.pid) return;
-    try {
-      if (!signalTree(child.pid, signal)) child.kill(signal);
-    } catch {
-      child.kill(signal);
-    }
   }
 
   /** True once the child exited, false when `ms` passed first. */
@@ -392,26 +338,8 @@ export class StdioTransport implements Transport {
 
   // ---- errors
 
-  private spawnError(error: unknown): SpawnError {
-    const errno = (error as NodeJS.ErrnoException | undefined)?.code;
-    const cwd = this.options.cwd ?? process.cwd();
-    const hint =
-      errno === 'ENOENT'
-        ? ' (the command was not found on PATH, or the cwd does not exist)'
-        : errno === 'EACCES'
-          ? ' (permission denied)'
-          : '';
-    const reason = error instanceof Error ? error.message : String(error);
-    return new SpawnError(
-      `cannot start the server command '${this.options.command}' in ${cwd}: ${reason}${hint}`,
-      this.options.command,
-      errno,
-      {
-        server: this.server,
-        cause: error,
-        fatal: !(this.options.hasConnectedBefore?.() ?? false),
-      },
-    );
+  private cannotStart(error: unknown): SpawnError {
+    return spawnError(error, this.options, !(this.options.hasConnectedBefore?.() ?? false));
   }
 
   private notRunningError(cause?: Error): ConnectionClosedError {
@@ -436,10 +364,6 @@ export class StdioTransport implements Transport {
 function endTick(transport: StdioTransport, stdin: Writable): void {
   if (transport.linesThisTick > 1) stdin.uncork();
   transport.linesThisTick = 0;
-}
-
-function describeExit(exit: ExitStatus): string {
-  return exit.signal ? `signal ${exit.signal}` : `code ${exit.code ?? '?'}`;
 }
 
 function stderrForwarder(forward: StderrForward, server: string): ((line: string) => void) | undefined {
