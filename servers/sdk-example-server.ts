@@ -10,13 +10,12 @@
  * and counts of tool executions and of requests per JSON-RPC method, kept across restarts.
  * servers/fixture-process.ts runs it in a child process that a test can kill.
  */
-import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
-import { readBody } from './listen.js';
+import { listenOnLoopback, readBody, type Listening } from './listen.js';
+import { SdkSessions } from './sdk-sessions.js';
 
 export interface SdkExampleOptions {
   /** A new server and transport per request, no sessions (the SDK's stateless example). */
@@ -124,9 +123,8 @@ export async function startSdkExampleServer(options: SdkExampleOptions = {}): Pr
     stall: new Set(options.stallTools),
     onCount: options.onCount,
   };
-  let transports = new Map<string, StreamableHTTPServerTransport>();
-  const sockets = new Set<Socket>();
-  let http: Server | undefined;
+  const sessions = new SdkSessions();
+  let http: Listening | undefined;
   let port = options.port ?? 0;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -134,7 +132,7 @@ export async function startSdkExampleServer(options: SdkExampleOptions = {}): Pr
     if (req.method !== 'POST') {
       // As in the SDK's examples of 2025: an unknown session on GET or DELETE is a plain-text 400.
       if (options.stateless) return sendJsonError(res, 405, 'Method not allowed.');
-      const transport = sessionId === undefined ? undefined : transports.get(sessionId);
+      const transport = sessions.get(sessionId);
       if (!transport && sessionId !== undefined && options.unknownSessionStatus === 404) {
         return sendJsonError(res, 404, 'Session not found', -32001);
       }
@@ -170,17 +168,9 @@ export async function startSdkExampleServer(options: SdkExampleOptions = {}): Pr
       await transport.handleRequest(req, res, body);
       return;
     }
-    let transport = sessionId === undefined ? undefined : transports.get(sessionId);
+    let transport = sessions.get(sessionId);
     if (!transport && sessionId === undefined && isInitialize(body)) {
-      const map = transports;
-      const created = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        enableJsonResponse: options.jsonResponse ?? false,
-        onsessioninitialized: (id) => void map.set(id, created),
-      });
-      created.onclose = () => {
-        if (created.sessionId !== undefined) map.delete(created.sessionId);
-      };
+      const created = sessions.create({ enableJsonResponse: options.jsonResponse ?? false });
       await buildServer(counts).connect(created);
       transport = created;
     }
@@ -203,29 +193,16 @@ export async function startSdkExampleServer(options: SdkExampleOptions = {}): Pr
         else res.destroy();
       });
     });
-    server.on('connection', (socket: Socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => resolve());
-    });
-    port = (server.address() as AddressInfo).port;
-    http = server;
+    const listening = await listenOnLoopback(server, port);
+    port = listening.port;
+    http = listening;
   }
 
   async function stop(): Promise<void> {
-    const server = http;
+    const listening = http;
     http = undefined;
-    const old = transports;
-    transports = new Map();
-    await Promise.allSettled([...old.values()].map((t) => t.close()));
-    if (!server) return;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
-    for (const socket of sockets) socket.destroy();
-    await closed;
+    await sessions.closeAll();
+    await listening?.close();
   }
 
   await serially(start);
@@ -238,7 +215,7 @@ export async function startSdkExampleServer(options: SdkExampleOptions = {}): Pr
     },
     executions: () => ({ ...counts.executions }),
     requests: () => ({ ...counts.requests }),
-    sessionCount: () => transports.size,
+    sessionCount: () => sessions.size,
     restart: () =>
       serially(async () => {
         await stop();

@@ -12,11 +12,8 @@
  * `weather` declares an outputSchema; `announce-tools-changed` sends `notifications/tools/list_changed`. All notifications ride on the call's own SSE stream,
  * before its answer, so a test can rely on their order.
  */
-import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   RootsListChangedNotificationSchema,
   SetLevelRequestSchema,
@@ -24,7 +21,8 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { readBody } from './listen.js';
+import { listenOnLoopback, readBody, type Listening } from './listen.js';
+import { SdkSessions } from './sdk-sessions.js';
 
 const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
@@ -123,18 +121,17 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 }
 
 export async function startStateServer(): Promise<StateServer> {
-  let transports = new Map<string, StreamableHTTPServerTransport>();
+  const transports = new SdkSessions();
   const records = new Map<string, SessionRecord>();
   const sessions: SessionRecord[] = [];
   const malformed = new Map<string, unknown>();
   const refused = new Map<string, string>();
-  const sockets = new Set<Socket>();
-  let http: Server | undefined;
+  let http: Listening | undefined;
   let port = 0;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sessionId = req.headers['mcp-session-id'] as string | undefined;
-    const known = sessionId === undefined ? undefined : transports.get(sessionId);
+    const known = transports.get(sessionId);
     if (sessionId !== undefined && !known) {
       return sendJson(res, 404, { jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
     }
@@ -156,13 +153,10 @@ export async function startStateServer(): Promise<StateServer> {
     if (body.method !== 'initialize') {
       return sendJson(res, 400, { jsonrpc: '2.0', error: { code: -32000, message: 'No session' }, id: null });
     }
-    const map = transports;
     const record: SessionRecord = { id: '', subscriptions: new Set(), level: undefined, rootsChanged: 0, methods: [] };
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
+    const transport = transports.create({
+      onInitialized: (id) => {
         record.id = id;
-        map.set(id, transport);
         records.set(id, record);
         sessions.push(record);
       },
@@ -175,33 +169,16 @@ export async function startStateServer(): Promise<StateServer> {
     const server = createServer((req, res) => {
       handle(req, res).catch(() => (res.headersSent ? res.destroy() : sendJson(res, 500, { error: 'internal' })));
     });
-    server.on('connection', (socket: Socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => resolve());
-    });
-    port = (server.address() as AddressInfo).port;
-    http = server;
-  }
-
-  async function endSessions(): Promise<void> {
-    const old = transports;
-    transports = new Map();
-    await Promise.allSettled([...old.values()].map((transport) => transport.close()));
+    const listening = await listenOnLoopback(server, port);
+    port = listening.port;
+    http = listening;
   }
 
   async function stop(): Promise<void> {
-    await endSessions();
-    const server = http;
+    await transports.closeAll();
+    const listening = http;
     http = undefined;
-    if (!server) return;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
-    for (const socket of sockets) socket.destroy();
-    await closed;
+    await listening?.close();
   }
 
   await start();
@@ -213,7 +190,7 @@ export async function startStateServer(): Promise<StateServer> {
     latest: () => sessions.at(-1),
     malformed,
     refused,
-    expireSessions: endSessions,
+    expireSessions: () => transports.closeAll(),
     async restart() {
       await stop();
       await start();
