@@ -46,7 +46,11 @@ export function parseBaseline(text: string, file = 'expected-failures.yaml'): Ba
 }
 
 /** Each run's verdict against the baseline. `complete`: every planned run was made (no filter). */
-export function judge<R extends RunOutcome>(runs: readonly R[], baseline: readonly BaselineEntry[], complete: boolean): Judged<R> {
+export function judge<R extends RunOutcome>(
+  runs: readonly R[],
+  baseline: readonly BaselineEntry[],
+  complete: boolean,
+): Judged<R> {
   const used = new Set<BaselineEntry>();
   const judged = runs.map((run) => {
     const entry =
@@ -68,5 +72,8 @@ export function summaryLine(judged: Judged<RunOutcome>): string {
 }
 
 export function harnessPasses(judged: Judged<RunOutcome>): boolean {
-  return judged.unmatched.length === 0 && judged.runs.every((r) => r.verdict === 'passed' || r.verdict === 'expected failure');
+  return (
+    judged.unmatched.length === 0 &&
+    judged.runs.every((r) => r.verdict === 'passed' || r.verdict === 'expected failure')
+  );
 }

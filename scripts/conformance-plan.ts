@@ -73,7 +73,8 @@ export function planRuns(listed: readonly Listed[], sets: readonly RequirementSe
   const runs: PlannedRun[] = [];
   const inSomeSet = new Set<string>();
   for (const set of sets) {
-    for (const scenario of set.required) runs.push({ scenario, wire: set.revision, origin: `required ${set.revision}` });
+    for (const scenario of set.required)
+      runs.push({ scenario, wire: set.revision, origin: `required ${set.revision}` });
     for (const [scenario, reason] of set.notScored)
       runs.push({ scenario, wire: set.revision, origin: `${reason} ${set.revision}` });
     for (const scenario of [...set.required, ...set.notScored.keys()]) inSomeSet.add(scenario);
@@ -81,7 +82,8 @@ export function planRuns(listed: readonly Listed[], sets: readonly RequirementSe
   for (const { name, tags } of listed) {
     if (inSomeSet.has(name)) continue;
     const wires = tags.includes('extension') ? [...REQUIREMENT_SETS] : tags;
-    for (const wire of wires) runs.push({ scenario: name, wire, origin: tags.includes('extension') ? 'extension' : 'listed' });
+    for (const wire of wires)
+      runs.push({ scenario: name, wire, origin: tags.includes('extension') ? 'extension' : 'listed' });
   }
   return runs;
 }

@@ -72,22 +72,28 @@ for (const [index, planned] of plan.entries()) {
   const score = scoreRun(dir, run.status);
   results.push({ ...planned, ...score });
   const label = `${scenario} @${wire}`;
-  console.log(`[${index + 1}/${plan.length}] ${score.outcome.toUpperCase()} ${label}${score.why ? ` (${score.why})` : ''}`);
+  console.log(
+    `[${index + 1}/${plan.length}] ${score.outcome.toUpperCase()} ${label}${score.why ? ` (${score.why})` : ''}`,
+  );
   for (const line of describeProblems(label, score.checks)) console.log(line);
-  if (score.checks.length === 0) console.log(`${run.stdout ?? ''}${run.stderr ?? ''}`.trim().split('\n').slice(-15).join('\n'));
+  if (score.checks.length === 0)
+    console.log(`${run.stdout ?? ''}${run.stderr ?? ''}`.trim().split('\n').slice(-15).join('\n'));
 }
 
 const judged = judge(results, baseline, filters.length === 0);
 console.log('\n| scenario | wire | from | checks passed | failed | warnings | result |');
 console.log('| --- | --- | --- | --- | --- | --- | --- |');
 for (const r of judged.runs) {
-  const result = r.verdict === 'passed' ? 'PASS' : r.verdict === 'failed' ? `FAIL (${r.outcome})` : r.verdict.toUpperCase();
+  const result =
+    r.verdict === 'passed' ? 'PASS' : r.verdict === 'failed' ? `FAIL (${r.outcome})` : r.verdict.toUpperCase();
   console.log(`| ${r.scenario} | ${r.wire} | ${r.origin} | ${r.passed} | ${r.failed} | ${r.warnings} | ${result} |`);
 }
 for (const r of judged.runs.filter((x) => x.verdict === 'expected failure'))
   console.log(`expected failure: ${r.scenario}@${r.wire}: ${r.reason}`);
 for (const r of judged.runs.filter((x) => x.verdict === 'stale baseline'))
-  console.log(`stale baseline: ${r.scenario}@${r.wire} passes now; delete its line from test/conformance/expected-failures.yaml`);
+  console.log(
+    `stale baseline: ${r.scenario}@${r.wire} passes now; delete its line from test/conformance/expected-failures.yaml`,
+  );
 for (const e of judged.unmatched)
   console.log(`stale baseline: ${e.key} matches no run; delete its line from test/conformance/expected-failures.yaml`);
 for (const r of judged.runs.filter((x) => x.verdict === 'failed'))

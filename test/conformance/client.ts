@@ -58,11 +58,16 @@ const scenarios: Record<string, (server: ServerHandle) => Promise<void>> = {
     await server.listTools();
     for (const { name, arguments: args } of context.toolCalls ?? []) await call(server, name, args);
   },
-  // The listing holds one valid tool among invalid x-mcp-header ones: the valid one stays usable.
+  // One valid tool among tools with invalid x-mcp-header annotations. Like an agent, call every
+  // tool the runtime offers: an invalid one must be left out of the listing or refused by
+  // callTool, never sent; the valid one must stay usable.
   'http-invalid-tool-headers': async (server) => {
     const { tools } = await server.listTools();
     log(`tools: ${tools.map((t) => t.name).join(', ')}`);
-    await call(server, 'valid_tool', { region: 'us-west1' });
+    for (const tool of tools)
+      await call(server, tool.name, argumentsFor(tool.inputSchema)).catch((error: unknown) =>
+        log(`${tool.name} refused: ${error instanceof Error ? error.message : String(error)}`),
+      );
   },
   // The focal tool's inputSchema, as the client holds it, echoed back verbatim.
   'json-schema-2020-12-preservation': async (server) => {
@@ -78,6 +83,14 @@ const scenarios: Record<string, (server: ServerHandle) => Promise<void>> = {
   'sep-2640-client-verify-size': loadEverySkill,
   'sep-2640-client-verify-frontmatter': loadEverySkill,
 };
+
+/** A value of the declared type for each required property. */
+function argumentsFor(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = (schema.properties ?? {}) as Record<string, { type?: string }>;
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  const sample: Record<string, unknown> = { string: 'x', integer: 1, number: 1, boolean: true, object: {}, array: [] };
+  return Object.fromEntries(required.map((key) => [key, sample[properties[key]?.type ?? ''] ?? null]));
+}
 
 async function loadEverySkill(server: ServerHandle): Promise<void> {
   for (const skill of await listSkills(server)) await loadSkill(server, skill);
