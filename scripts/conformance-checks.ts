@@ -1,5 +1,5 @@
 /** One scenario run of the conformance suite, scored from the checks.json it wrote. */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 
 export interface Check {
@@ -41,7 +41,7 @@ export function scoreChecks(checks: Check[] | undefined, exitStatus: number | nu
   return { ...score, outcome: 'passed' };
 }
 
-/** Scores the run whose output folder is `dir` (the suite writes checks.json one level below). */
+/** Scores the run whose output folder is `dir` (checks.json somewhere below it). */
 export function scoreRun(dir: string, exitStatus: number | null): Score {
   return scoreChecks(readChecks(dir), exitStatus);
 }
@@ -53,22 +53,19 @@ export function describeProblems(label: string, checks: readonly Check[]): strin
     .map((check) => `  ${label}: ${check.status} ${check.id}: ${check.errorMessage ?? check.description ?? ''}`);
 }
 
+/** The suite writes `<dir>/<scenario>-<time>/checks.json`; `auth/x` makes that two levels deep. */
 function readChecks(dir: string): Check[] | undefined {
-  let entries: string[];
+  let entries: Dirent[];
   try {
-    entries = readdirSync(dir);
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch {
     return undefined;
   }
-  for (const name of entries) {
-    const file = join(dir, name, 'checks.json');
-    if (statSync(join(dir, name)).isDirectory()) {
-      try {
-        return JSON.parse(readFileSync(file, 'utf8')) as Check[];
-      } catch {
-        // Not this folder.
-      }
-    }
+  if (entries.some((e) => e.isFile() && e.name === 'checks.json'))
+    return JSON.parse(readFileSync(join(dir, 'checks.json'), 'utf8')) as Check[];
+  for (const entry of entries.filter((e) => e.isDirectory())) {
+    const found = readChecks(join(dir, entry.name));
+    if (found) return found;
   }
   return undefined;
 }

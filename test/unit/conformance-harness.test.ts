@@ -35,7 +35,7 @@ describe('scoring one run', () => {
     let dir: string | undefined;
     afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
 
-    it('finds it one level below the output folder, as the suite writes it', () => {
+    it('finds it below the output folder, as deep as the suite writes it', () => {
       dir = mkdtempSync(join(tmpdir(), 'conformance-score-'));
       mkdirSync(join(dir, 'tools_call-2026-11-23T12-00-00-000Z'));
       writeFileSync(
@@ -43,6 +43,13 @@ describe('scoring one run', () => {
         JSON.stringify([check('SUCCESS')]),
       );
       expect(scoreRun(dir, 0).outcome).toBe('passed');
+      // `auth/scope-step-up` becomes `auth/scope-step-up-<time>/`: one folder deeper.
+      mkdirSync(join(dir, 'deeper', 'auth', 'scope-step-up-2026-11-23T12-00-00-000Z'), { recursive: true });
+      writeFileSync(
+        join(dir, 'deeper', 'auth', 'scope-step-up-2026-11-23T12-00-00-000Z', 'checks.json'),
+        JSON.stringify([check('SKIPPED')]),
+      );
+      expect(scoreRun(join(dir, 'deeper'), 0).outcome).toBe('not run');
       expect(scoreRun(join(dir, 'missing'), 0).outcome).toBe('failed');
     });
   });
