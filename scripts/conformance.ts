@@ -58,6 +58,8 @@ const sets = REQUIREMENT_SETS.map((revision) =>
 const plan = planRuns(parseScenarioList(listed(['--client'])), sets).filter((run) =>
   matchesFilter(run.scenario, filters),
 );
+if (plan.length === 0)
+  throw new Error(`no client scenario matches ${filters.join(' ')} (see \`conformance list --client\`)`);
 const baseline = parseBaseline(readFileSync(baselineFile, 'utf8'), 'test/conformance/expected-failures.yaml');
 
 rmSync(outDir, { recursive: true, force: true });
