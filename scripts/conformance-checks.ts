@@ -1,6 +1,6 @@
-/** What both conformance harnesses read from one scenario run: its checks.json, scored. */
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+/** One scenario run of the conformance suite, scored from the checks.json it wrote. */
+import { readdirSync, readFileSync, type Dirent } from 'node:fs';
+import { join } from 'node:path';
 
 export interface Check {
   id: string;
@@ -9,29 +9,41 @@ export interface Check {
   errorMessage?: string;
 }
 
+/** `not run`: no check reached a verdict (every one SKIPPED or INFO) — never a pass. */
+export type Outcome = 'passed' | 'failed' | 'not run';
+
 export interface Score {
   checks: Check[];
   passed: number;
   failed: number;
   warnings: number;
-  /** The run exited 0, wrote checks, and none failed or warned. */
-  ok: boolean;
+  outcome: Outcome;
+  /** Why the outcome is not `passed`, in a few words. */
+  why?: string;
 }
 
-/** Scores the run whose output folder is `dir`; with no checks.json, echoes the run's output. */
-export function scoreRun(dir: string, run: SpawnSyncReturns<string>): Score {
-  let checks: Check[] = [];
-  try {
-    checks = JSON.parse(readFileSync(findChecks(dir), 'utf8')) as Check[];
-  } catch {
-    process.stdout.write(run.stdout ?? '');
-    process.stderr.write(run.stderr ?? '');
-  }
-  const failed = checks.filter((c) => c.status === 'FAILURE').length;
-  const warnings = checks.filter((c) => c.status === 'WARNING').length;
-  const passed = checks.filter((c) => c.status === 'SUCCESS').length;
-  const ok = run.status === 0 && checks.length > 0 && failed === 0 && warnings === 0;
-  return { checks, passed, failed, warnings, ok };
+/**
+ * Scores one run. `exitStatus` is the suite's own exit status for the scenario: non-zero when a
+ * check failed or warned, the client timed out, or the client exited with an error the scenario
+ * does not allow. `checks` is undefined when the run wrote no checks.json.
+ */
+export function scoreChecks(checks: Check[] | undefined, exitStatus: number | null): Score {
+  const list = checks ?? [];
+  const count = (status: string) => list.filter((c) => c.status === status).length;
+  const score = { checks: list, passed: count('SUCCESS'), failed: count('FAILURE'), warnings: count('WARNING') };
+  if (checks === undefined) return { ...score, outcome: 'failed', why: 'the run wrote no checks.json' };
+  if (score.failed > 0 || score.warnings > 0)
+    return { ...score, outcome: 'failed', why: `${score.failed} failed, ${score.warnings} warned` };
+  if (score.passed === 0)
+    return { ...score, outcome: 'not run', why: `no check reached a verdict (${list.length} SKIPPED or INFO)` };
+  if (exitStatus !== 0)
+    return { ...score, outcome: 'failed', why: `the suite exited ${exitStatus} (client error or timeout)` };
+  return { ...score, outcome: 'passed' };
+}
+
+/** Scores the run whose output folder is `dir` (checks.json somewhere below it). */
+export function scoreRun(dir: string, exitStatus: number | null): Score {
+  return scoreChecks(readChecks(dir), exitStatus);
 }
 
 /** The checks that failed or warned, one line each. */
@@ -41,9 +53,19 @@ export function describeProblems(label: string, checks: readonly Check[]): strin
     .map((check) => `  ${label}: ${check.status} ${check.id}: ${check.errorMessage ?? check.description ?? ''}`);
 }
 
-/** The suite writes checks.json into a per-run folder below `-o`. */
-function findChecks(dir: string): string {
-  const found = spawnSync('find', [dir, '-name', 'checks.json'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
-  if (!found) throw new Error(`no checks.json under ${dir}`);
-  return found;
+/** The suite writes `<dir>/<scenario>-<time>/checks.json`; `auth/x` makes that two levels deep. */
+function readChecks(dir: string): Check[] | undefined {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  if (entries.some((e) => e.isFile() && e.name === 'checks.json'))
+    return JSON.parse(readFileSync(join(dir, 'checks.json'), 'utf8')) as Check[];
+  for (const entry of entries.filter((e) => e.isDirectory())) {
+    const found = readChecks(join(dir, entry.name));
+    if (found) return found;
+  }
+  return undefined;
 }

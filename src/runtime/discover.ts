@@ -1,8 +1,8 @@
 /**
  * The era probe and the modern "handshake": one `server/discover` (spec 2026-07-28,
  * server/discover and basic/versioning). A DiscoverResult, or a recognized modern error, means a
- * modern server: a -32022 is retried once with a version from its `supported` list, never
- * answered by falling back. Anything else (a 4xx without a modern error body, -32601, no answer in
+ * modern server: a -32022 is retried once with a version from its `supported` list (ours again
+ * if it lists ours), never answered by falling back. Anything else (a 4xx without a modern error body, -32601, no answer in
  * time) means a legacy server, unless the era is pinned modern.
  */
 import type { DiscoverVerdict, SessionInfo } from '../../machines/connection.machine.js';
@@ -56,7 +56,9 @@ export async function discover(input: DiscoverInput): Promise<DiscoverVerdict> {
       if (error instanceof McpError && error.rpcCode === UNSUPPORTED_PROTOCOL_VERSION) {
         const supported = (error.data as { supported?: unknown } | undefined)?.supported;
         const next = mutualModernVersion(supported, pin.version);
-        if (next !== undefined && next !== version && attempt < MAX_ATTEMPTS) {
+        // Retried even when `next` is the version just refused: the server lists it (a node behind
+        // the same URL not yet upgraded, or a deliberate first refusal), and one retry is bounded.
+        if (next !== undefined && attempt < MAX_ATTEMPTS) {
           version = next;
           continue;
         }
