@@ -97,13 +97,14 @@ async function answerAll(
   const stop = () => controller.abort(trip.signal?.reason);
   trip.signal?.addEventListener('abort', stop, { once: true });
   try {
-    const entries = await Promise.all(
+    const answers = Promise.all(
       Object.entries(requests).map(async ([key, request]) => {
         const context: HandlerContext = { server: trip.server, signal: controller.signal, requestId: key };
         return [key, await answerOne(key, request, context, trip)] as const;
       }),
     );
-    if (controller.signal.aborted) throw aborted(trip);
+    // A handler that ignores its signal does not keep an aborted call waiting.
+    const entries = await (trip.signal ? untilAborted(answers, controller.signal, trip) : answers);
     return Object.fromEntries(entries);
   } finally {
     trip.signal?.removeEventListener('abort', stop);
@@ -134,6 +135,14 @@ async function answerOne(
 export function roundEvent(round: number, result: InputRequiredResult): [string, Record<string, string | number>] {
   const kinds = Object.values(result.inputRequests ?? {}).map((request) => String(request?.method));
   return ['input required', { 'mcp_supervisor.round': round, 'mcp_supervisor.input_requests': kinds.join(',') }];
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, trip: RoundTrip): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(aborted(trip));
+    signal.addEventListener('abort', stop, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
 }
 
 function aborted(trip: RoundTrip): RequestAbortedError {
