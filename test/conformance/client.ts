@@ -22,6 +22,17 @@ const scenarios: Record<string, (server: ServerHandle) => Promise<void>> = {
     const result = await server.callTool('test_client_elicitation_defaults', {});
     log(`elicitation tool -> ${JSON.stringify(result.content)}`);
   },
+  // SEP-2322: the MRTR rounds run inside callTool; a plain call in parallel must carry nothing of them.
+  'sep-2322-client-request-state': async (server) => {
+    await server.listTools();
+    const [echo, unrelated] = await Promise.all([
+      server.callTool('test_mrtr_echo_state', {}),
+      server.callTool('test_mrtr_unrelated', {}),
+    ]);
+    log(`echo_state -> ${JSON.stringify(echo.content)}; unrelated -> ${JSON.stringify(unrelated.content)}`);
+    log(`no_state -> ${JSON.stringify((await server.callTool('test_mrtr_no_state', {})).content)}`);
+    log(`no_result_type -> ${JSON.stringify((await server.callTool('test_mrtr_no_result_type', {})).content)}`);
+  },
   'sse-retry': async (server) => {
     const result = await server.callTool('test_reconnection', {});
     log(`test_reconnection -> ${JSON.stringify(result.content)}`);
