@@ -66,7 +66,12 @@ function toolResult(name: string, params: Params): Record<string, unknown> {
     case 'url':
       if (!responses)
         return inputRequired(
-          { link: { method: 'elicitation/create', params: { mode: 'url', message: 'sign in', url: 'https://example.com/x' } } },
+          {
+            link: {
+              method: 'elicitation/create',
+              params: { mode: 'url', message: 'sign in', url: 'https://example.com/x' },
+            },
+          },
           'url-1',
         );
       return text({ link: responses.link });
@@ -104,7 +109,8 @@ export async function startMrtrFixture(): Promise<MrtrFixture> {
           capabilities: { tools: {} },
           serverInfo: { name: 'mrtr-fixture', version: '1.0.0' },
         });
-      if (body.method === 'tools/list') return reply({ resultType: 'complete', tools: TOOLS, ttlMs: 0, cacheScope: 'private' });
+      if (body.method === 'tools/list')
+        return reply({ resultType: 'complete', tools: TOOLS, ttlMs: 0, cacheScope: 'private' });
       if (body.method === 'tools/call') return reply(toolResult(String(body.params?.name), body.params ?? {}));
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32601, message: 'Method not found' } }));

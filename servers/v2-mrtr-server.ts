@@ -15,19 +15,23 @@ import { z } from 'zod';
 
 export function buildMrtrServer(name: string): McpServer {
   const server = new McpServer({ name, version: '2.0.0' });
-  server.registerTool('greet', { description: 'Greets whoever the user says', inputSchema: z.object({}) }, (_args, ctx) => {
-    const answer = acceptedContent<{ name: string }>(ctx.mcpReq.inputResponses, 'name');
-    if (!answer)
-      return inputRequired({
-        inputRequests: {
-          name: inputRequired.elicit({
-            message: 'Your name?',
-            requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-          }),
-        },
-      });
-    return { content: [{ type: 'text', text: `hello ${answer.name} (pid ${process.pid})` }] };
-  });
+  server.registerTool(
+    'greet',
+    { description: 'Greets whoever the user says', inputSchema: z.object({}) },
+    (_args, ctx) => {
+      const answer = acceptedContent<{ name: string }>(ctx.mcpReq.inputResponses, 'name');
+      if (!answer)
+        return inputRequired({
+          inputRequests: {
+            name: inputRequired.elicit({
+              message: 'Your name?',
+              requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+            }),
+          },
+        });
+      return { content: [{ type: 'text', text: `hello ${answer.name} (pid ${process.pid})` }] };
+    },
+  );
   server.registerTool('poem', { description: 'Writes a line on a topic', inputSchema: z.object({}) }, (_args, ctx) => {
     const state = ctx.mcpReq.requestState<string>();
     const responses = ctx.mcpReq.inputResponses;

@@ -38,7 +38,10 @@ export function extraCapabilities(options: CapabilityOptions): ClientCapabilitie
   if (capabilities !== undefined) checkCapabilities(capabilities, options.handlers ?? {}, issues);
   if (extensions !== undefined) checkExtensions(extensions, 'extensions', issues);
   if (issues.length > 0)
-    throw new ConfigError(`invalid client capabilities: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, issues);
+    throw new ConfigError(
+      `invalid client capabilities: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
+      issues,
+    );
   if (extensions === undefined) return capabilities;
   const merged = { ...(capabilities?.extensions as Record<string, unknown> | undefined), ...extensions };
   return { ...capabilities, extensions: merged };

@@ -84,6 +84,10 @@ export function capabilitiesFor(
   return capabilities;
 }
 
+function modeOf(params: Record<string, unknown>): string {
+  return typeof params.mode === 'string' ? params.mode : 'form';
+}
+
 /** The handler for a request, by method (and elicitation mode); undefined when none was given. */
 function handlerFor(handlers: ClientHandlers, method: string, params: Record<string, unknown>): Handler | undefined {
   if (method === 'elicitation/create' && params.mode === 'url') return handlers.urlElicitation;
@@ -110,7 +114,10 @@ export class ServerRequests {
       // Elicitation is supported, only not in this mode: the params are what is wrong.
       const otherMode = request.method === 'elicitation/create' && capabilitiesFor(this.handlers).elicitation;
       const error = otherMode
-        ? { code: -32602, message: `elicitation mode '${String(params.mode ?? 'form')}' is not supported by this client` }
+        ? {
+            code: -32602,
+            message: `elicitation mode '${modeOf(params)}' is not supported by this client`,
+          }
         : { code: -32601, message: `Method not found: ${request.method}` };
       return Promise.resolve(this.send({ jsonrpc: '2.0', id: request.id, error }));
     }
@@ -138,7 +145,7 @@ export class ServerRequests {
   answer(method: string, params: Record<string, unknown>, context: HandlerContext): Promise<Record<string, unknown>> {
     const handler = handlerFor(this.handlers, method, params);
     if (!handler) {
-      const what = method === 'elicitation/create' ? `elicitation mode '${String(params.mode ?? 'form')}'` : method;
+      const what = method === 'elicitation/create' ? `elicitation mode '${modeOf(params)}'` : method;
       return Promise.reject(new NoHandlerError(`no handler for ${what} was given`));
     }
     return Promise.resolve()

@@ -51,7 +51,11 @@ describe('URL-mode elicitation (2025-11-25)', () => {
     const result = json(await h.callTool('open_link', {}));
     expect(result.action).toBe('accept');
     expect(seen).toEqual([
-      expect.objectContaining({ mode: 'url', url: 'https://example.com/authorize?x=1', elicitationId: result.elicitationId }),
+      expect.objectContaining({
+        mode: 'url',
+        url: 'https://example.com/authorize?x=1',
+        elicitationId: result.elicitationId,
+      }),
     ]);
     expect(await completed).toMatchObject({ elicitationId: result.elicitationId });
     expect(json(await h.callTool('client_capabilities', {})).elicitation).toEqual({ form: {}, url: {} });
@@ -105,7 +109,9 @@ describe('sampling with tools (2025-11-25)', () => {
   });
 
   it('without the option, sampling.tools is not advertised and the server may not send tools', async () => {
-    const h = await start({ handlers: { sampling: () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: '' } }) } });
+    const h = await start({
+      handlers: { sampling: () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: '' } }) },
+    });
     expect(json(await h.callTool('client_capabilities', {})).sampling).toEqual({});
     expect((await h.callTool('ask_model', {})).isError).toBe(true);
   });
@@ -132,7 +138,8 @@ describe('extra capabilities and extensions', () => {
     [{ capabilities: { experimental: true } }, /capabilities.experimental must be an object/],
     [{ maxInputRounds: 0 }, /maxInputRounds must be a positive integer/],
   ])('invalid: %j is a ConfigError naming it', (options, message) => {
-    const create = () => createSupervisor({ servers: { a: { url: 'http://127.0.0.1:1/mcp' } }, ...(options as object) });
+    const create = () =>
+      createSupervisor({ servers: { a: { url: 'http://127.0.0.1:1/mcp' } }, ...(options as object) });
     expect(create).toThrow(ConfigError);
     expect(create).toThrow(message);
   });

@@ -11,6 +11,7 @@ import {
   InputRequestError,
   InputRoundsExceededError,
   RequestAbortedError,
+  type ClientHandlers,
   type ConnectOptions,
   type ServerHandle,
 } from '../../../src/index.js';
@@ -26,7 +27,7 @@ afterEach(async () => {
   fixture = undefined;
 });
 
-const HANDLERS: ConnectOptions['handlers'] = {
+const HANDLERS: ClientHandlers = {
   elicitation: (params) => ({ action: 'accept', content: { ok: params.message !== 'who?' } }),
   sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'Paris' }, model: 'm' }),
   roots: () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }),
@@ -53,7 +54,11 @@ describe('multi round-trip requests', () => {
   it('one round: the elicitation handler answers, the request goes again with a new id and the state echoed', async () => {
     const { f, h } = await start();
     const result = await h.callTool('confirm', { flow: 'a' });
-    expect(json(result)).toEqual({ flow: 'a', confirm: { action: 'accept', content: { ok: true } }, state: 'state-a-1' });
+    expect(json(result)).toEqual({
+      flow: 'a',
+      confirm: { action: 'accept', content: { ok: true } },
+      state: 'state-a-1',
+    });
     const [first, retry] = calls(f, 'confirm');
     expect(first!.params).not.toHaveProperty('inputResponses');
     expect(first!.params).not.toHaveProperty('requestState');
@@ -141,13 +146,18 @@ describe('multi round-trip requests', () => {
     });
     const error = await h.callTool('confirm', { flow: 'x' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputRequestError);
-    expect(error).toMatchObject({ server: 'mrtr', method: 'tools/call', inputKey: 'confirm', inputMethod: 'elicitation/create' });
+    expect(error).toMatchObject({
+      server: 'mrtr',
+      method: 'tools/call',
+      inputKey: 'confirm',
+      inputMethod: 'elicitation/create',
+    });
     expect((error as Error).message).toMatch(/the handler failed: the user closed the window/);
     expect(calls(f, 'confirm')).toHaveLength(1);
   });
 
   it('input no handler answers fails the call with InputRequestError naming it', async () => {
-    const { h } = await start({ handlers: { elicitation: HANDLERS!.elicitation! } });
+    const { h } = await start({ handlers: { elicitation: HANDLERS.elicitation } });
     const error = await h.callTool('two_rounds', {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputRequestError);
     expect((error as Error).message).toMatch(/no handler for (sampling\/createMessage|roots\/list)/);

@@ -5,7 +5,13 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connect, createSupervisor, type ClientHandlers, type ServerHandle, type Supervisor } from '../../../src/index.js';
+import {
+  connect,
+  createSupervisor,
+  type ClientHandlers,
+  type ServerHandle,
+  type Supervisor,
+} from '../../../src/index.js';
 import { buildMrtrServer } from '../../../servers/v2-mrtr-server.js';
 import { nextTransition } from '../helpers.js';
 import { startV2Server, type V2Server } from './v2-server.js';
