@@ -52,7 +52,7 @@ function calls(f: MrtrFixture, tool: string) {
 
 describe('multi round-trip requests', () => {
   it('one round: the elicitation handler answers, the request goes again with a new id and the state echoed', async () => {
-    const { f, h } = await start();
+    const { f, h } = await start({ extensions: { 'com.example/trace': {} } });
     const result = await h.callTool('confirm', { flow: 'a' });
     expect(json(result)).toEqual({
       flow: 'a',
@@ -70,6 +70,7 @@ describe('multi round-trip requests', () => {
       elicitation: {},
       sampling: {},
       roots: {},
+      extensions: { 'com.example/trace': {} },
     });
   });
 
