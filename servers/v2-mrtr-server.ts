@@ -7,6 +7,8 @@
  * - `poem`: two rounds (a topic by elicitation, then a line by sampling, the topic carried in
  *   `requestState`), then the roots in a third.
  *
+ * - prompt `review` and resource `mrtr://secret`: one elicitation round each.
+ *
  * Run as a script (`node --import tsx servers/v2-mrtr-server.ts`) it serves stdio, modern only.
  */
 import { fileURLToPath } from 'node:url';
@@ -65,6 +67,25 @@ export function buildMrtrServer(name: string): McpServer {
     const roots = inputResponse(responses, 'roots');
     const where = roots.kind === 'roots' ? roots.roots.map((r) => r.uri).join(',') : 'nowhere';
     return { content: [{ type: 'text', text: `${state} @ ${where}` }] };
+  });
+  const askName = (message: string) =>
+    inputRequired({
+      inputRequests: {
+        name: inputRequired.elicit({
+          message,
+          requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        }),
+      },
+    });
+  server.registerPrompt('review', { description: 'A review prompt for someone' }, (ctx) => {
+    const answer = acceptedContent<{ name: string }>(ctx.mcpReq.inputResponses, 'name');
+    if (!answer) return askName('Reviewer?');
+    return { messages: [{ role: 'user', content: { type: 'text', text: `review by ${answer.name}` } }] };
+  });
+  server.registerResource('secret', 'mrtr://secret', { description: 'Readable once a name is given' }, (uri, ctx) => {
+    const answer = acceptedContent<{ name: string }>(ctx.mcpReq.inputResponses, 'name');
+    if (!answer) return askName('Reader?');
+    return { contents: [{ uri: uri.href, text: `for ${answer.name}` }] };
   });
   return server;
 }

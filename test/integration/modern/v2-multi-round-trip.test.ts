@@ -59,6 +59,15 @@ describe('v2 server package, multi round-trip requests', () => {
     ]);
   });
 
+  it('over HTTP: getPrompt and readResource run their rounds too, and their results are checked', async () => {
+    server = await startV2Server('modern', 0, 'v2-mrtr', buildMrtrServer);
+    handle = await connect({ url: server.url, keepalive: false }, { name: 'v2', handlers });
+    const prompt = await handle.getPrompt('review');
+    expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'review by Ada' } }]);
+    const resource = await handle.readResource('mrtr://secret');
+    expect(resource.contents).toEqual([{ uri: 'mrtr://secret', text: 'for Ada' }]);
+  });
+
   it('over stdio, and again after the server process restarts', async () => {
     supervisor = createSupervisor({
       servers: {
