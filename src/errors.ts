@@ -23,7 +23,10 @@ export type ErrorCode =
   | 'AUTHORIZATION_FAILED'
   | 'OUTCOME_UNKNOWN'
   | 'UNKNOWN_TOOL'
-  | 'TOOL_ERROR';
+  | 'TOOL_ERROR'
+  | 'INPUT_ROUNDS_EXCEEDED'
+  | 'INPUT_REQUEST_FAILED'
+  | 'URL_ELICITATION_REQUIRED';
 
 export interface ErrorDetails {
   server?: string | undefined;
@@ -50,8 +53,8 @@ export abstract class McpSupervisorError extends Error {
 
 /** The server answered with a JSON-RPC error object. */
 export class McpError extends McpSupervisorError {
-  readonly code = 'MCP_ERROR' as const;
-  readonly retryable = false;
+  readonly code: 'MCP_ERROR' | 'URL_ELICITATION_REQUIRED' = 'MCP_ERROR';
+  readonly retryable: boolean = false;
   constructor(
     readonly rpcCode: number,
     readonly rpcMessage: string,
@@ -314,6 +317,81 @@ export class ConfigError extends McpSupervisorError {
   ) {
     super(message);
   }
+}
+
+/**
+ * A modern server (spec 2026-07-28, multi round-trip requests) still asked for input after
+ * `maxRounds` retries of the same request. `inputRequests` is what it asked for last.
+ */
+export class InputRoundsExceededError extends McpSupervisorError {
+  readonly code = 'INPUT_ROUNDS_EXCEEDED' as const;
+  readonly retryable = false;
+  constructor(
+    readonly method: string,
+    readonly maxRounds: number,
+    readonly inputRequests: Readonly<Record<string, unknown>> | undefined,
+    details?: ErrorDetails,
+  ) {
+    super(`'${method}' still required input after ${maxRounds} rounds (maxInputRounds)`, details);
+  }
+}
+
+/**
+ * A modern server asked for input (an `InputRequiredResult`) the client could not give: no
+ * handler for that kind of request, or the handler threw (its error is the `cause`).
+ */
+export class InputRequestError extends McpSupervisorError {
+  readonly code = 'INPUT_REQUEST_FAILED' as const;
+  readonly retryable = false;
+  constructor(
+    readonly method: string,
+    /** The server's key for the embedded request, and its method (`elicitation/create`, …). */
+    readonly inputKey: string,
+    readonly inputMethod: string,
+    reason: string,
+    details?: ErrorDetails,
+  ) {
+    super(`'${method}' needs input '${inputKey}' (${inputMethod}): ${reason}`, details);
+  }
+}
+
+/** What a URL-mode elicitation asks the user to open (spec 2025-11-25, client/elicitation). */
+export interface UrlElicitation {
+  mode: 'url';
+  message: string;
+  url: string;
+  /** 2025-11-25 only; the 2026-07-28 shape has none. */
+  elicitationId?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * The server answered -32042 URLElicitationRequired (spec 2025-11-25): the request needs the user
+ * to complete the `elicitations` (open each `url`) first; send it again afterwards. An `McpError`
+ * too, so `rpcCode` checks hold.
+ */
+export class UrlElicitationRequiredError extends McpError {
+  override readonly code = 'URL_ELICITATION_REQUIRED' as const;
+  override readonly retryable = true;
+  readonly elicitations: readonly UrlElicitation[];
+  constructor(rpcMessage: string, data: unknown, details?: ErrorDetails) {
+    super(URL_ELICITATION_REQUIRED, rpcMessage, data, details);
+    const list = (data as { elicitations?: unknown } | undefined)?.elicitations;
+    this.elicitations = Array.isArray(list) ? list.filter(isUrlElicitation) : [];
+  }
+}
+
+export const URL_ELICITATION_REQUIRED = -32042;
+
+/** The typed error for a JSON-RPC error response: an `McpError`, or the subclass its code names. */
+export function mcpErrorOf(rpcCode: number, rpcMessage: string, data: unknown, details?: ErrorDetails): McpError {
+  if (rpcCode === URL_ELICITATION_REQUIRED) return new UrlElicitationRequiredError(rpcMessage, data, details);
+  return new McpError(rpcCode, rpcMessage, data, details);
+}
+
+function isUrlElicitation(value: unknown): value is UrlElicitation {
+  const v = value as Partial<UrlElicitation> | null;
+  return typeof v === 'object' && v !== null && typeof v.url === 'string' && typeof v.message === 'string';
 }
 
 export function isMcpSupervisorError(error: unknown): error is McpSupervisorError {

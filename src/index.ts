@@ -35,7 +35,13 @@ export {
   type CompleteResult,
   type EmptyResult,
 } from './protocol/results.js';
-export type { ClientHandlers, Handler, HandlerContext, ElicitationOptions } from './runtime/server-requests.js';
+export type {
+  ClientHandlers,
+  Handler,
+  HandlerContext,
+  ElicitationOptions,
+  SamplingOptions,
+} from './runtime/server-requests.js';
 export type { Progress } from './protocol/pending.js';
 export {
   fromMcpServersJson,
@@ -81,12 +87,17 @@ export {
   ConfigError,
   UnknownToolError,
   ToolResultError,
+  InputRoundsExceededError,
+  InputRequestError,
+  UrlElicitationRequiredError,
+  type UrlElicitation,
   isMcpSupervisorError,
   type ErrorCode,
 } from './errors.js';
 export {
   SUPPORTED_PROTOCOL_VERSIONS,
   LATEST_PROTOCOL_VERSION,
+  type ClientCapabilities,
   type CallToolResult,
   type ListToolsResult,
   type Tool,

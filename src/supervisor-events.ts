@@ -16,6 +16,7 @@ export interface SupervisorEvents extends Record<string, unknown> {
   log: LogMessage & { server: string };
   listChanged: { server: string; list: 'tools' | 'resources' | 'prompts' };
   resourceUpdated: ResourceUpdated & { server: string };
+  elicitationComplete: { server: string; elicitationId: string };
 }
 
 export class SupervisorEventRelay {
@@ -80,6 +81,9 @@ export class SupervisorEventRelay {
       }
       case 'resourceUpdated':
         this.events.emit('resourceUpdated', { ...(payload as RuntimeEvents['resourceUpdated']), server });
+        break;
+      case 'elicitationComplete':
+        this.events.emit('elicitationComplete', { ...(payload as RuntimeEvents['elicitationComplete']), server });
         break;
     }
   }

@@ -24,8 +24,9 @@ import { ConfigError, ConnectionClosedError } from './errors.js';
 import { ToolCatalog } from './catalog/catalog.js';
 import type { CatalogOptions } from './catalog/options.js';
 import type { CatalogSnapshot } from './catalog/types.js';
-import type { Implementation } from './protocol/messages.js';
-import type { ClientHandlers, ElicitationOptions } from './runtime/server-requests.js';
+import type { ClientCapabilities, Implementation } from './protocol/messages.js';
+import type { ClientHandlers, ElicitationOptions, SamplingOptions } from './runtime/server-requests.js';
+import { extraCapabilities } from './runtime/client-capabilities.js';
 import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
 import { ServerRuntime } from './runtime/server-runtime.js';
 import { SupervisorEventRelay, type SupervisorEvents } from './supervisor-events.js';
@@ -36,10 +37,18 @@ import { VERSION } from './version.js';
 export interface SupervisorOptions {
   servers: Record<string, ServerConfigInput>;
   clientInfo?: Implementation;
-  /** Server-to-client requests: elicitation, sampling, roots. Only these are advertised. */
+  /** Server-to-client requests: elicitation (form, URL), sampling, roots. Only these are advertised. */
   handlers?: ClientHandlers;
   /** `{ applyDefaults: true }` fills accepted elicitation forms with the schema's defaults (SEP-1034). */
   elicitation?: ElicitationOptions;
+  /** `{ tools: true }`: the sampling handler takes tools (advertises `sampling.tools`). */
+  sampling?: SamplingOptions;
+  /** Client capabilities declared beyond the handlers' (`experimental`, `tasks`, …); validated, a ConfigError names what is wrong. */
+  capabilities?: ClientCapabilities;
+  /** Extensions the client supports (`{ 'com.example/ext': {} }`), merged into `capabilities.extensions`. */
+  extensions?: Record<string, Record<string, unknown>>;
+  /** Modern era: retries of one request that keeps asking for input (multi round-trip requests) before it fails; default 10. */
+  maxInputRounds?: number;
   /** An XState inspection observer (e.g. from @statelyai/inspect); sees every actor, through sanitized copies of the events. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /** A pino-compatible logger for transitions, restarts, fallbacks and stream warnings; silent by default. */
@@ -83,8 +92,11 @@ export class Supervisor implements HandleOwner {
   private rootError: Error | undefined;
   /** Every tool of every server under provider-safe names, kept fresh (docs/agents.md). */
   readonly catalog: ToolCatalog;
+  /** The validated extra capabilities, shared by every server. */
+  private readonly capabilities: ClientCapabilities | undefined;
 
   constructor(private readonly options: SupervisorOptions) {
+    this.capabilities = extraCapabilities(options);
     for (const config of parseServers(options.servers, this.parseOptions())) this.admit(config);
     this.catalog = new ToolCatalog(
       { names: () => this.handles.keys(), get: (name) => this.handles.get(name) },
@@ -221,6 +233,9 @@ export class Supervisor implements HandleOwner {
       clientInfo: this.options.clientInfo ?? DEFAULT_CLIENT_INFO,
       handlers: this.options.handlers,
       elicitation: this.options.elicitation,
+      sampling: this.options.sampling,
+      capabilities: this.capabilities,
+      maxInputRounds: this.options.maxInputRounds,
       timers: this.options.timers,
       createTransport: this.options.createTransport,
     });

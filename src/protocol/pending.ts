@@ -9,7 +9,7 @@
  * released at once (a server trickling its answer keeps no socket past the deadline). No
  * AbortController per request: the request already exists, and the listener slot is a field.
  */
-import { McpError, RequestAbortedError, RequestTimeoutError } from '../errors.js';
+import { mcpErrorOf, RequestAbortedError, RequestTimeoutError } from '../errors.js';
 import type { JsonRpcResponse } from './jsonrpc.js';
 import { Deadlines } from './deadlines.js';
 
@@ -234,7 +234,7 @@ export class PendingRequests {
     this.finish(request);
     if ('error' in response) {
       const { code, message, data } = response.error;
-      request.reject(new McpError(code, message, data, { server: this.options.server }));
+      request.reject(mcpErrorOf(code, message, data, { server: this.options.server }));
     } else {
       request.resolve(response.result);
     }

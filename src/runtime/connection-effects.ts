@@ -39,7 +39,11 @@ import {
   ServerRequests,
   type ClientHandlers,
   type ElicitationOptions,
+  type HandlerContext,
+  type SamplingOptions,
 } from './server-requests.js';
+import { DEFAULT_MAX_INPUT_ROUNDS } from './multi-round-trip.js';
+import { mergeCapabilities } from './client-capabilities.js';
 import { TransportOwner } from './transport-owner.js';
 
 export interface RuntimeOptions {
@@ -47,6 +51,11 @@ export interface RuntimeOptions {
   clientInfo: Implementation;
   handlers?: ClientHandlers | undefined;
   elicitation?: ElicitationOptions | undefined;
+  sampling?: SamplingOptions | undefined;
+  /** Declared on top of what the handlers declare (validated by client-capabilities.ts). */
+  capabilities?: ClientCapabilities | undefined;
+  /** Retries of one multi round-trip request before it fails (default 10). */
+  maxInputRounds?: number | undefined;
   timers?: Timers | undefined;
   /** Internal test hook (see SupervisorOptions.createTransport). */
   createTransport?: TransportFactory | undefined;
@@ -69,6 +78,7 @@ export abstract class ConnectionEffects extends TransportOwner {
   /** Set when the connection actor threw (a bug). */
   protected crashError: string | undefined;
   protected readonly serverRequests: ServerRequests;
+  protected readonly maxInputRounds: number;
   /** Subscriptions, logging level and roots (created by the first of them: an idle server holds none). */
   private established: SessionState | undefined;
   /** The tools' output schemas, from the first tools list on (never with `validateToolOutput: false`). */
@@ -95,7 +105,9 @@ export abstract class ConnectionEffects extends TransportOwner {
     );
     this.clientInfo = options.clientInfo;
     this.pin = pinOf(options.config.protocolVersion);
-    this.capabilities = capabilitiesFor(options.handlers ?? NO_HANDLERS, options.elicitation);
+    const declared = capabilitiesFor(options.handlers ?? NO_HANDLERS, options.elicitation, options.sampling);
+    this.capabilities = options.capabilities ? mergeCapabilities(declared, options.capabilities) : declared;
+    this.maxInputRounds = options.maxInputRounds ?? DEFAULT_MAX_INPUT_ROUNDS;
     this.serverRequests = new ServerRequests(
       this.name,
       options.handlers ?? NO_HANDLERS,
@@ -142,6 +154,17 @@ export abstract class ConnectionEffects extends TransportOwner {
   /** Answers a server's request on the current transport. */
   protected respond(response: JsonRpcMessage): void {
     this.transport?.send(response).catch((error: unknown) => this.events.emit('warning', error as Error));
+  }
+
+  /** An embedded request of a multi round-trip request: roots set with `setRoots` answer `roots/list`, else the handlers. */
+  protected answerInput(
+    method: string,
+    params: Record<string, unknown>,
+    context: HandlerContext,
+  ): Promise<Record<string, unknown>> {
+    const roots = method === 'roots/list' ? this.established?.roots : undefined;
+    if (roots) return Promise.resolve({ roots });
+    return this.serverRequests.answer(method, params, context);
   }
 
   // ---- effects invoked by the connection machine

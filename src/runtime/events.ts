@@ -55,6 +55,8 @@ export interface RuntimeEvents extends Record<string, unknown> {
   listChanged: { list: 'tools' | 'resources' | 'prompts' };
   /** `notifications/resources/updated` for a subscribed resource (see `subscribeResource`). */
   resourceUpdated: ResourceUpdated;
+  /** `notifications/elicitation/complete` (spec 2025-11-25): the user finished a URL-mode elicitation. */
+  elicitationComplete: { elicitationId: string };
   /** After a new session: the subscriptions, logging level and roots established again (session-state.ts). */
   sessionRestored: RestoreReport;
   transition: TransitionEvent;

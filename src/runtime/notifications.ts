@@ -30,6 +30,10 @@ export function dispatchNotification(
     case 'notifications/resources/updated':
       if (typeof params.uri === 'string') events.emit('resourceUpdated', params as ResourceUpdated);
       break;
+    case 'notifications/elicitation/complete':
+      if (typeof params.elicitationId === 'string')
+        events.emit('elicitationComplete', { elicitationId: params.elicitationId });
+      break;
     case 'notifications/tools/list_changed':
     case 'notifications/resources/list_changed':
     case 'notifications/prompts/list_changed':

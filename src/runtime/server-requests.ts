@@ -1,8 +1,10 @@
 /**
  * Requests the server sends to the client (on any stream): `ping` is answered at once;
- * `elicitation/create`, `sampling/createMessage` and `roots/list` go to the user's handlers;
- * anything else is answered -32601. A handler's signal aborts when the server cancels the
- * request; a cancelled request gets no response (spec: the receiver SHOULD NOT answer).
+ * `elicitation/create` (form or URL mode), `sampling/createMessage` and `roots/list` go to the
+ * user's handlers; anything else is answered -32601. A handler's signal aborts when the server
+ * cancels the request; a cancelled request gets no response (spec: the receiver SHOULD NOT
+ * answer). The modern era's embedded requests (multi-round-trip.ts) reach the same handlers
+ * through `answer()`.
  */
 import { describeError } from '../errors.js';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../protocol/jsonrpc.js';
@@ -13,6 +15,7 @@ export interface HandlerContext {
   server: string;
   /** Aborted when the server sends `notifications/cancelled` for this request, or the connection closes. */
   signal: AbortSignal;
+  /** The JSON-RPC id; for an embedded request of a multi round-trip request, the server's key for it. */
   requestId: RequestId;
 }
 
@@ -21,10 +24,15 @@ export type Handler<Params = Record<string, unknown>, Result = Record<string, un
   context: HandlerContext,
 ) => Result | Promise<Result>;
 
-/** Server-to-client request handlers. Only those given are advertised as capabilities. */
+/** Server-to-client requests handlers. Only those given are advertised as capabilities. */
 export interface ClientHandlers {
-  /** `elicitation/create` → `{ action: 'accept' | 'decline' | 'cancel', content? }` */
+  /** `elicitation/create` in form mode → `{ action: 'accept' | 'decline' | 'cancel', content? }` */
   elicitation?: Handler;
+  /**
+   * `elicitation/create` with `mode: 'url'` (spec 2025-11-25): show `message`, let the user open
+   * `url` out of band → `{ action: 'accept' | 'decline' | 'cancel' }`. Given: `elicitation.url` is advertised.
+   */
+  urlElicitation?: Handler;
   /** `sampling/createMessage` → `{ role, content, model, stopReason? }` */
   sampling?: Handler;
   /** `roots/list` → `{ roots: [{ uri, name? }] }` */
@@ -36,6 +44,16 @@ export interface ElicitationOptions {
   applyDefaults?: boolean;
 }
 
+export interface SamplingOptions {
+  /** The `sampling` handler takes `tools`/`toolChoice` and may answer `tool_use` content (`sampling.tools`, spec 2025-11-25). */
+  tools?: boolean;
+  /** The handler honours `includeContext` (`sampling.context`). */
+  context?: boolean;
+}
+
+/** A server asked for something no handler answers: the -32601 of the 2025 era, an error of the call in the modern one. */
+export class NoHandlerError extends Error {}
+
 const METHODS: Record<string, keyof ClientHandlers> = {
   'elicitation/create': 'elicitation',
   'sampling/createMessage': 'sampling',
@@ -46,13 +64,35 @@ const METHODS: Record<string, keyof ClientHandlers> = {
 export const NO_HANDLERS: ClientHandlers = Object.freeze({});
 export const NO_ELICITATION_OPTIONS: ElicitationOptions = Object.freeze({});
 
-export function capabilitiesFor(handlers: ClientHandlers, elicitation: ElicitationOptions = {}): ClientCapabilities {
+export function capabilitiesFor(
+  handlers: ClientHandlers,
+  elicitation: ElicitationOptions = {},
+  sampling: SamplingOptions = {},
+): ClientCapabilities {
   const capabilities: ClientCapabilities = {};
   if (handlers.roots) capabilities.roots = { listChanged: true };
-  if (handlers.sampling) capabilities.sampling = {};
-  if (handlers.elicitation)
-    capabilities.elicitation = { form: elicitation.applyDefaults ? { applyDefaults: true } : {} };
+  if (handlers.sampling) {
+    capabilities.sampling = {};
+    if (sampling.tools) capabilities.sampling.tools = {};
+    if (sampling.context) capabilities.sampling.context = {};
+  }
+  if (handlers.elicitation || handlers.urlElicitation) {
+    capabilities.elicitation = {};
+    if (handlers.elicitation) capabilities.elicitation.form = elicitation.applyDefaults ? { applyDefaults: true } : {};
+    if (handlers.urlElicitation) capabilities.elicitation.url = {};
+  }
   return capabilities;
+}
+
+function modeOf(params: Record<string, unknown>): string {
+  return typeof params.mode === 'string' ? params.mode : 'form';
+}
+
+/** The handler for a request, by method (and elicitation mode); undefined when none was given. */
+function handlerFor(handlers: ClientHandlers, method: string, params: Record<string, unknown>): Handler | undefined {
+  if (method === 'elicitation/create' && params.mode === 'url') return handlers.urlElicitation;
+  const name = METHODS[method];
+  return name ? handlers[name] : undefined;
 }
 
 export class ServerRequests {
@@ -68,33 +108,26 @@ export class ServerRequests {
 
   /** Resolves with the response sent (none when the server cancelled it): telemetry reads its outcome. */
   handle(request: JsonRpcRequest): Promise<JsonRpcResponse | undefined> {
-    if (request.method === 'ping') return Promise.resolve(this.answer({ jsonrpc: '2.0', id: request.id, result: {} }));
-    const name = METHODS[request.method];
-    const handler = name ? this.handlers[name] : undefined;
-    if (!handler) {
-      return Promise.resolve(
-        this.answer({
-          jsonrpc: '2.0',
-          id: request.id,
-          error: { code: -32601, message: `Method not found: ${request.method}` },
-        }),
-      );
+    if (request.method === 'ping') return Promise.resolve(this.send({ jsonrpc: '2.0', id: request.id, result: {} }));
+    const params = request.params ?? {};
+    if (!handlerFor(this.handlers, request.method, params)) {
+      // Elicitation is supported, only not in this mode: the params are what is wrong.
+      const otherMode = request.method === 'elicitation/create' && capabilitiesFor(this.handlers).elicitation;
+      const error = otherMode
+        ? {
+            code: -32602,
+            message: `elicitation mode '${modeOf(params)}' is not supported by this client`,
+          }
+        : { code: -32601, message: `Method not found: ${request.method}` };
+      return Promise.resolve(this.send({ jsonrpc: '2.0', id: request.id, error }));
     }
     const controller = new AbortController();
     (this.active ??= new Map()).set(request.id, controller);
-    const params = request.params ?? {};
     const context: HandlerContext = { server: this.server, signal: controller.signal, requestId: request.id };
     // Settles into a response whatever the handler does: the chain cannot reject.
-    return Promise.resolve()
-      .then(() => handler(params, context))
+    return this.answer(request.method, params, context)
       .then(
-        (result) => {
-          const final =
-            name === 'elicitation' && this.elicitation.applyDefaults
-              ? applyElicitationDefaults(params, result)
-              : result;
-          return { jsonrpc: '2.0' as const, id: request.id, result: final };
-        },
+        (result) => ({ jsonrpc: '2.0' as const, id: request.id, result }),
         (error: unknown) => ({
           jsonrpc: '2.0' as const,
           id: request.id,
@@ -104,11 +137,27 @@ export class ServerRequests {
       .then((response: JsonRpcResponse) => {
         if (this.active?.get(request.id) !== controller) return undefined;
         this.active.delete(request.id);
-        return controller.signal.aborted ? undefined : this.answer(response);
+        return controller.signal.aborted ? undefined : this.send(response);
       });
   }
 
-  private answer(response: JsonRpcResponse): JsonRpcResponse {
+  /** One request's result from its handler; rejects with the handler's error, or `NoHandlerError`. */
+  answer(method: string, params: Record<string, unknown>, context: HandlerContext): Promise<Record<string, unknown>> {
+    const handler = handlerFor(this.handlers, method, params);
+    if (!handler) {
+      const what = method === 'elicitation/create' ? `elicitation mode '${modeOf(params)}'` : method;
+      return Promise.reject(new NoHandlerError(`no handler for ${what} was given`));
+    }
+    return Promise.resolve()
+      .then(() => handler(params, context))
+      .then((result) =>
+        method === 'elicitation/create' && params.mode !== 'url' && this.elicitation.applyDefaults
+          ? applyElicitationDefaults(params, result)
+          : result,
+      );
+  }
+
+  private send(response: JsonRpcResponse): JsonRpcResponse {
     this.respond(response);
     return response;
   }

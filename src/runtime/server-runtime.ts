@@ -29,13 +29,21 @@ import {
   type JsonRpcRequest,
 } from '../protocol/jsonrpc.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../protocol/era.js';
-import type { PendingRequest } from '../protocol/pending.js';
+import type { CreateOptions, PendingRequest } from '../protocol/pending.js';
 import { observeTransition, startOperation } from '../observe/telemetry/server-telemetry.js';
 import { ConnectionEffects, type ConnectionRef, type RuntimeOptions } from './connection-effects.js';
 import type { RequestOptions } from './events.js';
 import { readEvidence } from './evidence.js';
 import { dispatchNotification } from './notifications.js';
 import { mayReplay, ToolSafety } from './replay-policy.js';
+import {
+  completeRounds,
+  isInputRequired,
+  mayRequireInput,
+  roundEvent,
+  type InputRequiredResult,
+} from './multi-round-trip.js';
+import type { Operation } from '../observe/telemetry/tracing.js';
 
 export type {
   ConnectionState,
@@ -71,26 +79,65 @@ export class ServerRuntime extends ConnectionEffects {
 
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
     const operation = startOperation(this, method, params); // undefined unless an OpenTelemetry SDK is registered
-    const { request, promise } = this.pending.create(method, operation?.params ?? params, {
+    const sent = operation?.params ?? params;
+    const { request, promise: answered } = this.pending.create(method, sent, this.createOptions(options));
+    // Modern era: an `InputRequiredResult` is answered through the handlers and sent again (multi-round-trip.ts).
+    const promise = mayRequireInput(method)
+      ? answered.then((result) =>
+          isInputRequired(result) ? this.completeInputRounds(method, sent, options, result, operation) : result,
+        )
+      : answered;
+    if (operation) this.telemetry?.track(request, promise, operation);
+    this.enqueue(request);
+    // What the server says of its tools decides which calls may be replayed (replay-policy.ts)
+    // and how their structured output is checked (tool-output.ts).
+    if (method === 'tools/list')
+      promise.then((result) => this.learnTools(result, params?.cursor === undefined), ignore);
+    return promise;
+  }
+
+  private createOptions(options: RequestOptions | undefined): CreateOptions {
+    return {
       timeoutMs: options?.timeoutMs ?? this.config.requestTimeoutMs,
       signal: options?.signal,
       onProgress: options?.onprogress,
       resetTimeoutOnProgress: options?.resetTimeoutOnProgress,
       maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
       retry: options?.retry,
-    });
-    if (operation) this.telemetry?.track(request, promise, operation);
-    if (!this.pending.isPending(request)) return promise;
+    };
+  }
+
+  /** Straight to the transport while the gate is open (the hot path), else it waits in the gate. */
+  private enqueue(request: PendingRequest): void {
+    if (!this.pending.isPending(request)) return; // aborted before it was created
     const phase = this.gate.phase;
     if (phase === 'open') this.dispatch(request, false);
     else if (phase === 'closed') this.pending.fail(request, this.closedError());
     else if (this.gate.hold(request)) this.telemetry?.onHeld(request, this.state());
     else this.pending.fail(request, new QueueFullError(this.config.maxQueuedRequests, { server: this.name }));
-    // What the server says of its tools decides which calls may be replayed (replay-policy.ts)
-    // and how their structured output is checked (tool-output.ts).
-    if (method === 'tools/list')
-      promise.then((result) => this.learnTools(result, params?.cursor === undefined), ignore);
-    return promise;
+  }
+
+  private completeInputRounds(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: RequestOptions | undefined,
+    first: InputRequiredResult,
+    operation: Operation | undefined,
+  ): Promise<unknown> {
+    return completeRounds(first, {
+      server: this.name,
+      method,
+      params,
+      maxRounds: this.maxInputRounds,
+      signal: options?.signal,
+      send: (retry) => {
+        const { request, promise } = this.pending.create(method, retry, this.createOptions(options));
+        this.enqueue(request);
+        return promise;
+      },
+      answer: (inputMethod, inputParams, context) => this.answerInput(inputMethod, inputParams, context),
+      onRound: operation?.span ? (round, result) => operation.span?.addEvent(...roundEvent(round, result)) : undefined,
+    });
   }
 
   private learnTools(result: unknown, firstPage: boolean): void {

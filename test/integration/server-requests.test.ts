@@ -98,6 +98,29 @@ describe('server-to-client requests', () => {
     expect((await answerTo(f, 'e2')).result).toEqual({ action: 'accept', content: { name: 'Ada' } });
   });
 
+  it('elicitation/create with mode url goes to urlElicitation; a form-only client answers it -32602', async () => {
+    const url = { mode: 'url', message: 'Sign in', url: 'https://example.com/a', elicitationId: 'x1' };
+    const f = await open({ elicitation: () => ({ action: 'decline' }), urlElicitation: () => ({ action: 'accept' }) });
+    expect(rpcPosts(f, 'initialize')[0]!.body.params.capabilities.elicitation).toEqual({ form: {}, url: {} });
+    f.push({ jsonrpc: '2.0', id: 'u1', method: 'elicitation/create', params: url });
+    f.push({
+      jsonrpc: '2.0',
+      id: 'f1',
+      method: 'elicitation/create',
+      params: { message: 'Who?', requestedSchema: SCHEMA },
+    });
+    expect((await answerTo(f, 'u1')).result).toEqual({ action: 'accept' });
+    expect((await answerTo(f, 'f1')).result).toEqual({ action: 'decline' });
+    await handle?.close();
+    await f.close();
+    const formOnly = await open({ elicitation: () => ({ action: 'accept', content: {} }) });
+    formOnly.push({ jsonrpc: '2.0', id: 'u2', method: 'elicitation/create', params: url });
+    expect((await answerTo(formOnly, 'u2')).error).toEqual({
+      code: -32602,
+      message: "elicitation mode 'url' is not supported by this client",
+    });
+  });
+
   it('answers roots/list and sampling through their handlers', async () => {
     const f = await open({
       roots: () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }),

@@ -30,8 +30,8 @@ function buildServer(name: string): McpServer {
 
 type FetchHandler = (request: Request) => Promise<Response>;
 
-function handlerFor(mode: V2Mode, name: string): FetchHandler {
-  const factory = () => buildServer(name);
+function handlerFor(mode: V2Mode, name: string, build: (name: string) => McpServer): FetchHandler {
+  const factory = () => build(name);
   if (mode === 'legacy') return legacyStatelessFallback(factory);
   const handler = createMcpHandler(factory, { legacy: mode === 'modern' ? 'reject' : 'stateless' });
   return (request) => handler.fetch(request);
@@ -66,8 +66,14 @@ function readText(req: IncomingMessage): Promise<string> {
   });
 }
 
-export async function startV2Server(mode: V2Mode, port = 0, name = `v2-${mode}`): Promise<V2Server> {
-  const handle = handlerFor(mode, name);
+/** `build` makes the McpServer (default: one `echo` tool). */
+export async function startV2Server(
+  mode: V2Mode,
+  port = 0,
+  name = `v2-${mode}`,
+  build: (name: string) => McpServer = buildServer,
+): Promise<V2Server> {
+  const handle = handlerFor(mode, name, build);
   const seen: V2Server['seen'] = [];
   // The handler needs the origin, known once listening: requests only arrive after that.
   const where: { origin: string } = { origin: '' };
