@@ -23,7 +23,8 @@ export type ErrorCode =
   | 'AUTHORIZATION_FAILED'
   | 'OUTCOME_UNKNOWN'
   | 'UNKNOWN_TOOL'
-  | 'TOOL_ERROR';
+  | 'TOOL_ERROR'
+  | 'TASK_CANCELLED';
 
 export interface ErrorDetails {
   server?: string | undefined;
