@@ -64,10 +64,7 @@ export async function listTasks(context: TaskContext, options?: RequestOptions):
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
     const params = cursor === undefined ? {} : { cursor };
-    const list = parseLegacyList(
-      await context.request('tasks/list', params, readOptions(options)),
-      context.server,
-    );
+    const list = parseLegacyList(await context.request('tasks/list', params, readOptions(options)), context.server);
     tasks.push(...list.tasks);
     if (list.nextCursor === undefined || seen.has(list.nextCursor)) break;
     seen.add(list.nextCursor);
