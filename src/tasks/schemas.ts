@@ -111,7 +111,7 @@ function fromModern(task: z.infer<typeof ModernTask>): TaskInfo {
     ttlMs: task.ttlMs ?? null,
     pollIntervalMs: task.pollIntervalMs,
     result: task.result,
-    error: task.error as TaskInfo['error'],
+    error: task.error,
     inputRequests: task.inputRequests,
   };
 }
