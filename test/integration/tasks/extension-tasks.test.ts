@@ -106,7 +106,7 @@ describe('2026-07-28 tasks extension', () => {
     await expect(result).rejects.toBeInstanceOf(TaskCancelledError);
   });
 
-  it('aborting callTool sends tasks/cancel (never notifications/cancelled) and rejects with RequestAbortedError', async () => {
+  it('§55 aborting callTool sends tasks/cancel (never notifications/cancelled) and rejects with RequestAbortedError', async () => {
     const { handle, timers, server } = await open();
     const controller = new AbortController();
     const call = handle.callTool('build', { target: 'app' }, { signal: controller.signal });

@@ -93,7 +93,7 @@ describe('2025-11-25 tasks (SDK v1 server)', () => {
     expect(await handle.tasks.get(task.taskId!)).toMatchObject({ status: 'completed' });
   });
 
-  it('aborting a callTool of a required tool cancels the task (tasks/cancel)', async () => {
+  it('§55 aborting a callTool of a required tool cancels the task (tasks/cancel)', async () => {
     const { handle, timers, server } = await open();
     const controller = new AbortController();
     const call = handle.callTool('build', { target: 'app' }, { signal: controller.signal });
