@@ -35,7 +35,14 @@ import { realTimers } from './transports/transport.js';
 import { takesToolTasks, type TaskContext } from './tasks/context.js';
 import { TaskClient } from './tasks/task-client.js';
 import type { TaskHandle } from './tasks/task-handle.js';
-import { callTool, callToolAsTask, type TaskCallOptions, type ToolCall } from './tasks/tool-call.js';
+import { isModernCreated } from './tasks/schemas.js';
+import {
+  awaitModernTask,
+  callLegacyTool,
+  callToolAsTask,
+  type TaskCallOptions,
+  type ToolCall,
+} from './tasks/tool-call.js';
 import { ToolTaskModes } from './tasks/tool-task-modes.js';
 
 export interface ServerStatus {
@@ -110,7 +117,12 @@ export class ServerHandle {
     options?: RequestOptions,
   ): Promise<CallToolResult> {
     // A tool the server runs as a task (required in 2025-11-25, the server's choice in 2026-07-28) is polled to its end.
-    return callTool(this.toolCall(name, args, options));
+    const session = this.runtime.session();
+    if (session?.era === 'legacy' && takesToolTasks(session.capabilities))
+      return callLegacyTool(this.toolCall(name, args, options));
+    const raw = await this.request('tools/call', { name, arguments: args }, options);
+    if (isModernCreated(raw)) return awaitModernTask(this.toolCall(name, args, options), raw);
+    return this.toolResult(name, raw);
   }
 
   /**

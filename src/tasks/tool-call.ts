@@ -31,18 +31,22 @@ export interface TaskCallOptions extends RequestOptions {
   ttlMs?: number | undefined;
 }
 
-/** The plain call: the final result, whether or not the server ran it as a task. */
-export async function callTool<T>(call: ToolCall<T>): Promise<T> {
+/**
+ * The plain call to a 2025-11-25 server that runs tools as tasks: as a task when the tool
+ * requires one, else as usual.
+ */
+export async function callLegacyTool<T>(call: ToolCall<T>): Promise<T> {
   const { context, name, args, options } = call;
   const session = context.session();
-  if (session?.era === 'legacy' && takesToolTasks(session.capabilities)) {
-    if ((await taskSupport(call, session)) === 'required')
-      return untilDone(await createLegacyTask(call, undefined), context, options);
-  }
-  const raw = await context.request('tools/call', { name, arguments: args }, options);
-  if (!isModernCreated(raw)) return call.finish(raw);
-  const created = parseTask('modern', 'tools/call', raw, context.server);
-  return untilDone(new TaskHandle(context, 'modern', created, call.finish), context, options);
+  if (session && (await taskSupport(call, session)) === 'required')
+    return untilDone(await createLegacyTask(call, undefined), context, options);
+  return call.finish(await context.request('tools/call', { name, arguments: args }, options));
+}
+
+/** A 2026-07-28 server answered the plain call with a task: its outcome, polled for. */
+export function awaitModernTask<T>(call: ToolCall<T>, raw: unknown): Promise<T> {
+  const created = parseTask('modern', 'tools/call', raw, call.context.server);
+  return untilDone(new TaskHandle(call.context, 'modern', created, call.finish), call.context, call.options);
 }
 
 /**
