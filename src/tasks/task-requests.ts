@@ -40,7 +40,7 @@ export async function cancelTask(
   taskId: string,
   options?: RequestOptions,
 ): Promise<TaskInfo | undefined> {
-  const raw = await context.request('tasks/cancel', { taskId }, readOptions(options));
+  const raw = await context.request('tasks/cancel', { taskId }, options);
   if (era === 'legacy') return parseTask(era, 'tasks/cancel', raw, context.server);
   parseResult(EmptyResultSchema, 'tasks/cancel', raw, context.server);
   return undefined;

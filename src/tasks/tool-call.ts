@@ -8,7 +8,7 @@
  * - `callToolAsTask`: a task when the era allows asking for one (2025-11-25, a tool that is not
  *   `forbidden`); the caller holds the TaskHandle.
  */
-import { ConfigError, RequestAbortedError } from '../errors.js';
+import { ConfigError, ConnectionClosedError, RequestAbortedError } from '../errors.js';
 import type { RequestOptions } from '../runtime/events.js';
 import { takesToolTasks, type TaskContext } from './context.js';
 import { isModernCreated, parseLegacyCreated, parseTask } from './schemas.js';
@@ -62,12 +62,18 @@ export async function callToolAsTask<T>(call: ToolCall<T>, ttlMs: number | undef
     if (!isModernCreated(raw)) return new TaskHandle(context, 'modern', { answeredAtOnce: raw }, call.finish);
     return new TaskHandle(context, 'modern', parseTask('modern', 'tools/call', raw, context.server), call.finish);
   }
-  if (!takesToolTasks(session?.capabilities)) {
+  if (!session) {
+    throw new ConnectionClosedError(
+      `cannot call '${name}' as a task: the server is not connected (its task support is known once it is)`,
+      { server: context.server, retryable: true },
+    );
+  }
+  if (!takesToolTasks(session.capabilities)) {
     throw new ConfigError(`[${context.server}] the server does not run tools as tasks (no tasks.requests.tools.call)`, [
       { path: 'capabilities.tasks.requests.tools.call', message: 'not declared by the server' },
     ]);
   }
-  if ((await taskSupport(call, session!)) === 'forbidden') {
+  if ((await taskSupport(call, session)) === 'forbidden') {
     throw new ConfigError(`[${context.server}] tool '${name}' cannot run as a task (execution.taskSupport)`, [
       { path: 'execution.taskSupport', message: `tool '${name}' does not allow tasks` },
     ]);

@@ -13,6 +13,7 @@ import {
   type Supervisor,
 } from '../../../src/index.js';
 import { startSdkTaskServer, type SdkTaskServer } from '../../../servers/sdk-task-server.js';
+import { startSdkServer } from '../../../servers/sdk-servers.js';
 import { ManualTimers } from '../../transports/helpers.js';
 
 const POLL_MS = 5_000;
@@ -145,5 +146,22 @@ describe('2025-11-25 tasks (SDK v1 server)', () => {
     await expect(handle.callToolAsTask('echo', { text: 'x' })).rejects.toBeInstanceOf(ConfigError);
     await expect(handle.callToolAsTask('echo', { text: 'x' })).rejects.toThrow(/execution.taskSupport/);
     expect(text(await handle.callTool('echo', { text: 'plain' }))).toBe('plain');
+  });
+
+  it('a server without task support: callToolAsTask is a ConfigError naming the capability, callTool a plain call', async () => {
+    const plain = await startSdkServer({ stateful: false });
+    try {
+      supervisor = createSupervisor({
+        servers: { plain: { url: plain.url, protocolVersion: 'legacy', keepalive: false } },
+      });
+      await supervisor.start();
+      const handle = supervisor.server('plain');
+      await expect(handle.callToolAsTask('echo', { text: 'x' })).rejects.toThrow(/tasks\.requests\.tools\.call/);
+      await expect(handle.callToolAsTask('echo', { text: 'x' })).rejects.toBeInstanceOf(ConfigError);
+      expect(text(await handle.callTool('echo', { text: 'plain' }))).toBe('plain');
+    } finally {
+      await supervisor?.stop();
+      await plain.close();
+    }
   });
 });
