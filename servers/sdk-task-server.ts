@@ -94,6 +94,41 @@ export async function startSdkTaskServer(options: SdkTaskServerOptions): Promise
       },
       job('summarized'),
     );
+    // Stateful only: the work asks the user (elicitation related to the task, queued for tasks/result).
+    server.experimental.tasks.registerToolTask(
+      'deploy',
+      { description: 'Asks for approval, then deploys', inputSchema: targetShape },
+      {
+        async createTask({ target }, extra) {
+          const task = await extra.taskStore.createTask({
+            ttl: extra.taskRequestedTtl,
+            pollInterval: options.pollIntervalMs,
+          });
+          created.push(task.taskId);
+          void (async () => {
+            await extra.taskStore.updateTaskStatus(task.taskId, 'input_required');
+            const answer = await server.server.elicitInput(
+              {
+                mode: 'form',
+                message: `Deploy ${target}?`,
+                requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+              },
+              { relatedTask: { taskId: task.taskId } },
+            );
+            await extra.taskStore.storeTaskResult(task.taskId, 'completed', {
+              content: [{ type: 'text', text: `deploy ${target}: ${answer.action}` }],
+            });
+          })().catch((error: unknown) => console.error('deploy task:', error));
+          return { task };
+        },
+        async getTask(_args, extra) {
+          return await extra.taskStore.getTask(extra.taskId);
+        },
+        async getTaskResult(_args, extra) {
+          return (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult;
+        },
+      },
+    );
     return server;
   }
 

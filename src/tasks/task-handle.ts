@@ -4,7 +4,7 @@
  * handle's requests, so it outlives sessions: a poll after a re-initialization or a restart asks
  * about the same task id, and a server that lost the task answers with TaskNotFoundError.
  */
-import { McpError } from '../errors.js';
+import { McpError, RequestTimeoutError } from '../errors.js';
 import type { RequestOptions } from '../runtime/events.js';
 import type { TaskContext } from './context.js';
 import { TaskCancelledError } from './errors.js';
@@ -61,7 +61,10 @@ export class TaskHandle<T = unknown> {
     const method = 'tasks/get';
     while (!isTerminal(task.status)) {
       // 2025-11-25: the server delivers its requests on the tasks/result stream, which blocks until the end.
-      if (this.era === 'legacy' && task.status === 'input_required') return this.legacyOutcome(task, options);
+      if (this.era === 'legacy' && task.status === 'input_required') {
+        const outcome = await this.legacyInputOutcome(task, options);
+        if (outcome) return outcome.value;
+      }
       const notified = await pause(this.context, this.era, task.taskId, pollDelay(task), options?.signal, method);
       task = notified ?? (await getTask(this.context, this.era, task.taskId, options));
       this.latest = task;
@@ -91,6 +94,19 @@ export class TaskHandle<T = unknown> {
     // A failed task's tasks/result is the request's JSON-RPC error: it rejects as McpError.
     const raw = await legacyTaskResult(this.context, task.taskId, options);
     return this.finish(raw);
+  }
+
+  /** `tasks/result` while the server waits for input; its timeout sends the client back to polling. */
+  private async legacyInputOutcome(
+    task: TaskInfo,
+    options: RequestOptions | undefined,
+  ): Promise<{ value: T } | undefined> {
+    try {
+      return { value: await this.legacyOutcome(task, options) };
+    } catch (error) {
+      if (error instanceof RequestTimeoutError) return undefined;
+      throw error;
+    }
   }
 
   private modernOutcome(task: TaskInfo): T {

@@ -117,6 +117,34 @@ describe('2025-11-25 tasks (SDK v1 server)', () => {
     expect(server.requests['tasks/get']).toBeUndefined();
   });
 
+  it('input_required: tasks/result carries the elicitation to the handler, then the result', async () => {
+    // The SDK's tasks/result re-checks the task every pollInterval on its side: short here.
+    server = await startSdkTaskServer({ stateful: true, pollIntervalMs: 20 });
+    const asked: unknown[] = [];
+    const timers = new ManualTimers();
+    supervisor = createSupervisor({
+      servers: { jobs: { url: server.url, protocolVersion: 'legacy', keepalive: false, requestTimeoutMs: 5_000 } },
+      timers,
+      handlers: {
+        elicitation: (params) => {
+          asked.push(params);
+          return { action: 'accept', content: { ok: true } };
+        },
+      },
+    });
+    await supervisor.start();
+    const call = supervisor.server('jobs').callTool('deploy', { target: 'prod' });
+    // The task may be input_required at its creation already (then no wait), or turn so while the
+    // client waits, its notice perhaps sent before the client listens: then the poll finds it.
+    void timers.nth(0).then(
+      (wait) => wait.fire(),
+      () => undefined,
+    );
+    expect(text(await call)).toBe('deploy prod: accept');
+    expect(asked).toMatchObject([{ message: 'Deploy prod?' }]);
+    expect(server.requests['tasks/result']).toBe(1);
+  });
+
   it('a task outlives a restart of the server and a new connection: polling goes on with the same taskId', async () => {
     const { handle, timers, server } = await open();
     const task = await handle.callToolAsTask('build', { target: 'app' });
