@@ -88,10 +88,17 @@ async function createLegacyTask<T>(call: ToolCall<T>, ttlMs: number | undefined)
   return new TaskHandle(context, 'legacy', parseLegacyCreated(raw, context.server), call.finish);
 }
 
+/** What the tools list says of the tool; listed first if not known on this session (one listing for concurrent calls). */
 async function taskSupport<T>(call: ToolCall<T>, session: object) {
   const known = call.modes.modeOf(call.name, session);
   if (known !== undefined) return known;
-  await call.listTools(call.options && { timeoutMs: call.options.timeoutMs, signal: call.options.signal });
+  const listing = call.options && { timeoutMs: call.options.timeoutMs, signal: call.options.signal };
+  try {
+    await call.modes.listOnce(() => call.listTools(listing));
+  } catch (error) {
+    // A listing that failed leaves the call as it is (a plain call), unless the caller gave up.
+    if (call.options?.signal?.aborted) throw error;
+  }
   return call.modes.modeOf(call.name, call.context.session()) ?? 'forbidden';
 }
 

@@ -9,6 +9,7 @@ export class ToolTaskModes {
   private modes = new Map<string, TaskSupport>();
   /** The session the modes were learned on; another session means they must be listed again. */
   private learnedOn: object | undefined;
+  private listing: Promise<unknown> | undefined;
 
   /** One page of a `tools/list` result, on `session`. */
   learn(result: unknown, session: object | undefined, firstPage: boolean): void {
@@ -21,6 +22,12 @@ export class ToolTaskModes {
       const support = tool.execution?.taskSupport;
       this.modes.set(tool.name, support === 'required' || support === 'optional' ? support : 'forbidden');
     }
+  }
+
+  /** Runs `list` unless a listing is already under way, whose end is then waited for. */
+  listOnce(list: () => Promise<unknown>): Promise<unknown> {
+    this.listing ??= list().finally(() => (this.listing = undefined));
+    return this.listing;
   }
 
   invalidate(): void {

@@ -67,6 +67,17 @@ describe('2025-11-25 tasks (SDK v1 server)', () => {
     expect(server.requests).toMatchObject({ 'tools/list': 1, 'tools/call': 1, 'tasks/get': 1, 'tasks/result': 1 });
   });
 
+  it('concurrent calls on a new session share one tools listing; each required call is its own task', async () => {
+    const { handle, timers, server } = await open();
+    const calls = [handle.callTool('build', { target: 'a' }), handle.callTool('build', { target: 'b' })];
+    await createdTask(server, 1);
+    expect(server.requests['tools/list']).toBe(1);
+    for (const taskId of server.created) await server.complete(taskId);
+    (await timers.nth(0)).fire();
+    (await timers.nth(1)).fire();
+    expect((await Promise.all(calls)).map(text).sort()).toEqual(['built a', 'built b']);
+  });
+
   it("an 'optional' tool is a plain call unless asked: no task polling by the client", async () => {
     // The SDK runs it as a task on its side and polls it itself, at its interval (short here).
     const { handle, server } = await open(false, 20);
