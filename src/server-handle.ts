@@ -188,10 +188,14 @@ export class ServerHandle {
   async listTools(options?: RequestOptions): Promise<ListToolsResult> {
     const session = this.runtime.session();
     const list = await this.pages('tools/list', 'tools', ListToolsResultSchema, options);
-    // Which tools must run as tasks (2025-11-25), learned only from servers that run tools as tasks.
+    this.learnTaskSupport(list, session);
+    return list;
+  }
+
+  /** Which tools must run as tasks (2025-11-25), learned only from servers that run tools as tasks. */
+  private learnTaskSupport(list: ListToolsResult, session: ReturnType<ServerRuntime['session']>): void {
     if (this.taskState || (session?.era === 'legacy' && takesToolTasks(session.capabilities)))
       this.taskParts().modes.learn(list, session, true);
-    return list;
   }
 
   /** Every resource, across pages. */
