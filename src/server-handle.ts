@@ -177,6 +177,7 @@ export class ServerHandle {
       request: (method, params, options) => this.request(method, params, options),
       session: () => runtime.session(),
       onNotification: (listener) => this.on('notification', listener),
+      onDown: (listener) => this.on('transition', ({ to }) => (to === 'closed' || to === 'failed') && listener()),
     };
     const modes = new ToolTaskModes();
     this.on('listChanged', ({ list }) => list === 'tools' && modes.invalidate());

@@ -15,6 +15,8 @@ export interface TaskContext {
   /** The current session's era and server capabilities; undefined while there is none. */
   session(): { era: TaskEra; capabilities: Record<string, unknown> } | undefined;
   onNotification(listener: (notification: JsonRpcNotification) => void): () => void;
+  /** The connection closed or failed: a wait ends, so the next poll fails fast instead of later. */
+  onDown(listener: () => void): () => void;
 }
 
 /** The extension of spec 2026-07-28 (SEP-2663), declared in every modern request's client capabilities. */

@@ -1,7 +1,8 @@
 /**
  * The wait between two polls of a task: the server's `pollInterval`, on the server's timers (hand-
  * fired in tests), cut short by the caller's abort or by a status notification for the task
- * (`notifications/tasks/status` in 2025-11-25, `notifications/tasks` in 2026-07-28).
+ * (`notifications/tasks/status` in 2025-11-25, `notifications/tasks` in 2026-07-28), or by the
+ * connection closing or failing (the poll that follows then fails fast).
  */
 import { RequestAbortedError } from '../errors.js';
 import type { TaskContext } from './context.js';
@@ -35,6 +36,7 @@ export function pause(
     const done = (): void => {
       context.timers.clearTimeout(timer);
       unsubscribe();
+      offDown();
       signal?.removeEventListener('abort', onAbort);
     };
     const onAbort = (): void => {
@@ -56,6 +58,10 @@ export function pause(
       }
       done();
       resolve(task);
+    });
+    const offDown = context.onDown(() => {
+      done();
+      resolve(undefined);
     });
     signal?.addEventListener('abort', onAbort, { once: true });
   });

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ConfigError,
+  ConnectionClosedError,
   createSupervisor,
   RequestAbortedError,
   TaskNotFoundError,
@@ -115,6 +116,16 @@ describe('2025-11-25 tasks (SDK v1 server)', () => {
     await expect(call).rejects.toBeInstanceOf(RequestAbortedError);
     await expect.poll(() => server.status(taskId)).toBe('cancelled');
     expect(server.requests['tasks/cancel']).toBe(1);
+  });
+
+  it('closing the server ends a wait at once: the call fails with ConnectionClosedError, no timer fired', async () => {
+    const { handle, timers, server } = await open();
+    const call = handle.callTool('build', { target: 'app' });
+    await createdTask(server);
+    await pollWait(timers);
+    await handle.close();
+    await expect(call).rejects.toBeInstanceOf(ConnectionClosedError);
+    expect(timers.scheduled.every((entry) => !entry.fired)).toBe(true);
   });
 
   it('notifications/tasks/status ends the wait at once (no poll timer fired)', async () => {
