@@ -26,7 +26,8 @@ export type ErrorCode =
   | 'TOOL_ERROR'
   | 'INPUT_ROUNDS_EXCEEDED'
   | 'INPUT_REQUEST_FAILED'
-  | 'URL_ELICITATION_REQUIRED';
+  | 'URL_ELICITATION_REQUIRED'
+  | 'TASK_CANCELLED';
 
 export interface ErrorDetails {
   server?: string | undefined;

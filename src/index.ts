@@ -4,6 +4,12 @@
 export { connect, type ConnectOptions } from './connect.js';
 export { createSupervisor, Supervisor, type SupervisorOptions, type SupervisorEvents } from './supervisor.js';
 export { ServerHandle, type ServerStatus } from './server-handle.js';
+export { TaskHandle } from './tasks/task-handle.js';
+export type { TaskClient } from './tasks/task-client.js';
+export type { TaskCallOptions } from './tasks/tool-call.js';
+export { TASK_STATUSES, type TaskInfo, type TaskStatus } from './tasks/schemas.js';
+export { TASKS_EXTENSION } from './tasks/context.js';
+export { TaskNotFoundError, TaskCancelledError } from './tasks/errors.js';
 export { ToolCatalog, type ToolServer, type ToolServers } from './catalog/catalog.js';
 export type { CatalogOptions, ServerToolOptions, ToolPattern } from './catalog/options.js';
 export type { CatalogTool, CatalogSnapshot, CatalogChange, CatalogEvents, MissingServer } from './catalog/types.js';

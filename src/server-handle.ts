@@ -31,6 +31,19 @@ import type { Root } from './runtime/session-state.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime, ConnectionState } from './runtime/server-runtime.js';
 import type { TransportKind } from './transports/transport.js';
 import type { AuthStatus } from './auth/types.js';
+import { realTimers } from './transports/transport.js';
+import { takesToolTasks, type TaskContext } from './tasks/context.js';
+import { TaskClient } from './tasks/task-client.js';
+import type { TaskHandle } from './tasks/task-handle.js';
+import { isModernCreated } from './tasks/schemas.js';
+import {
+  awaitModernTask,
+  callLegacyTool,
+  callToolAsTask,
+  type TaskCallOptions,
+  type ToolCall,
+} from './tasks/tool-call.js';
+import { ToolTaskModes } from './tasks/tool-task-modes.js';
 
 export interface ServerStatus {
   name: string;
@@ -65,6 +78,9 @@ export interface HandleOwner {
 }
 
 export class ServerHandle {
+  /** Tasks: made by the first tool call or task method (an idle handle holds none). */
+  private taskState: { context: TaskContext; modes: ToolTaskModes; client: TaskClient<CallToolResult> } | undefined;
+
   constructor(
     private readonly runtime: ServerRuntime,
     private readonly owner: HandleOwner,
@@ -100,16 +116,87 @@ export class ServerHandle {
     args: Record<string, unknown>,
     options?: RequestOptions,
   ): Promise<CallToolResult> {
+    // A tool the server runs as a task (required in 2025-11-25, the server's choice in 2026-07-28) is polled to its end.
+    const session = this.runtime.session();
+    if (session?.era === 'legacy' && takesToolTasks(session.capabilities))
+      return callLegacyTool(this.toolCall(name, args, options));
     const raw = await this.request('tools/call', { name, arguments: args }, options);
+    if (isModernCreated(raw)) return awaitModernTask(this.toolCall(name, args, options), raw);
+    return this.toolResult(name, raw);
+  }
+
+  /**
+   * Calls a tool as a task and returns at once with its TaskHandle (`status()`, `result()`,
+   * `cancel()`). 2025-11-25: asks for a task (`ttlMs` the lifetime wished); a tool whose
+   * `execution.taskSupport` is forbidden, or a server without task support, is a ConfigError.
+   * 2026-07-28: the server decides; a call it answered at once has no `taskId`.
+   */
+  callToolAsTask(
+    name: string,
+    args: Record<string, unknown> = {},
+    options?: TaskCallOptions,
+  ): Promise<TaskHandle<CallToolResult>> {
+    return callToolAsTask(this.toolCall(name, args, options), options?.ttlMs);
+  }
+
+  /** Tasks by id: `get`, `result`, `open`, `cancel`, `list` (2025-11-25), `update` (2026-07-28). */
+  get tasks(): TaskClient<CallToolResult> {
+    return this.taskParts().client;
+  }
+
+  private toolCall(
+    name: string,
+    args: Record<string, unknown>,
+    options: RequestOptions | undefined,
+  ): ToolCall<CallToolResult> {
+    const { context, modes } = this.taskParts();
+    return {
+      context,
+      modes,
+      name,
+      args,
+      options,
+      listTools: (listing) => this.listTools(listing),
+      finish: (raw) => this.toolResult(name, raw),
+    };
+  }
+
+  private toolResult(name: string, raw: unknown): CallToolResult {
     const result = parseResult(CallToolResultSchema, 'tools/call', raw, this.name) as CallToolResult;
     result.content ??= [];
     this.runtime.outputSchemas?.check(name, result, this.name);
     return result;
   }
 
+  private taskParts(): NonNullable<ServerHandle['taskState']> {
+    if (this.taskState) return this.taskState;
+    const runtime = this.runtime;
+    const context: TaskContext = {
+      server: runtime.name,
+      timers: runtime.timers ?? realTimers,
+      request: (method, params, options) => this.request(method, params, options),
+      session: () => runtime.session(),
+      onNotification: (listener) => this.on('notification', listener),
+      onDown: (listener) => this.on('transition', ({ to }) => (to === 'closed' || to === 'failed') && listener()),
+    };
+    const modes = new ToolTaskModes();
+    this.on('listChanged', ({ list }) => list === 'tools' && modes.invalidate());
+    const client = new TaskClient(context, (raw) => this.toolResult('', raw));
+    return (this.taskState = { context, modes, client });
+  }
+
   /** Every tool, following `nextCursor` across pages. */
-  listTools(options?: RequestOptions): Promise<ListToolsResult> {
-    return this.pages('tools/list', 'tools', ListToolsResultSchema, options);
+  async listTools(options?: RequestOptions): Promise<ListToolsResult> {
+    const session = this.runtime.session();
+    const list = await this.pages('tools/list', 'tools', ListToolsResultSchema, options);
+    this.learnTaskSupport(list, session);
+    return list;
+  }
+
+  /** Which tools must run as tasks (2025-11-25), learned only from servers that run tools as tasks. */
+  private learnTaskSupport(list: ListToolsResult, session: ReturnType<ServerRuntime['session']>): void {
+    if (this.taskState || (session?.era === 'legacy' && takesToolTasks(session.capabilities)))
+      this.taskParts().modes.learn(list, session, true);
   }
 
   /** Every resource, across pages. */

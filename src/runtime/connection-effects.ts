@@ -26,6 +26,7 @@ import type { ListenerOpenResult, Timers, Transport } from '../transports/transp
 import { Authorization } from './authorization.js';
 import type { ConnectionState, RequestOptions, RuntimeEvents } from './events.js';
 import { probeVerdict } from './evidence.js';
+import { withTasksExtension } from '../tasks/context.js';
 import { discover } from './discover.js';
 import { handshake } from './handshake.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
@@ -221,16 +222,12 @@ export abstract class ConnectionEffects extends TransportOwner {
       send: (version) =>
         this.sendPastGate(
           'server/discover',
-          new ModernEnvelope(version, this.advertisedCapabilities(), this.clientInfo).wrap(undefined),
+          new ModernEnvelope(version, this.modernCapabilities(), this.clientInfo).wrap(undefined),
           timeoutMs,
         ),
     });
     if (verdict.era === 'modern') {
-      this.envelope = new ModernEnvelope(
-        verdict.session.protocolVersion,
-        this.advertisedCapabilities(),
-        this.clientInfo,
-      );
+      this.envelope = new ModernEnvelope(verdict.session.protocolVersion, this.modernCapabilities(), this.clientInfo);
       if (this.connectedBefore) this.toolOutput?.invalidate(); // a restarted server may declare other tools
       this.connectedBefore = true;
       // No session-state restore here: the modern era has no session to carry state, no
@@ -306,6 +303,11 @@ export abstract class ConnectionEffects extends TransportOwner {
   private advertisedCapabilities(): ClientCapabilities {
     if (this.capabilities.roots || this.established?.roots === undefined) return this.capabilities;
     return { ...this.capabilities, roots: { listChanged: true } };
+  }
+
+  /** Modern requests also declare the tasks extension: callTool handles a task handle as an answer (src/tasks/). */
+  private modernCapabilities(): ClientCapabilities {
+    return withTasksExtension(this.advertisedCapabilities());
   }
 
   /** The new session gets what the old one had (session-state.ts), before held requests are released. */

@@ -31,7 +31,8 @@ export abstract class TransportOwner implements TransportSink {
     readonly name: string,
     readonly config: ServerConfig,
     readonly authorization: Authorization,
-    protected readonly timers: Timers | undefined,
+    /** The timers of this server's transports and waits (tests pass hand-fired ones). */
+    readonly timers: Timers | undefined,
     /** Builds the transports; only the runtime model suite passes another (a scripted transport). */
     private readonly makeTransport: TransportFactory = createTransport,
   ) {}

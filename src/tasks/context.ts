@@ -1,0 +1,37 @@
+/**
+ * What the task code needs from a server handle: its requests (which wait for the connection and
+ * survive re-initializations and restarts), its session (era and capabilities), its
+ * notifications and its timers. Kept an interface so src/tasks/ never imports the handle.
+ */
+import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
+import type { RequestOptions } from '../runtime/events.js';
+import type { Timers } from '../transports/transport.js';
+import type { TaskEra } from './schemas.js';
+
+export interface TaskContext {
+  readonly server: string;
+  readonly timers: Timers;
+  request(method: string, params: Record<string, unknown>, options?: RequestOptions): Promise<unknown>;
+  /** The current session's era and server capabilities; undefined while there is none. */
+  session(): { era: TaskEra; capabilities: Record<string, unknown> } | undefined;
+  onNotification(listener: (notification: JsonRpcNotification) => void): () => void;
+  /** The connection closed or failed: a wait ends, so the next poll fails fast instead of later. */
+  onDown(listener: () => void): () => void;
+}
+
+/** The extension of spec 2026-07-28 (SEP-2663), declared in every modern request's client capabilities. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** The modern client capabilities: the tasks extension added to `extensions`, the rest kept. */
+export function withTasksExtension<C extends Record<string, unknown>>(capabilities: C): C {
+  const extensions = capabilities['extensions'];
+  const own = typeof extensions === 'object' && extensions !== null ? (extensions as Record<string, unknown>) : {};
+  if (TASKS_EXTENSION in own) return capabilities;
+  return { ...capabilities, extensions: { ...own, [TASKS_EXTENSION]: {} } };
+}
+
+/** 2025-11-25: the server accepts task-augmented `tools/call` (`tasks.requests.tools.call`). */
+export function takesToolTasks(capabilities: Record<string, unknown> | undefined): boolean {
+  const tasks = capabilities?.['tasks'] as { requests?: { tools?: { call?: unknown } } } | undefined;
+  return typeof tasks?.requests?.tools?.call === 'object' && tasks.requests.tools.call !== null;
+}

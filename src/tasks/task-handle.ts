@@ -1,0 +1,124 @@
+/**
+ * One task the server runs for this client: its status, its outcome (polled for, honouring the
+ * server's poll interval), its cancellation. A handle talks to the server through the server
+ * handle's requests, so it outlives sessions: a poll after a re-initialization or a restart asks
+ * about the same task id, and a server that lost the task answers with TaskNotFoundError.
+ */
+import { McpError, RequestTimeoutError } from '../errors.js';
+import type { RequestOptions } from '../runtime/events.js';
+import type { TaskContext } from './context.js';
+import { TaskCancelledError } from './errors.js';
+import { pause, pollDelay } from './pause.js';
+import { isTerminal, type TaskEra, type TaskInfo } from './schemas.js';
+import { cancelTask, getTask, legacyTaskResult, updateTask } from './task-requests.js';
+
+/** Turns the raw outcome into the caller's type (checks a CallToolResult and its output schema). */
+export type Finish<T> = (raw: unknown) => T;
+
+export class TaskHandle<T = unknown> {
+  private latest: TaskInfo | undefined;
+  /** A modern server may answer a call at once: then there is no task, only this outcome. */
+  private readonly answered: { raw: unknown } | undefined;
+
+  constructor(
+    private readonly context: TaskContext,
+    /** The era the task was created in: its methods and shapes. */
+    readonly era: TaskEra,
+    created: TaskInfo | { answeredAtOnce: unknown },
+    private readonly finish: Finish<T>,
+  ) {
+    if ('taskId' in created) this.latest = created;
+    else this.answered = { raw: created.answeredAtOnce };
+  }
+
+  /** The server's id for the task; undefined when a 2026-07-28 server answered at once (no task). */
+  get taskId(): string | undefined {
+    return this.latest?.taskId;
+  }
+
+  /** The last status seen (creation, a poll or a notification), without asking the server. */
+  get lastStatus(): TaskInfo | undefined {
+    return this.latest;
+  }
+
+  /** `tasks/get`: the status now (undefined when no task was created). */
+  async status(options?: RequestOptions): Promise<TaskInfo | undefined> {
+    if (!this.latest) return undefined;
+    this.latest = await getTask(this.context, this.era, this.latest.taskId, options);
+    return this.latest;
+  }
+
+  /**
+   * The outcome: polls `tasks/get` every `pollInterval` the server asks for (sooner when a status
+   * notification arrives) until the task ends, then returns its result (2025-11-25: from
+   * `tasks/result`). A failed task rejects with its McpError, a cancelled one with
+   * TaskCancelledError. `signal` stops the waiting, not the task (see `cancel()`); `timeoutMs`
+   * bounds each request, not the wait.
+   */
+  async result(options?: RequestOptions): Promise<T> {
+    if (this.answered) return this.finish(this.answered.raw);
+    let task = this.latest!;
+    const method = 'tasks/get';
+    while (!isTerminal(task.status)) {
+      // 2025-11-25: the server delivers its requests on the tasks/result stream, which blocks until the end.
+      if (this.era === 'legacy' && task.status === 'input_required') {
+        const outcome = await this.legacyInputOutcome(task, options);
+        if (outcome) return outcome.value;
+      }
+      const notified = await pause(this.context, this.era, task.taskId, pollDelay(task), options?.signal, method);
+      task = notified ?? (await getTask(this.context, this.era, task.taskId, options));
+      this.latest = task;
+    }
+    return this.era === 'legacy' ? this.legacyOutcome(task, options) : this.modernOutcome(task);
+  }
+
+  /**
+   * `tasks/cancel`. 2025-11-25 answers the cancelled task; 2026-07-28 only acknowledges
+   * (cooperative: the task may still end otherwise), so this resolves with the status known then.
+   */
+  async cancel(options?: RequestOptions): Promise<TaskInfo | undefined> {
+    if (!this.latest) return undefined;
+    const cancelled = await cancelTask(this.context, this.era, this.latest.taskId, options);
+    if (cancelled) this.latest = cancelled;
+    return this.latest;
+  }
+
+  /** 2026-07-28: answers to the task's `inputRequests` (`tasks/update`), by key. */
+  async update(inputResponses: Record<string, unknown>, options?: RequestOptions): Promise<void> {
+    if (!this.latest) return;
+    await updateTask(this.context, this.latest.taskId, inputResponses, options);
+  }
+
+  private async legacyOutcome(task: TaskInfo, options: RequestOptions | undefined): Promise<T> {
+    if (task.status === 'cancelled') throw this.cancelled(task);
+    // A failed task's tasks/result is the request's JSON-RPC error: it rejects as McpError.
+    const raw = await legacyTaskResult(this.context, task.taskId, options);
+    return this.finish(raw);
+  }
+
+  /** `tasks/result` while the server waits for input; its timeout sends the client back to polling. */
+  private async legacyInputOutcome(
+    task: TaskInfo,
+    options: RequestOptions | undefined,
+  ): Promise<{ value: T } | undefined> {
+    try {
+      return { value: await this.legacyOutcome(task, options) };
+    } catch (error) {
+      if (error instanceof RequestTimeoutError) return undefined;
+      throw error;
+    }
+  }
+
+  private modernOutcome(task: TaskInfo): T {
+    if (task.status === 'cancelled') throw this.cancelled(task);
+    if (task.status === 'failed') {
+      const error = task.error ?? { code: -32603, message: task.statusMessage ?? 'the task failed' };
+      throw new McpError(error.code, error.message, error.data, { server: this.context.server });
+    }
+    return this.finish(task.result); // missing: an InvalidResultError from finish
+  }
+
+  private cancelled(task: TaskInfo): TaskCancelledError {
+    return new TaskCancelledError(task.taskId, task.statusMessage, { server: this.context.server });
+  }
+}
