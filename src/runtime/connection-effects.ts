@@ -3,7 +3,7 @@
  * states (probes, the handshake, authorization, the listener, closing) and a read-only view of
  * the connection actor for status and transition events. The server runtime extends this.
  */
-import type { ActorRefFrom, AnyEventObject, SnapshotFrom } from 'xstate';
+import type { ActorRefFrom, AnyActorRef, AnyEventObject, SnapshotFrom } from 'xstate';
 import type {
   connectionMachine,
   DiscoverVerdict,
@@ -11,6 +11,7 @@ import type {
   SessionInfo,
 } from '../../machines/connection.machine.js';
 import type { keepaliveMachine, ProbeOutput } from '../../machines/keepalive.machine.js';
+import type { ListenerEvent } from '../../machines/listener.machine.js';
 import { describeCause, eventError, topLevelState } from '../../machines/transition-cause.js';
 import { secretSources, type ServerConfig } from '../config.js';
 import { ConnectionClosedError, McpError, ProtocolError, type AuthorizationRequiredError } from '../errors.js';
@@ -29,6 +30,7 @@ import { probeVerdict } from './evidence.js';
 import { discover } from './discover.js';
 import { handshake } from './handshake.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
+import { listenFilter, ModernListens } from './listen.js';
 import { RequestGate } from './request-gate.js';
 import { SessionState, type RestoreReport } from './session-state.js';
 import { ToolOutputSchemas } from '../protocol/tool-output.js';
@@ -82,6 +84,8 @@ export abstract class ConnectionEffects extends TransportOwner {
   private readonly pin: VersionPin;
   /** The modern wire in use: every request's `_meta`. Undefined in the legacy era. */
   protected envelope: ModernEnvelope | undefined;
+  /** Modern era: the `subscriptions/listen` requests (created by the first listen). */
+  protected modernListens: ModernListens | undefined;
   /** Requests sent past the gate by the machine's own effects (discover, probes): their failures are the machine's business. */
   protected readonly pastGate = new WeakSet<PendingRequest>();
 
@@ -210,9 +214,9 @@ export abstract class ConnectionEffects extends TransportOwner {
       );
       if (this.connectedBefore) this.toolOutput?.invalidate(); // a restarted server may declare other tools
       this.connectedBefore = true;
-      // No session-state restore here: the modern era has no session to carry state, no
-      // `logging/setLevel` and no `resources/subscribe` (subscriptions/listen is not implemented
-      // yet), and the roots capability travels in every request's `_meta`.
+      // No session-state restore here: the modern era has no session to carry state and no
+      // `logging/setLevel`; the resource subscriptions travel in the listener's
+      // `subscriptions/listen` (listen.ts), and the roots capability in every request's `_meta`.
     }
     return verdict;
   }
@@ -313,8 +317,8 @@ export abstract class ConnectionEffects extends TransportOwner {
   async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
     const transport = this.transport;
     if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
-    // The modern era has no GET stream (subscriptions/listen is not implemented yet): as a 405 from the server.
-    if (this.envelope) return { kind: 'unavailable', status: 405 };
+    // The modern era has no GET stream: `subscriptions/listen` stands for it.
+    if (this.envelope) return this.openListen(transport, this.envelope);
     try {
       return await transport.openListener(lastEventId);
     } catch (error) {
@@ -323,6 +327,31 @@ export abstract class ConnectionEffects extends TransportOwner {
         this.requestAuthorization(error);
       throw error;
     }
+  }
+
+  /** Modern era: the listen with what the server offers of what we want (listen.ts). */
+  private openListen(transport: Transport, envelope: ModernEnvelope): Promise<ListenerOpenResult> {
+    const listens = (this.modernListens ??= new ModernListens(this.name));
+    const filter = listenFilter(this.session()?.capabilities ?? {}, this.established?.subscribedUris() ?? []);
+    if (!filter) {
+      listens.nothingToListenFor();
+      return Promise.resolve({ kind: 'unavailable', reason: 'nothing to listen for' });
+    }
+    const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
+    return listens.open(transport, (notifications) => envelope.wrap({ notifications }), filter, timeoutMs);
+  }
+
+  /** Modern era: whether this server is (or was last) spoken to in the modern era. */
+  protected isModern(): boolean {
+    return this.snapshot()?.context.latchedEra === 'modern';
+  }
+
+  /** Modern era: the subscriptions changed; the listener issues its listen again with the new set. */
+  protected subscriptionsChanged(): number {
+    const generation = (this.modernListens ??= new ModernListens(this.name)).changed();
+    const listener = this.snapshot()?.children.listener as AnyActorRef | undefined;
+    listener?.send({ type: 'SUBSCRIPTIONS_CHANGED' } satisfies ListenerEvent);
+    return generation;
   }
 
   async closeSession(): Promise<void> {
