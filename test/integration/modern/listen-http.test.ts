@@ -46,7 +46,10 @@ describe.each(['modern', 'dual'] as const)('a %s v2 server over HTTP', (mode) =>
     expect(handle.status()).toMatchObject({ state: 'ready', era: 'modern' });
     await expect.poll(() => listens(server!).length).toBe(1);
     const [listen] = listens(server);
-    expect(listen?.headers).toMatchObject({ 'mcp-method': 'subscriptions/listen', 'mcp-protocol-version': '2026-07-28' });
+    expect(listen?.headers).toMatchObject({
+      'mcp-method': 'subscriptions/listen',
+      'mcp-protocol-version': '2026-07-28',
+    });
     expect(filterOf(listen)).toEqual({ toolsListChanged: true, resourcesListChanged: true });
     expect(server.seen.filter((r) => r.method !== 'POST')).toEqual([]);
 
@@ -77,7 +80,9 @@ describe.each(['modern', 'dual'] as const)('a %s v2 server over HTTP', (mode) =>
     await expect.poll(() => updates).toEqual([expect.objectContaining({ uri: CONFIG_URI })]);
 
     await handle.unsubscribeResource(CONFIG_URI);
-    await expect.poll(() => filterOf(listens(server!).at(-1))).toEqual({ toolsListChanged: true, resourcesListChanged: true });
+    await expect
+      .poll(() => filterOf(listens(server!).at(-1)))
+      .toEqual({ toolsListChanged: true, resourcesListChanged: true });
     // Once the new listen is acknowledged, an update is not delivered; a tools change after it is.
     const changed = new Promise((resolve) => handle.on('listChanged', resolve));
     await expect.poll(() => handle.status().state).toBe('ready');
