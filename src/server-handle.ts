@@ -27,6 +27,7 @@ import {
   type LoggingLevel,
   type ReadResourceResult,
 } from './protocol/results.js';
+import { subscribeResource, unsubscribeResource } from './runtime/resource-subscriptions.js';
 import type { Root } from './runtime/session-state.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime, ConnectionState } from './runtime/server-runtime.js';
 import type { TransportKind } from './transports/transport.js';
@@ -134,12 +135,12 @@ export class ServerHandle {
    * issued again with the URI, and this resolves once the server acknowledged it.
    */
   subscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    return this.runtime.subscribeResource(uri, options);
+    return subscribeResource(this.runtime, uri, options);
   }
 
   /** Modern era: the listen is issued again without the URI (no `resources/unsubscribe`). */
   unsubscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    return this.runtime.unsubscribeResource(uri, options);
+    return unsubscribeResource(this.runtime, uri, options);
   }
 
   /** Every prompt, across pages. */

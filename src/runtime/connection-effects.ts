@@ -30,7 +30,7 @@ import { probeVerdict } from './evidence.js';
 import { discover } from './discover.js';
 import { handshake } from './handshake.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
-import { listenFilter, ModernListens } from './listen.js';
+import { ModernListens, type ListenControl } from './listen.js';
 import { RequestGate } from './request-gate.js';
 import { SessionState, type RestoreReport } from './session-state.js';
 import { ToolOutputSchemas } from '../protocol/tool-output.js';
@@ -318,7 +318,12 @@ export abstract class ConnectionEffects extends TransportOwner {
     const transport = this.transport;
     if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
     // The modern era has no GET stream: `subscriptions/listen` stands for it.
-    if (this.envelope) return this.openListen(transport, this.envelope);
+    if (this.envelope) {
+      const { capabilities = {} } = this.session() ?? {};
+      const uris = this.established?.subscribedUris() ?? [];
+      const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
+      return this.listens().listenFor(transport, this.envelope, capabilities, uris, timeoutMs);
+    }
     try {
       return await transport.openListener(lastEventId);
     } catch (error) {
@@ -329,29 +334,28 @@ export abstract class ConnectionEffects extends TransportOwner {
     }
   }
 
-  /** Modern era: the listen with what the server offers of what we want (listen.ts). */
-  private openListen(transport: Transport, envelope: ModernEnvelope): Promise<ListenerOpenResult> {
-    const listens = (this.modernListens ??= new ModernListens(this.name));
-    const filter = listenFilter(this.session()?.capabilities ?? {}, this.established?.subscribedUris() ?? []);
-    if (!filter) {
-      listens.nothingToListenFor();
-      return Promise.resolve({ kind: 'unavailable', reason: 'nothing to listen for' });
-    }
-    const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
-    return listens.open(transport, (notifications) => envelope.wrap({ notifications }), filter, timeoutMs);
+  private listens(): ModernListens {
+    return (this.modernListens ??= new ModernListens(this.name));
   }
 
-  /** Modern era: whether this server is (or was last) spoken to in the modern era. */
-  protected isModern(): boolean {
-    return this.snapshot()?.context.latchedEra === 'modern';
-  }
-
-  /** Modern era: the subscriptions changed; the listener issues its listen again with the new set. */
-  protected subscriptionsChanged(): number {
-    const generation = (this.modernListens ??= new ModernListens(this.name)).changed();
-    const listener = this.snapshot()?.children.listener as AnyActorRef | undefined;
-    listener?.send({ type: 'SUBSCRIPTIONS_CHANGED' } satisfies ListenerEvent);
-    return generation;
+  /**
+   * Modern era (the server is, or was last, spoken to in it): what resource subscriptions
+   * change, the listen's set (resource-subscriptions.ts). Undefined in the legacy era.
+   */
+  listenControl(): ListenControl | undefined {
+    if (this.snapshot()?.context.latchedEra !== 'modern') return undefined;
+    const listens = this.listens();
+    return {
+      capabilities: this.session()?.capabilities,
+      changed: () => {
+        const generation = listens.changed();
+        // The listener issues its listen again with the new set.
+        const listener = this.snapshot()?.children.listener as AnyActorRef | undefined;
+        listener?.send({ type: 'SUBSCRIPTIONS_CHANGED' } satisfies ListenerEvent);
+        return generation;
+      },
+      acknowledgedSince: (generation, timeoutMs, signal) => listens.acknowledgedSince(generation, timeoutMs, signal),
+    };
   }
 
   async closeSession(): Promise<void> {

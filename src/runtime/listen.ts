@@ -58,6 +58,15 @@ function isEmpty(filter: SubscriptionFilter): boolean {
   );
 }
 
+/** What a change of the resource subscriptions needs from the modern listen (resource-subscriptions.ts). */
+export interface ListenControl {
+  /** The discovered server's capabilities (undefined while it is not connected). */
+  capabilities: Record<string, unknown> | undefined;
+  /** The set changed: the listen is issued again; returns the generation its acknowledgment will have. */
+  changed(): number;
+  acknowledgedSince(generation: number, timeoutMs: number, signal?: AbortSignal): Promise<SubscriptionFilter>;
+}
+
 type Settle<T> = { resolve: (value: T) => void; reject: (error: Error) => void };
 
 /** One `subscriptions/listen` request, from sending to its end. */
@@ -125,11 +134,27 @@ export class ModernListens {
   }
 
   /** Nothing to listen for (no filter): as good as an acknowledgment of nothing. */
-  nothingToListenFor(): void {
+  private nothingToListenFor(): void {
     this.settleWaiters(this.generation, {});
   }
 
-  async open(
+  /** The listener's open: a listen for what the server offers of what we want, if that is anything. */
+  listenFor(
+    transport: Transport,
+    envelope: { wrap(params: Record<string, unknown>): Record<string, unknown> },
+    capabilities: Record<string, unknown>,
+    uris: readonly string[],
+    timeoutMs: number,
+  ): Promise<ListenerOpenResult> {
+    const filter = listenFilter(capabilities, uris);
+    if (!filter) {
+      this.nothingToListenFor();
+      return Promise.resolve({ kind: 'unavailable', reason: 'nothing to listen for' });
+    }
+    return this.open(transport, (notifications) => envelope.wrap({ notifications }), filter, timeoutMs);
+  }
+
+  private async open(
     transport: Transport,
     params: (filter: SubscriptionFilter) => Record<string, unknown>,
     filter: SubscriptionFilter,

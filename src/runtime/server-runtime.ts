@@ -18,7 +18,6 @@ import {
   describeError,
   isAbortError,
   OutcomeUnknownError,
-  ProtocolError,
   QueueFullError,
   type AuthorizationRequiredError,
 } from '../errors.js';
@@ -31,7 +30,6 @@ import {
 } from '../protocol/jsonrpc.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../protocol/era.js';
 import type { PendingRequest } from '../protocol/pending.js';
-import { EmptyResultSchema, parseResult } from '../protocol/results.js';
 import { observeTransition, startOperation } from '../observe/telemetry/server-telemetry.js';
 import { ConnectionEffects, type ConnectionRef, type RuntimeOptions } from './connection-effects.js';
 import type { RequestOptions } from './events.js';
@@ -305,51 +303,6 @@ export class ServerRuntime extends ConnectionEffects {
       }
     }
     this.tell({ type: 'CONNECTION_LOST', error: error.message, fatal });
-  }
-
-  // ---- resource subscriptions: `resources/subscribe` (legacy), the listen's set (modern)
-
-  /** The server then sends `notifications/resources/updated` for `uri`; kept for every later session or listen. */
-  async subscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    if (!this.isModern()) {
-      const raw = await this.request('resources/subscribe', { uri }, options);
-      parseResult(EmptyResultSchema, 'resources/subscribe', raw, this.name);
-      this.sessionState.subscribed(uri);
-      return;
-    }
-    const capabilities = this.session()?.capabilities;
-    const resources = capabilities?.['resources'] as Record<string, unknown> | undefined;
-    if (capabilities && resources?.['subscribe'] !== true)
-      throw new ProtocolError(`cannot subscribe to ${uri}: the server does not offer resources.subscribe`, {
-        server: this.name,
-      });
-    const known = this.sessionState.subscribedUris().includes(uri);
-    this.sessionState.subscribed(uri);
-    const generation = this.subscriptionsChanged();
-    const timeoutMs = options?.timeoutMs ?? this.config.requestTimeoutMs;
-    try {
-      const honored = await this.modernListens!.acknowledgedSince(generation, timeoutMs, options?.signal);
-      if (!honored.resourceSubscriptions?.includes(uri))
-        throw new ProtocolError(`the server did not acknowledge the subscription to ${uri}`, { server: this.name });
-    } catch (error) {
-      // Not accepted: not kept (as a refused `resources/subscribe`).
-      if (!known) {
-        this.sessionState.unsubscribed(uri);
-        this.subscriptionsChanged();
-      }
-      throw error;
-    }
-  }
-
-  async unsubscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    // Forgotten first: a session replaced meanwhile must not subscribe again.
-    this.sessionState.unsubscribed(uri);
-    if (this.isModern()) {
-      this.subscriptionsChanged(); // the listen is issued again without it; nothing to wait for
-      return;
-    }
-    const raw = await this.request('resources/unsubscribe', { uri }, options);
-    parseResult(EmptyResultSchema, 'resources/unsubscribe', raw, this.name);
   }
 
   // ---- the machine's actions on requests
