@@ -115,6 +115,27 @@ describe.each(['modern', 'dual'] as const)('a %s v2 server over HTTP', (mode) =>
   });
 });
 
+describe('what a modern server does not offer', () => {
+  it('no list changes and no subscriptions: no listen at all', async () => {
+    server = await startV2Server('modern', 0, 'v2-plain', { listChanged: false, subscribe: false });
+    const handle = await supervise(server.url);
+    await handle.listTools(); // released once the listener settled
+    expect(server.seen.map(method)).not.toContain('subscriptions/listen');
+  });
+
+  it('no resources.subscribe: subscribeResource rejects naming it, and the listen is not issued again', async () => {
+    server = await startV2Server('modern', 0, 'v2-no-subscribe', { subscribe: false });
+    const handle = await supervise(server.url);
+    await expect.poll(() => listens(server!).length).toBe(1);
+    await expect(handle.subscribeResource(CONFIG_URI)).rejects.toMatchObject({
+      code: 'PROTOCOL_ERROR',
+      message: expect.stringMatching(/does not offer resources\.subscribe/),
+    });
+    await handle.listTools();
+    expect(listens(server)).toHaveLength(1);
+  });
+});
+
 describe('an idle server that goes away is noticed by the listener (no keepalive)', () => {
   it('modern: the refused re-listen moves the connection out of ready at once', async () => {
     server = await startV2Server('modern');

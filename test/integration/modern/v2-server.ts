@@ -30,8 +30,19 @@ export interface V2Server {
 /** The one resource the servers offer, and can be subscribed to. */
 export const CONFIG_URI = 'file:///project/config.json';
 
-function buildServer(name: string, extraTools: readonly string[]): McpServer {
-  const server = new McpServer({ name, version: '2.0.0' }, { capabilities: { resources: { subscribe: true } } });
+/** What the servers declare (default: list changes and resource subscriptions). */
+export interface V2Capabilities {
+  listChanged?: boolean;
+  subscribe?: boolean;
+}
+
+function buildServer(name: string, extraTools: readonly string[], offer: V2Capabilities): McpServer {
+  const listChanged = offer.listChanged ?? true;
+  const capabilities = {
+    tools: { listChanged },
+    resources: { listChanged, subscribe: offer.subscribe ?? true },
+  };
+  const server = new McpServer({ name, version: '2.0.0' }, { capabilities });
   server.registerTool(
     'echo',
     { description: 'Echo the given text', inputSchema: z.object({ text: z.string() }) },
@@ -54,8 +65,8 @@ interface Served {
   notify: McpHttpHandler['notify'] | undefined;
 }
 
-function handlerFor(mode: V2Mode, name: string, extraTools: readonly string[]): Served {
-  const factory = () => buildServer(name, extraTools);
+function handlerFor(mode: V2Mode, name: string, extraTools: readonly string[], offer: V2Capabilities): Served {
+  const factory = () => buildServer(name, extraTools, offer);
   if (mode === 'legacy') return { fetch: legacyStatelessFallback(factory), notify: undefined };
   const handler = createMcpHandler(factory, { legacy: mode === 'modern' ? 'reject' : 'stateless' });
   return { fetch: (request) => handler.fetch(request), notify: handler.notify };
@@ -90,9 +101,14 @@ function readText(req: IncomingMessage): Promise<string> {
   });
 }
 
-export async function startV2Server(mode: V2Mode, port = 0, name = `v2-${mode}`): Promise<V2Server> {
+export async function startV2Server(
+  mode: V2Mode,
+  port = 0,
+  name = `v2-${mode}`,
+  offer: V2Capabilities = {},
+): Promise<V2Server> {
   const extraTools: string[] = [];
-  const served = handlerFor(mode, name, extraTools);
+  const served = handlerFor(mode, name, extraTools, offer);
   const seen: V2Server['seen'] = [];
   // The handler needs the origin, known once listening: requests only arrive after that.
   const where: { origin: string } = { origin: '' };
