@@ -317,17 +317,16 @@ export abstract class ConnectionEffects extends TransportOwner {
   async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
     const transport = this.transport;
     if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
-    // The modern era has no GET stream: `subscriptions/listen` stands for it.
-    if (this.envelope) {
+    const envelope = this.envelope;
+    try {
+      if (!envelope) return await transport.openListener(lastEventId);
+      // The modern era has no GET stream: `subscriptions/listen` stands for it.
       const { capabilities = {} } = this.session() ?? {};
       const uris = this.established?.subscribedUris() ?? [];
       const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
-      return this.listens().listenFor(transport, this.envelope, capabilities, uris, timeoutMs);
-    }
-    try {
-      return await transport.openListener(lastEventId);
+      return await this.listens().listenFor(transport, envelope, capabilities, uris, timeoutMs);
     } catch (error) {
-      // A refused GET stream needs the same authorization as a refused request.
+      // A refused listening stream needs the same authorization as a refused request.
       if (this.authorization.isFixable(error) && !this.authorization.isOutdated(error))
         this.requestAuthorization(error);
       throw error;

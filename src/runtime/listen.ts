@@ -179,12 +179,19 @@ export class ModernListens {
       if (!this.listens.delete(listen.id)) return;
       stream.cancel();
     };
-    // Read at once: the acknowledgment arrives on the stream.
-    const reading = stream.read().finally(() => {
-      this.listens.delete(listen.id);
-      listen.end();
-    });
-    reading.catch((error: unknown) => listen.fail(error instanceof Error ? error : new Error(String(error))));
+    // Read at once: the acknowledgment arrives on the stream. A break keeps its error (evidence.ts).
+    const reading = stream.read().then(
+      () => {
+        this.listens.delete(listen.id);
+        listen.end();
+      },
+      (error: unknown) => {
+        this.listens.delete(listen.id);
+        listen.fail(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      },
+    );
+    reading.catch(() => {}); // the open, or the listener's read, reports it
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(
