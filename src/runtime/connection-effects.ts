@@ -334,7 +334,7 @@ export abstract class ConnectionEffects extends TransportOwner {
   }
 
   private listens(): ModernListens {
-    return (this.modernListens ??= new ModernListens(this.name));
+    return (this.modernListens ??= new ModernListens(this.name, () => this.established?.subscribedUris() ?? []));
   }
 
   /**

@@ -73,6 +73,10 @@ type Settle<T> = { resolve: (value: T) => void; reject: (error: Error) => void }
 class OpenListen {
   acknowledged: SubscriptionFilter | undefined;
   onProgress: (() => void) | undefined;
+  /** The subscriptions changed since it was opened: a listen with the new set replaces it. */
+  replaced = false;
+  /** Its listener stopped; it stays open until its replacement is acknowledged (then this closes it). */
+  retire: (() => void) | undefined;
   /** Settled by the acknowledgment, the listen's answer, or its end. */
   private opening: Settle<SubscriptionFilter> | undefined;
   private ending: Settle<void> | undefined;
@@ -126,10 +130,15 @@ export class ModernListens {
   private generation = 0;
   private waiters: AckWaiter[] = [];
 
-  constructor(private readonly server: string) {}
+  constructor(
+    private readonly server: string,
+    /** The URIs subscribed now. */
+    private readonly subscribed: () => readonly string[],
+  ) {}
 
   /** The subscriptions changed; returns the generation a listen must be opened at to include the change. */
   changed(): number {
+    for (const listen of this.listens.values()) listen.replaced = true;
     return ++this.generation;
   }
 
@@ -175,9 +184,17 @@ export class ModernListens {
       this.listens.delete(listen.id);
       throw error;
     }
+    let retireTimer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      clearTimeout(retireTimer);
+      if (this.listens.delete(listen.id)) stream.cancel();
+    };
+    // Replaced by a listen with the new set: kept open until that one is acknowledged, so nothing
+    // sent meanwhile is missed; bounded, in case the new one never is.
     const cancel = () => {
-      if (!this.listens.delete(listen.id)) return;
-      stream.cancel();
+      if (!listen.replaced || !this.listens.has(listen.id)) return stop();
+      listen.retire = stop;
+      retireTimer = setTimeout(stop, timeoutMs);
     };
     // Read at once: the acknowledgment arrives on the stream. A break keeps its error (evidence.ts).
     const reading = stream.read().then(
@@ -204,7 +221,7 @@ export class ModernListens {
     try {
       honored = await Promise.race([listen.opened, timedOut]);
     } catch (error) {
-      cancel();
+      stop();
       // The server answered the listen with an error: it offers none (or not this one).
       if (error instanceof McpError) {
         this.settleWaiters(listen.generation, undefined, error);
@@ -215,8 +232,9 @@ export class ModernListens {
       clearTimeout(timer);
     }
     this.settleWaiters(listen.generation, honored);
+    this.retireReplaced(listen);
     if (isEmpty(honored)) {
-      cancel();
+      stop();
       return { kind: 'unavailable', reason: 'the server honors none of the requested notifications' };
     }
     return {
@@ -228,6 +246,12 @@ export class ModernListens {
       },
       cancel,
     };
+  }
+
+  /** A listen was acknowledged: the ones it replaces close now (their notifications are dropped from here on). */
+  private retireReplaced(current: OpenListen): void {
+    for (const listen of [...this.listens.values()])
+      if (listen !== current && listen.generation < current.generation) listen.retire?.();
   }
 
   /** HTTP: the POST's own stream. stdio: the request on the one channel; cancelled with `notifications/cancelled`. */
@@ -263,13 +287,19 @@ export class ModernListens {
       return true;
     }
     if (!listen) return true;
+    // A listen being replaced may still carry a URI unsubscribed meanwhile.
+    if (listen.replaced && message.method === 'notifications/resources/updated')
+      return !this.subscribed().includes(message.params?.uri as string);
     listen.onProgress?.();
     return false;
   }
 
   /** The transport died: every listen ends with it. */
   closeAll(): void {
-    for (const listen of this.listens.values()) listen.end();
+    for (const listen of [...this.listens.values()]) {
+      listen.retire?.();
+      listen.end();
+    }
     this.listens.clear();
   }
 

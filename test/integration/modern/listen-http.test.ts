@@ -93,6 +93,18 @@ describe.each(['modern', 'dual'] as const)('a %s v2 server over HTTP', (mode) =>
     expect(server.seen.map(method)).not.toContain('resources/unsubscribe');
   });
 
+  it('a list change published while the listen is issued again is not lost (the old one stays until the new one is acknowledged)', async () => {
+    server = await startV2Server(mode);
+    const handle = await supervise(server.url);
+    await expect.poll(() => listens(server!).length).toBe(1);
+    const changes: unknown[] = [];
+    handle.on('listChanged', (c) => changes.push(c));
+    const subscribed = handle.subscribeResource(CONFIG_URI);
+    server.addTool('meanwhile'); // the new listen is not even sent yet: only the old one can carry it
+    await subscribed;
+    await expect.poll(() => changes).toEqual([{ list: 'tools' }]);
+  });
+
   it('a subscription outlives a restart of the server: the new listen carries it, updates arrive again', async () => {
     server = await startV2Server(mode);
     const port = Number(new URL(server.url).port);
