@@ -1,7 +1,8 @@
 /**
- * The modern era's listening stream (spec 2026-07-28, basic/patterns/subscriptions): one
- * `subscriptions/listen` at a time, opened by the listener child with the notifications this
- * client wants, open once the server acknowledged it.
+ * The modern era's listening stream (spec 2026-07-28, basic/patterns/subscriptions): the
+ * `subscriptions/listen` the listener child opens with the notifications this client wants,
+ * open once the server acknowledged it. One at a time, except while a subscription change
+ * replaces it: the old one stays open until the new one is acknowledged (make before break).
  *
  * - What is asked for: the list changes the server's discovery offers (`listChanged`), and the
  *   resources the user subscribed to (when it offers `resources.subscribe`); nothing at all
