@@ -342,7 +342,10 @@ export abstract class ConnectionEffects extends TransportOwner {
    * change, the listen's set (resource-subscriptions.ts). Undefined in the legacy era.
    */
   listenControl(): ListenControl | undefined {
-    if (this.snapshot()?.context.latchedEra !== 'modern') return undefined;
+    const context = this.snapshot()?.context;
+    // Pinned modern: modern before the first discovery too.
+    const era = context?.latchedEra ?? (context?.preferredEra === 'modern' ? 'modern' : undefined);
+    if (era !== 'modern') return undefined;
     const listens = this.listens();
     return {
       capabilities: this.session()?.capabilities,
