@@ -1,10 +1,16 @@
 /**
- * The listener: the server-to-client stream (the Streamable HTTP GET). It opens the stream,
- * keeps the last event id, reconnects with `Last-Event-ID` after the server's `retry` delay (or
- * a growing backoff), and gives up after too many reconnects that brought no new event.
- * A server that offers no listening stream (405/404/406/400/409) is not an error; but a 400 or
+ * The listener: the server-to-client stream. Legacy era: the Streamable HTTP GET. Modern era
+ * (2026-07-28): a `subscriptions/listen` request, open once the server acknowledged it, re-issued
+ * as a new request when it breaks (no resumption) and when the subscriptions change.
+ *
+ * It opens the stream, keeps the last event id, reconnects (with `Last-Event-ID` in the legacy
+ * era) after the server's `retry` delay or a growing backoff, and gives up after too many
+ * reconnects that brought no new event. A server that offers no listening stream (405/404/406/
+ * 400/409; modern: nothing to listen for, or the listen declined) is not an error; but a 400 or
  * 404 to a reopening stream that had been open on this session is evidence the server lost the
- * session (it restarted), and the connection is told.
+ * session (it restarted), and the connection is told. A reopen that cannot reach the server
+ * (connection refused, or reset while opening) is evidence the server is gone: the connection
+ * is told at once instead of waiting out the backoff.
  */
 import { assign, sendParent, setup, type CallbackActorLogic, type EventObject } from 'xstate';
 import { mayReconnectStream, streamReconnectDelay } from './stream-policy.js';
@@ -31,20 +37,30 @@ export interface ListenerContext {
   lastError: string | undefined;
 }
 
+/** How an open failed at the connection level: `refused` (no connection made), `reset` (broken while opening). */
+export type OpenFailure = 'refused' | 'reset';
+
 export type ListenerEvent =
   | { type: 'STREAM_OPENED' }
-  | { type: 'STREAM_UNAVAILABLE'; status: number }
+  /** No listening stream here (`status` of the refused GET; none in the modern era). */
+  | { type: 'STREAM_UNAVAILABLE'; status?: number | undefined }
   | { type: 'EVENT_ID'; id: string }
+  /** Modern era: the listen delivered something (its acknowledgment, a notification); no event ids exist. */
+  | { type: 'STREAM_PROGRESSED' }
   | { type: 'RETRY'; ms: number }
   | { type: 'STREAM_ENDED' }
-  | { type: 'STREAM_FAILED'; error: string };
+  | { type: 'STREAM_FAILED'; error: string; connection?: OpenFailure | undefined }
+  /** From the runtime, modern era: the subscriptions changed, the listen is issued again with the new set. */
+  | { type: 'SUBSCRIPTIONS_CHANGED' };
 
 /** What the listener tells the connection. */
 export type ListenerReport =
   | { type: 'LISTENER_SETTLED' }
   | { type: 'LISTENER_LOST'; error: string }
   /** The stream had been open, and reopening it was answered 400/404: the server no longer knows the session. */
-  | { type: 'LISTENER_REFUSED_SESSION'; status: number };
+  | { type: 'LISTENER_REFUSED_SESSION'; status: number }
+  /** Reopening the stream could not reach the server: the connection reconnects now. */
+  | { type: 'SERVER_UNREACHABLE'; error: string };
 
 /** Statuses that, on a stream that had been open, say the session is gone. */
 const SESSION_REFUSED_STATUSES = [400, 404];
@@ -62,7 +78,10 @@ export const listenerMachine = setup({
   actions: {
     'remember event id': assign((_, params: { id: string }) => ({ lastEventId: params.id, progressed: true })),
     'remember retry': assign((_, params: { ms: number }) => ({ retryMs: params.ms })),
-    'remember unavailable status': assign((_, params: { status: number }) => ({ unavailableStatus: params.status })),
+    'remember unavailable status': assign((_, params: { status?: number | undefined }) => ({
+      unavailableStatus: params.status,
+    })),
+    'remember progress': assign({ progressed: true }),
     'remember error': assign((_, params: { error: string }) => ({ lastError: params.error })),
     'forget error': assign({ lastError: undefined }),
     'count reconnect attempt': assign({
@@ -74,6 +93,10 @@ export const listenerMachine = setup({
     'report refused session': sendParent(({ context }): ListenerReport => ({
       type: 'LISTENER_REFUSED_SESSION',
       status: context.unavailableStatus ?? 0,
+    })),
+    'report unreachable': sendParent(({ context }): ListenerReport => ({
+      type: 'SERVER_UNREACHABLE',
+      error: `the listening stream could not be reopened: ${context.lastError ?? 'server unreachable'}`,
     })),
     'report lost': sendParent(
       ({ context }) =>
@@ -87,8 +110,11 @@ export const listenerMachine = setup({
   },
   guards: {
     'may reconnect': ({ context }) => mayReconnectStream(context.stalledAttempts),
-    'refuses the session': ({ context }, params: { status: number }) =>
-      context.opened && SESSION_REFUSED_STATUSES.includes(params.status),
+    'refuses the session': ({ context }, params: { status?: number | undefined }) =>
+      context.opened && params.status !== undefined && SESSION_REFUSED_STATUSES.includes(params.status),
+    /** Refused: nothing listens there. Reset while reopening a stream that had been open: the server went away. */
+    'server is unreachable': ({ context }, params: { connection?: OpenFailure | undefined }) =>
+      params.connection === 'refused' || (params.connection === 'reset' && context.opened),
   },
   delays: {
     'reconnect delay': ({ context }) => streamReconnectDelay(context.retryMs, context.stalledAttempts),
@@ -119,10 +145,17 @@ export const listenerMachine = setup({
         opening: {
           on: {
             STREAM_OPENED: { target: 'streaming', actions: ['forget error', 'remember opened', 'report settled'] },
-            STREAM_FAILED: {
-              target: '#listener.ended',
-              actions: [{ type: 'remember error', params: ({ event }) => event }, 'report settled'],
-            },
+            STREAM_FAILED: [
+              {
+                guard: { type: 'server is unreachable', params: ({ event }) => event },
+                target: '#listener.unreachable',
+                actions: [{ type: 'remember error', params: ({ event }) => event }, 'report settled'],
+              },
+              {
+                target: '#listener.ended',
+                actions: [{ type: 'remember error', params: ({ event }) => event }, 'report settled'],
+              },
+            ],
           },
         },
         streaming: {
@@ -147,8 +180,11 @@ export const listenerMachine = setup({
           },
         ],
         EVENT_ID: { actions: { type: 'remember event id', params: ({ event }) => event } },
+        STREAM_PROGRESSED: { actions: 'remember progress' },
         RETRY: { actions: { type: 'remember retry', params: ({ event }) => event } },
         STREAM_ENDED: { target: 'ended' },
+        // A new listen with the new set (the old one is closed as this state is left).
+        SUBSCRIPTIONS_CHANGED: { target: 'connected', reenter: true },
       },
     },
     ended: {
@@ -157,9 +193,16 @@ export const listenerMachine = setup({
     },
     waiting: {
       after: { 'reconnect delay': 'connected' },
+      on: { SUBSCRIPTIONS_CHANGED: 'connected' },
     },
-    /** The server offers no listening stream; nothing more to do. */
-    unavailable: {},
+    /** The server offers no listening stream; nothing more to do (modern: until the subscriptions change). */
+    unavailable: {
+      on: { SUBSCRIPTIONS_CHANGED: 'connected' },
+    },
+    /** The server could not be reached to reopen the stream: the connection reconnects, and a new listener starts. */
+    unreachable: {
+      entry: 'report unreachable',
+    },
     /** The server restarted: the connection re-initializes, and a new listener starts with the new session. */
     'session refused': {
       entry: 'report refused session',

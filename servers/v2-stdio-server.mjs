@@ -7,8 +7,13 @@ import { z } from 'zod';
 
 const mode = process.argv[2] ?? 'dual';
 
+const CONFIG_URI = 'file:///project/config.json';
+
 function build() {
-  const server = new McpServer({ name: `v2-stdio-${mode}`, version: '2.0.0' });
+  const server = new McpServer(
+    { name: `v2-stdio-${mode}`, version: '2.0.0' },
+    { capabilities: { resources: { subscribe: true } } },
+  );
   server.registerTool(
     'echo',
     { description: 'Echo the given text', inputSchema: z.object({ text: z.string() }) },
@@ -18,6 +23,20 @@ function build() {
     setImmediate(() => process.exit(3));
     return { content: [{ type: 'text', text: 'bye' }] };
   });
+  // A new tool: the server sends notifications/tools/list_changed (on the listen, modern era).
+  server.registerTool('add-tool', { inputSchema: z.object({ name: z.string() }) }, async ({ name }) => {
+    server.registerTool(name, { description: `Added later: ${name}` }, async () => ({
+      content: [{ type: 'text', text: name }],
+    }));
+    return { content: [{ type: 'text', text: `added ${name}` }] };
+  });
+  server.registerTool('touch', { inputSchema: z.object({ uri: z.string() }) }, async ({ uri }) => {
+    await server.server.sendResourceUpdated({ uri });
+    return { content: [{ type: 'text', text: `touched ${uri}` }] };
+  });
+  server.registerResource('config', CONFIG_URI, { mimeType: 'application/json' }, async (uri) => ({
+    contents: [{ uri: uri.href, text: '{}' }],
+  }));
   return server;
 }
 

@@ -27,6 +27,7 @@ import {
   type LoggingLevel,
   type ReadResourceResult,
 } from './protocol/results.js';
+import { subscribeResource, unsubscribeResource } from './runtime/resource-subscriptions.js';
 import type { Root } from './runtime/session-state.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime, ConnectionState } from './runtime/server-runtime.js';
 import type { TransportKind } from './transports/transport.js';
@@ -217,18 +218,16 @@ export class ServerHandle {
   /**
    * `notifications/resources/updated` for `uri` then arrive as `on('resourceUpdated')`. The
    * subscription outlives the session: every new session subscribes again (session-state.ts).
+   * Modern era (2026-07-28): no `resources/subscribe`; the listener's `subscriptions/listen` is
+   * issued again with the URI, and this resolves once the server acknowledged it.
    */
-  async subscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    const raw = await this.request('resources/subscribe', { uri }, options);
-    parseResult(EmptyResultSchema, 'resources/subscribe', raw, this.name);
-    this.runtime.sessionState.subscribed(uri);
+  subscribeResource(uri: string, options?: RequestOptions): Promise<void> {
+    return subscribeResource(this.runtime, uri, options);
   }
 
-  async unsubscribeResource(uri: string, options?: RequestOptions): Promise<void> {
-    // Forgotten first: a session replaced meanwhile must not subscribe again.
-    this.runtime.sessionState.unsubscribed(uri);
-    const raw = await this.request('resources/unsubscribe', { uri }, options);
-    parseResult(EmptyResultSchema, 'resources/unsubscribe', raw, this.name);
+  /** Modern era: the listen is issued again without the URI (no `resources/unsubscribe`). */
+  unsubscribeResource(uri: string, options?: RequestOptions): Promise<void> {
+    return unsubscribeResource(this.runtime, uri, options);
   }
 
   /** Every prompt, across pages. */

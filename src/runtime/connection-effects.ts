@@ -3,7 +3,7 @@
  * states (probes, the handshake, authorization, the listener, closing) and a read-only view of
  * the connection actor for status and transition events. The server runtime extends this.
  */
-import type { ActorRefFrom, AnyEventObject, SnapshotFrom } from 'xstate';
+import type { ActorRefFrom, AnyActorRef, AnyEventObject, SnapshotFrom } from 'xstate';
 import type {
   connectionMachine,
   DiscoverVerdict,
@@ -11,6 +11,7 @@ import type {
   SessionInfo,
 } from '../../machines/connection.machine.js';
 import type { keepaliveMachine, ProbeOutput } from '../../machines/keepalive.machine.js';
+import type { ListenerEvent } from '../../machines/listener.machine.js';
 import { describeCause, eventError, topLevelState } from '../../machines/transition-cause.js';
 import { secretSources, type ServerConfig } from '../config.js';
 import { ConnectionClosedError, McpError, ProtocolError, type AuthorizationRequiredError } from '../errors.js';
@@ -30,6 +31,7 @@ import { withTasksExtension } from '../tasks/context.js';
 import { discover } from './discover.js';
 import { handshake } from './handshake.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
+import { ModernListens, type ListenControl } from './listen.js';
 import { RequestGate } from './request-gate.js';
 import { SessionState, type RestoreReport } from './session-state.js';
 import { ToolOutputSchemas } from '../protocol/tool-output.js';
@@ -93,6 +95,8 @@ export abstract class ConnectionEffects extends TransportOwner {
   private readonly pin: VersionPin;
   /** The modern wire in use: every request's `_meta`. Undefined in the legacy era. */
   protected envelope: ModernEnvelope | undefined;
+  /** Modern era: the `subscriptions/listen` requests (created by the first listen). */
+  protected modernListens: ModernListens | undefined;
   /** Requests sent past the gate by the machine's own effects (discover, probes): their failures are the machine's business. */
   protected readonly pastGate = new WeakSet<PendingRequest>();
 
@@ -230,9 +234,9 @@ export abstract class ConnectionEffects extends TransportOwner {
       this.envelope = new ModernEnvelope(verdict.session.protocolVersion, this.modernCapabilities(), this.clientInfo);
       if (this.connectedBefore) this.toolOutput?.invalidate(); // a restarted server may declare other tools
       this.connectedBefore = true;
-      // No session-state restore here: the modern era has no session to carry state, no
-      // `logging/setLevel` and no `resources/subscribe` (subscriptions/listen is not implemented
-      // yet), and the roots capability travels in every request's `_meta`.
+      // No session-state restore here: the modern era has no session to carry state and no
+      // `logging/setLevel`; the resource subscriptions travel in the listener's
+      // `subscriptions/listen` (listen.ts), and the roots capability in every request's `_meta`.
     }
     return verdict;
   }
@@ -338,16 +342,47 @@ export abstract class ConnectionEffects extends TransportOwner {
   async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
     const transport = this.transport;
     if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
-    // The modern era has no GET stream (subscriptions/listen is not implemented yet): as a 405 from the server.
-    if (this.envelope) return { kind: 'unavailable', status: 405 };
+    const envelope = this.envelope;
     try {
-      return await transport.openListener(lastEventId);
+      if (!envelope) return await transport.openListener(lastEventId);
+      // The modern era has no GET stream: `subscriptions/listen` stands for it.
+      const { capabilities = {} } = this.session() ?? {};
+      const uris = this.established?.subscribedUris() ?? [];
+      const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
+      return await this.listens().listenFor(transport, envelope, capabilities, uris, timeoutMs);
     } catch (error) {
-      // A refused GET stream needs the same authorization as a refused request.
+      // A refused listening stream needs the same authorization as a refused request.
       if (this.authorization.isFixable(error) && !this.authorization.isOutdated(error))
         this.requestAuthorization(error);
       throw error;
     }
+  }
+
+  private listens(): ModernListens {
+    return (this.modernListens ??= new ModernListens(this.name, () => this.established?.subscribedUris() ?? []));
+  }
+
+  /**
+   * Modern era (the server is, or was last, spoken to in it): what resource subscriptions
+   * change, the listen's set (resource-subscriptions.ts). Undefined in the legacy era.
+   */
+  listenControl(): ListenControl | undefined {
+    const context = this.snapshot()?.context;
+    // Pinned modern: modern before the first discovery too.
+    const era = context?.latchedEra ?? (context?.preferredEra === 'modern' ? 'modern' : undefined);
+    if (era !== 'modern') return undefined;
+    const listens = this.listens();
+    return {
+      capabilities: this.session()?.capabilities,
+      changed: () => {
+        const generation = listens.changed();
+        // The listener issues its listen again with the new set.
+        const listener = this.snapshot()?.children.listener as AnyActorRef | undefined;
+        listener?.send({ type: 'SUBSCRIPTIONS_CHANGED' } satisfies ListenerEvent);
+        return generation;
+      },
+      acknowledgedSince: (generation, timeoutMs, signal) => listens.acknowledgedSince(generation, timeoutMs, signal),
+    };
   }
 
   async closeSession(): Promise<void> {

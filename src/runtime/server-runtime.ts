@@ -279,6 +279,8 @@ export class ServerRuntime extends ConnectionEffects {
   // ---- TransportSink: what the transports report (incoming messages, stream trouble, death)
 
   onMessage(message: JsonRpcMessage): void {
+    // Modern era: the listen's acknowledgment and answer, and notifications of a listen no longer open.
+    if (this.modernListens?.route(message)) return;
     if (!('method' in message)) {
       if (this.envelope && 'error' in message && message.error.code === UNSUPPORTED_PROTOCOL_VERSION)
         if (this.onVersionRefused(message.id, message.error.data)) return;
@@ -332,6 +334,7 @@ export class ServerRuntime extends ConnectionEffects {
 
   /** The transport died: what was on the wire has an unknown outcome; the connection reconnects. */
   onClosed(error: Error): void {
+    this.modernListens?.closeAll();
     const fatal = (error as { fatal?: unknown }).fatal === true; // e.g. a stdio server that died before its first handshake
     for (const request of this.pending.sentRequests()) {
       if (fatal || request.method === 'initialize' || this.pastGate.has(request)) {

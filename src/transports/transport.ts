@@ -2,7 +2,7 @@
  * What the runtime needs from a transport: Streamable HTTP, legacy HTTP+SSE and stdio implement
  * the same shape.
  */
-import type { JsonRpcMessage } from '../protocol/jsonrpc.js';
+import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../protocol/pending.js';
 
 export type TransportKind = 'http' | 'sse' | 'stdio';
@@ -47,11 +47,22 @@ export interface SendOptions {
 interface StreamCursorHooks {
   onEventId: (id: string) => void;
   onRetry: (ms: number) => void;
+  /** Modern era: something arrived on the listen (its acknowledgment, a notification). */
+  onProgress?: (() => void) | undefined;
 }
 
 export type ListenerOpenResult =
   | { kind: 'open'; read: (hooks: StreamCursorHooks) => Promise<void>; cancel: () => void }
-  | { kind: 'unavailable'; status: number };
+  /** No listening stream: the status of a refused GET, or (modern) why there is nothing to listen to. */
+  | { kind: 'unavailable'; status?: number | undefined; reason?: string | undefined };
+
+/** A `subscriptions/listen` response stream (modern HTTP): its messages go to the sink as they arrive. */
+export interface SubscriptionStream {
+  /** Resolves when the stream ends; rejects when it breaks. */
+  read(): Promise<void>;
+  /** Closes the stream: for the server, the cancellation of the listen. */
+  cancel(): void;
+}
 
 export interface Transport {
   readonly kind: TransportKind;
@@ -75,6 +86,12 @@ export interface Transport {
   completeSession(protocolVersion: string): void;
   /** Opens the server-to-client stream; `unavailable` when the server offers none. */
   openListener(lastEventId: string | undefined): Promise<ListenerOpenResult>;
+  /**
+   * Modern era, over HTTP: POSTs a `subscriptions/listen` and keeps its response stream open
+   * (no idle limit, outside the message pool). Transports without it (stdio) send the listen
+   * like any request: the server's messages arrive on the one channel.
+   */
+  openSubscription?(message: JsonRpcRequest): Promise<SubscriptionStream>;
   /** Ends the session on the server (HTTP DELETE); best effort and bounded. */
   terminateSession(): Promise<void>;
   /** Releases sockets and pools; stops the child process (stdio). */

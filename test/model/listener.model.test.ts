@@ -117,4 +117,64 @@ describe('listener: timing scenarios', () => {
     expect(reportsOf(h, 'LISTENER_LOST')).toEqual([]);
     h.stop();
   });
+
+  it('a reopen refused at the connection (the server died while idle) reports SERVER_UNREACHABLE at once: no more backoff', async () => {
+    const h = startModel(spec);
+    stream(h, { type: 'STREAM_OPENED' });
+    stream(h, { type: 'STREAM_ENDED' });
+    await expectReconnectAfter(h, 1_000);
+    stream(h, { type: 'STREAM_FAILED', error: 'connect ECONNREFUSED 127.0.0.1:9', connection: 'refused' });
+    expect(snapshotOf(h).value).toBe('unreachable');
+    expect(reportsOf(h, 'SERVER_UNREACHABLE').map((r) => r.event)).toEqual([
+      {
+        type: 'SERVER_UNREACHABLE',
+        error: 'the listening stream could not be reopened: connect ECONNREFUSED 127.0.0.1:9',
+      },
+    ]);
+    h.clock.advance(10 * 60_000);
+    await flush();
+    expect(streamsOpened(h), 'no reconnect after reporting').toBe(2);
+    expect(reportsOf(h, 'LISTENER_LOST')).toEqual([]);
+    h.stop();
+  });
+
+  it('a reset while opening the very first stream is retried (no stream had been open: not proof the server is gone)', async () => {
+    const h = startModel(spec);
+    stream(h, { type: 'STREAM_FAILED', error: 'read ECONNRESET', connection: 'reset' });
+    expect(reportsOf(h, 'SERVER_UNREACHABLE')).toEqual([]);
+    await expectReconnectAfter(h, 1_000);
+    h.stop();
+  });
+
+  it('modern: a change of subscriptions issues a new listen at once, while waiting too; the acknowledgment is progress', async () => {
+    const h = startModel(spec);
+    stream(h, { type: 'STREAM_OPENED' });
+    h.actor.send({ type: 'SUBSCRIPTIONS_CHANGED' });
+    await flush();
+    expect(snapshotOf(h).value).toEqual({ connected: 'opening' });
+    expect(streamsOpened(h)).toBe(2);
+    stream(h, { type: 'STREAM_OPENED' });
+    stream(h, { type: 'STREAM_ENDED' });
+    expect(snapshotOf(h).value).toBe('waiting');
+    h.actor.send({ type: 'SUBSCRIPTIONS_CHANGED' });
+    await flush();
+    expect(streamsOpened(h), 'no wait for the backoff').toBe(3);
+    stream(h, { type: 'STREAM_OPENED' });
+    stream(h, { type: 'STREAM_PROGRESSED' });
+    stream(h, { type: 'STREAM_ENDED' });
+    expect(snapshotOf(h).context.stalledAttempts, 'the acknowledgment reset the stall count').toBe(0);
+    h.stop();
+  });
+
+  it('modern: nothing to listen for settles the listener until the subscriptions change', async () => {
+    const h = startModel(spec);
+    stream(h, { type: 'STREAM_UNAVAILABLE' });
+    expect(snapshotOf(h).value).toBe('unavailable');
+    expect(reportsOf(h, 'LISTENER_SETTLED')).toHaveLength(1);
+    h.actor.send({ type: 'SUBSCRIPTIONS_CHANGED' });
+    await flush();
+    expect(snapshotOf(h).value).toEqual({ connected: 'opening' });
+    expect(streamsOpened(h)).toBe(2);
+    h.stop();
+  });
 });

@@ -9,7 +9,17 @@ import type { ModelSpec, StepContext } from './runner.js';
 export const INPUT: ListenerInput = { server: 'docs' };
 const RECONNECT = 'xstate.after.reconnect delay.listener.waiting';
 const RETRY_MS = 3_000;
-const STREAM_EVENTS = ['STREAM_OPENED', 'STREAM_UNAVAILABLE', 'EVENT_ID', 'RETRY', 'STREAM_ENDED', 'STREAM_FAILED'];
+const STREAM_EVENTS = [
+  'STREAM_OPENED',
+  'STREAM_UNAVAILABLE',
+  'EVENT_ID',
+  'STREAM_PROGRESSED',
+  'RETRY',
+  'STREAM_ENDED',
+  'STREAM_FAILED',
+];
+/** From the runtime (modern era): the subscriptions changed. */
+const CHANGED = { type: 'SUBSCRIPTIONS_CHANGED' };
 
 function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   const context = snapshot.context as ListenerContext;
@@ -21,16 +31,23 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
       { type: 'STREAM_UNAVAILABLE', status: 405 },
       // 404 before the stream was ever open: the server offers none; after: the session is gone.
       { type: 'STREAM_UNAVAILABLE', status: 404 },
-      { type: 'STREAM_FAILED', error: 'connect ECONNRESET' },
+      // Modern: nothing to listen for, or the listen declined (no status).
+      { type: 'STREAM_UNAVAILABLE' },
+      { type: 'STREAM_FAILED', error: 'HTTP 500' },
+      // Nobody listens there: the server is gone. Reset while opening: gone only if the stream had been open.
+      { type: 'STREAM_FAILED', error: 'connect ECONNREFUSED', connection: 'refused' },
+      { type: 'STREAM_FAILED', error: 'read ECONNRESET', connection: 'reset' },
+      CHANGED,
     ];
   }
   if (snapshot.matches({ connected: 'streaming' })) {
-    const list: AnyEventObject[] = [{ type: 'STREAM_ENDED' }, { type: 'STREAM_FAILED', error: 'terminated' }];
-    if (!context.progressed) list.push({ type: 'EVENT_ID', id: 'evt-7' });
+    const list: AnyEventObject[] = [{ type: 'STREAM_ENDED' }, { type: 'STREAM_FAILED', error: 'terminated' }, CHANGED];
+    if (!context.progressed) list.push({ type: 'EVENT_ID', id: 'evt-7' }, { type: 'STREAM_PROGRESSED' });
     if (context.retryMs === undefined) list.push({ type: 'RETRY', ms: RETRY_MS });
     return list;
   }
-  if (snapshot.matches('waiting')) return [{ type: RECONNECT }];
+  if (snapshot.matches('waiting')) return [{ type: RECONNECT }, CHANGED];
+  if (snapshot.matches('unavailable')) return [CHANGED];
   return [];
 }
 
@@ -47,7 +64,26 @@ function promisedDelay(context: ListenerContext): number {
 
 function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext): void {
   const wasOpened = (before.context as ListenerContext).opened;
-  const refusesSession = event.type === 'STREAM_UNAVAILABLE' && wasOpened && [400, 404].includes(event.status);
+  const refusesSession =
+    event.type === 'STREAM_UNAVAILABLE' && wasOpened && event.status !== undefined && [400, 404].includes(event.status);
+  const unreachable =
+    event.type === 'STREAM_FAILED' &&
+    before.matches({ connected: 'opening' }) &&
+    (event.connection === 'refused' || (event.connection === 'reset' && wasOpened));
+  expect(
+    reportsOf(h, 'SERVER_UNREACHABLE', reportsFrom).map((r) => r.event),
+    'SERVER_UNREACHABLE exactly when an open was refused, or reset while reopening',
+  ).toEqual(
+    unreachable
+      ? [{ type: 'SERVER_UNREACHABLE', error: `the listening stream could not be reopened: ${event.error}` }]
+      : [],
+  );
+  if (unreachable) expect(after.value).toBe('unreachable');
+  if (event.type === 'SUBSCRIPTIONS_CHANGED') {
+    expect(after.value, 'a change of subscriptions opens a new stream at once').toEqual({ connected: 'opening' });
+    expect(h.controls.started.at(-1)?.key).toBe('stream');
+  }
+  if (event.type === 'STREAM_PROGRESSED') expect((after.context as ListenerContext).progressed).toBe(true);
   expect(
     reportsOf(h, 'LISTENER_REFUSED_SESSION', reportsFrom).map((r) => r.event),
     'LISTENER_REFUSED_SESSION exactly when a stream that had been open is refused with 400/404',

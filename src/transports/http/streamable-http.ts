@@ -4,7 +4,13 @@
  * responses arrive as JSON or as an SSE stream; the GET listener is opened on request.
  */
 import type { Pool } from 'undici';
-import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../../protocol/jsonrpc.js';
+import {
+  isResponse,
+  parseMessages,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type RequestId,
+} from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
 import { ProtocolError, SessionExpiredError, VersionRefusedError } from '../../errors.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../../protocol/era.js';
@@ -21,12 +27,14 @@ import {
 import { describeErrorBody, discardBody, readBodyBounded, type Body } from '../response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
 import { followResponseStream, type ResponseStreamSource } from './resume.js';
+import { openSubscriptionStream } from './subscription-stream.js';
 import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
 import { readSseStream } from '../sse-reader.js';
 import {
   realTimers,
   type ListenerOpenResult,
   type SendOptions,
+  type SubscriptionStream,
   type Timers,
   type Transport,
   type TransportSink,
@@ -319,6 +327,24 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     };
   }
 
+  /** Modern era: the `subscriptions/listen` POST, its response stream kept open (subscription-stream.ts). */
+  async openSubscription(message: JsonRpcRequest): Promise<SubscriptionStream> {
+    const renewing = this.credentials.prepare();
+    if (renewing) await renewing;
+    if (this.credentials.stale) this.rebuildHeaders();
+    const generation = this.credentials.generation;
+    const headers = modernRequestHeaders(this.postHeaders, message);
+    return openSubscriptionStream(
+      this,
+      this.streams,
+      this.path,
+      headers,
+      message,
+      this.listenerOpenTimeoutMs,
+      (status, h) => this.credentials.refusal(status, h, describeMessage(message), generation),
+    );
+  }
+
   /** GET with the session headers; resolves once the response headers are in. `bodyTimeout` 0: no idle limit. */
   async getStream(
     lastEventId: string | undefined,
@@ -383,7 +409,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   }
 
   /** Servers sometimes echo the session id or a token in error text; none of it may reach an error. */
-  private redact(text: string): string {
+  redact(text: string): string {
     const secrets = secretsOf([
       { headers: this.userHeaders, url: `${this.origin}${this.path}`, values: this.configSecrets },
     ]);

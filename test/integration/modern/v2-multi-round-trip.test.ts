@@ -43,7 +43,7 @@ function text(result: unknown): string {
 
 describe('v2 server package, multi round-trip requests', () => {
   it('over HTTP: one round and three rounds, each retry a new request', async () => {
-    server = await startV2Server('modern', 0, 'v2-mrtr', buildMrtrServer);
+    server = await startV2Server('modern', 0, 'v2-mrtr', { build: buildMrtrServer });
     handle = await connect({ url: server.url, keepalive: false }, { name: 'v2', handlers });
     expect(handle.status()).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28' });
     expect(text(await handle.callTool('greet', {}))).toMatch(/^hello Ada \(pid \d+\)$/);
@@ -60,7 +60,7 @@ describe('v2 server package, multi round-trip requests', () => {
   });
 
   it('over HTTP: getPrompt and readResource run their rounds too, and their results are checked', async () => {
-    server = await startV2Server('modern', 0, 'v2-mrtr', buildMrtrServer);
+    server = await startV2Server('modern', 0, 'v2-mrtr', { build: buildMrtrServer });
     handle = await connect({ url: server.url, keepalive: false }, { name: 'v2', handlers });
     const prompt = await handle.getPrompt('review');
     expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'review by Ada' } }]);

@@ -5,7 +5,12 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { createMcpHandler, legacyStatelessFallback, McpServer } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  legacyStatelessFallback,
+  McpServer,
+  type McpHttpHandler,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { listenOnLoopback, type Listening } from '../../../servers/listen.js';
 
@@ -15,26 +20,62 @@ export interface V2Server {
   url: string;
   /** Every request's method and MCP headers, in arrival order. */
   readonly seen: Array<{ method: string; headers: Record<string, string | undefined>; body: unknown }>;
+  /** Adds a tool and publishes `notifications/tools/list_changed` to the open listens (modern leg). */
+  addTool(name: string): void;
+  /** Publishes `notifications/resources/updated` for `uri` to the listens subscribed to it (modern leg). */
+  resourceUpdated(uri: string): void;
   close(): Promise<void>;
 }
 
-function buildServer(name: string): McpServer {
-  const server = new McpServer({ name, version: '2.0.0' });
+/** The one resource the servers offer, and can be subscribed to. */
+export const CONFIG_URI = 'file:///project/config.json';
+
+/** What the servers declare (default: list changes and resource subscriptions). */
+export interface V2Capabilities {
+  listChanged?: boolean;
+  subscribe?: boolean;
+}
+
+function buildServer(name: string, extraTools: readonly string[], offer: V2Capabilities): McpServer {
+  const listChanged = offer.listChanged ?? true;
+  const capabilities = {
+    tools: { listChanged },
+    resources: { listChanged, subscribe: offer.subscribe ?? true },
+  };
+  const server = new McpServer({ name, version: '2.0.0' }, { capabilities });
   server.registerTool(
     'echo',
     { description: 'Echo the given text', inputSchema: z.object({ text: z.string() }) },
     async ({ text }) => ({ content: [{ type: 'text', text }] }),
   );
+  for (const tool of extraTools)
+    server.registerTool(tool, { description: `Added later: ${tool}` }, async () => ({
+      content: [{ type: 'text', text: tool }],
+    }));
+  server.registerResource('config', CONFIG_URI, { mimeType: 'application/json' }, async (uri) => ({
+    contents: [{ uri: uri.href, text: '{}' }],
+  }));
   return server;
+}
+
+/** What the default server declares, or a whole server of the test's own. */
+export interface V2Options extends V2Capabilities {
+  build?: (name: string) => McpServer;
 }
 
 type FetchHandler = (request: Request) => Promise<Response>;
 
-function handlerFor(mode: V2Mode, name: string, build: (name: string) => McpServer): FetchHandler {
-  const factory = () => build(name);
-  if (mode === 'legacy') return legacyStatelessFallback(factory);
+interface Served {
+  fetch: FetchHandler;
+  notify: McpHttpHandler['notify'] | undefined;
+}
+
+function handlerFor(mode: V2Mode, name: string, extraTools: readonly string[], options: V2Options): Served {
+  const { build } = options;
+  const factory = build ? () => build(name) : () => buildServer(name, extraTools, options);
+  if (mode === 'legacy') return { fetch: legacyStatelessFallback(factory), notify: undefined };
   const handler = createMcpHandler(factory, { legacy: mode === 'modern' ? 'reject' : 'stateless' });
-  return (request) => handler.fetch(request);
+  return { fetch: (request) => handler.fetch(request), notify: handler.notify };
 }
 
 async function toRequest(req: IncomingMessage, origin: string, body: string | undefined): Promise<Request> {
@@ -66,14 +107,15 @@ function readText(req: IncomingMessage): Promise<string> {
   });
 }
 
-/** `build` makes the McpServer (default: one `echo` tool). */
+/** `options.build` makes the McpServer (default: an `echo` tool, a resource, `addTool`'s tools). */
 export async function startV2Server(
   mode: V2Mode,
   port = 0,
   name = `v2-${mode}`,
-  build: (name: string) => McpServer = buildServer,
+  options: V2Options = {},
 ): Promise<V2Server> {
-  const handle = handlerFor(mode, name, build);
+  const extraTools: string[] = [];
+  const served = handlerFor(mode, name, extraTools, options);
   const seen: V2Server['seen'] = [];
   // The handler needs the origin, known once listening: requests only arrive after that.
   const where: { origin: string } = { origin: '' };
@@ -96,7 +138,7 @@ export async function startV2Server(
         },
         body,
       });
-      const response = await handle(await toRequest(req, where.origin, text));
+      const response = await served.fetch(await toRequest(req, where.origin, text));
       await writeResponse(res, response);
     })().catch((error: unknown) => {
       res.writeHead(500).end(String(error));
@@ -104,5 +146,14 @@ export async function startV2Server(
   });
   const listening: Listening = await listenOnLoopback(http, port);
   where.origin = listening.origin;
-  return { url: `${listening.origin}/mcp`, seen, close: () => listening.close() };
+  return {
+    url: `${listening.origin}/mcp`,
+    seen,
+    addTool(tool) {
+      extraTools.push(tool);
+      served.notify?.toolsChanged();
+    },
+    resourceUpdated: (uri) => served.notify?.resourceUpdated(uri),
+    close: () => listening.close(),
+  };
 }
