@@ -28,6 +28,8 @@ import {
   type ReadResourceResult,
 } from './protocol/results.js';
 import type { Root } from './runtime/session-state.js';
+import type { RejectedTool } from './runtime/tool-headers.js';
+import { InvalidToolDefinitionError } from './protocol/tool-header-errors.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime, ConnectionState } from './runtime/server-runtime.js';
 import type { TransportKind } from './transports/transport.js';
 import type { AuthStatus } from './auth/types.js';
@@ -100,16 +102,32 @@ export class ServerHandle {
     args: Record<string, unknown>,
     options?: RequestOptions,
   ): Promise<CallToolResult> {
-    const raw = await this.request('tools/call', { name, arguments: args }, options);
+    const send = () => this.request('tools/call', { name, arguments: args }, options);
+    // Modern HTTP: a -32020 HeaderMismatch is answered by listing the tools once (tool-headers.ts).
+    const raw = this.runtime.mirrorsToolHeaders
+      ? await this.runtime.toolHeaders.withRecovery(name, send, () => this.listTools(listOptions(options)), this.name)
+      : await send();
     const result = parseResult(CallToolResultSchema, 'tools/call', raw, this.name) as CallToolResult;
     result.content ??= [];
     this.runtime.outputSchemas?.check(name, result, this.name);
     return result;
   }
 
-  /** Every tool, following `nextCursor` across pages. */
-  listTools(options?: RequestOptions): Promise<ListToolsResult> {
-    return this.pages('tools/list', 'tools', ListToolsResultSchema, options);
+  /**
+   * Every tool, following `nextCursor` across pages. On the modern Streamable HTTP wire, tools
+   * whose `x-mcp-header` annotations break the spec are left out (a `warning` event names each).
+   */
+  async listTools(options?: RequestOptions): Promise<ListToolsResult> {
+    const result = await this.pages('tools/list', 'tools', ListToolsResultSchema, options);
+    if (!this.runtime.mirrorsToolHeaders) return result;
+    return this.runtime.toolHeaders.accept(result, ({ tool, reason }) =>
+      this.runtime.events.emit('warning', new InvalidToolDefinitionError(tool, reason, { server: this.name })),
+    );
+  }
+
+  /** The tools the last `tools/list` left out (invalid `x-mcp-header` annotations), and why. */
+  rejectedTools(): RejectedTool[] {
+    return this.runtime.mirrorsToolHeaders ? this.runtime.toolHeaders.rejected() : [];
   }
 
   /** Every resource, across pages. */
@@ -171,7 +189,10 @@ export class ServerHandle {
     return parseResult(CompleteResultSchema, 'completion/complete', raw, this.name);
   }
 
-  /** The server's log threshold; kept for every later session (session-state.ts). */
+  /**
+   * The server's log threshold; kept for every later session (session-state.ts). In the modern
+   * era nothing is sent: every later request carries it as `io.modelcontextprotocol/logLevel`.
+   */
   async setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void> {
     if (!(LOGGING_LEVELS as readonly unknown[]).includes(level)) {
       throw new ConfigError(`invalid logging level '${String(level)}': must be one of ${LOGGING_LEVELS.join(', ')}`, [

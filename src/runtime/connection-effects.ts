@@ -207,6 +207,7 @@ export abstract class ConnectionEffects extends TransportOwner {
         verdict.session.protocolVersion,
         this.advertisedCapabilities(),
         this.clientInfo,
+        this.established?.loggingLevel,
       );
       if (this.connectedBefore) this.toolOutput?.invalidate(); // a restarted server may declare other tools
       this.connectedBefore = true;
