@@ -18,6 +18,8 @@ export type {
 } from './runtime/server-runtime.js';
 export type { Root, RestoreReport } from './runtime/session-state.js';
 export { InvalidResultError, ToolOutputError, type ResultIssue } from './protocol/result-errors.js';
+export { HeaderMismatchError, InvalidToolDefinitionError } from './protocol/tool-header-errors.js';
+export type { RejectedTool } from './runtime/tool-headers.js';
 export {
   LOGGING_LEVELS,
   type LoggingLevel,

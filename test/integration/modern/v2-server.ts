@@ -19,11 +19,24 @@ export interface V2Server {
 }
 
 function buildServer(name: string): McpServer {
-  const server = new McpServer({ name, version: '2.0.0' });
+  // Tools lists are fresh for a minute (SEP-2549 caching hints on the 2026-07-28 wire).
+  const server = new McpServer(
+    { name, version: '2.0.0' },
+    { cacheHints: { 'tools/list': { ttlMs: 60_000, cacheScope: 'public' } } },
+  );
   server.registerTool(
     'echo',
     { description: 'Echo the given text', inputSchema: z.object({ text: z.string() }) },
     async ({ text }) => ({ content: [{ type: 'text', text }] }),
+  );
+  // SEP-2243: `region` is mirrored into `Mcp-Param-Region`; the server checks it against the body.
+  server.registerTool(
+    'regional',
+    {
+      description: 'Answers with the region it was called for',
+      inputSchema: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }), query: z.string() }),
+    },
+    async ({ region }) => ({ content: [{ type: 'text', text: `region ${region}` }] }),
   );
   return server;
 }
@@ -87,6 +100,7 @@ export async function startV2Server(mode: V2Mode, port = 0, name = `v2-${mode}`)
           'mcp-method': req.headers['mcp-method'] as string | undefined,
           'mcp-name': req.headers['mcp-name'] as string | undefined,
           'mcp-session-id': req.headers['mcp-session-id'] as string | undefined,
+          'mcp-param-region': req.headers['mcp-param-region'] as string | undefined,
         },
         body,
       });
