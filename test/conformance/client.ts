@@ -26,7 +26,44 @@ const scenarios: Record<string, (server: ServerHandle) => Promise<void>> = {
     const result = await server.callTool('test_reconnection', {});
     log(`test_reconnection -> ${JSON.stringify(result.content)}`);
   },
+  // SEP-2243: the calls the scenario asks for (its context), after a list that teaches the x-mcp-header parameters.
+  'http-custom-headers': async (server) => {
+    await server.listTools();
+    const { toolCalls = [] } = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as {
+      toolCalls?: { name: string; arguments: Record<string, unknown> }[];
+    };
+    for (const call of toolCalls) await server.callTool(call.name, call.arguments);
+  },
+  // Every tool the list kept (the invalid ones are left out), called with placeholder arguments.
+  'http-invalid-tool-headers': async (server) => {
+    const { tools } = await server.listTools();
+    log(`kept: ${tools.map((t) => t.name).join(', ')}; rejected: ${server.rejectedTools().length}`);
+    for (const tool of tools) await server.callTool(tool.name, placeholderArguments(tool.inputSchema));
+  },
+  'http-standard-headers': async (server) => {
+    const { tools } = await server.listTools();
+    for (const tool of tools) await server.callTool(tool.name, {});
+    const { resources } = await server.listResources();
+    for (const resource of resources) await server.readResource(resource.uri);
+    const { prompts } = await server.listPrompts();
+    for (const prompt of prompts) await server.getPrompt(prompt.name);
+  },
+  // The focal tool's inputSchema, handed back verbatim: the scenario checks nothing was lost.
+  'json-schema-2020-12-preservation': async (server) => {
+    const { tools } = await server.listTools();
+    const focal = tools.find((tool) => tool.name === 'json_schema_2020_12_tool');
+    if (!focal) throw new Error('json_schema_2020_12_tool not listed');
+    await server.callTool('json_schema_echo', { schema: focal.inputSchema });
+  },
 };
+
+/** A string for every string property, so that a tool with required parameters can be called. */
+function placeholderArguments(schema: Record<string, unknown>): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  for (const [key, property] of Object.entries((schema.properties ?? {}) as Record<string, { type?: unknown }>))
+    if (property?.type === 'string') args[key] = 'us-west1';
+  return args;
+}
 
 /** Every `auth/*` scenario: list the tools, then call the one that may need more scope. */
 async function authorizedCalls(server: ServerHandle): Promise<void> {
