@@ -57,7 +57,9 @@ function paramMismatch(tool: Record<string, unknown> | undefined, args: unknown,
     const header = `Mcp-Param-${name}`;
     const sent = headers[header.toLowerCase()];
     if (sent === undefined) return `${header} header is missing`;
-    if (decode(sent) !== String(value)) return `${header} header value does not match body value`;
+    // Strings as they are; integers and booleans as their JSON text (`42`, `true`).
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    if (decode(sent) !== text) return `${header} header value does not match body value`;
   }
   return undefined;
 }

@@ -10,7 +10,7 @@
  * draft-07 are checked too; another dialect is a ToolOutputError saying so. A `$ref` outside
  * the schema is never fetched (see `compile`).
  */
-import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -45,7 +45,7 @@ function newAjv(dialect: Dialect): AnyAjv {
   const ajv =
     dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
   ajv.opts.addUsedSchema = false;
-  addFormats(ajv as Ajv);
+  addFormats(ajv);
   return ajv;
 }
 
@@ -77,7 +77,7 @@ function compile(schema: Record<string, unknown>, dialect: Dialect): ValidateFun
     } catch (error) {
       const ref = missingRef(error);
       if (ref === undefined || i >= MAX_UNRESOLVED_REFS) throw error;
-      own.addSchema(true as AnySchema, ref);
+      own.addSchema(true, ref);
     }
   }
 }
