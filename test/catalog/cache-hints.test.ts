@@ -87,3 +87,25 @@ describe('invalid tool definitions in the catalog', () => {
     await expect(sup.catalog.call('s__echo', {})).resolves.toBeDefined();
   });
 });
+
+describe('JSON Schema 2020-12 passes through', () => {
+  it('inputSchema and outputSchema reach the catalog verbatim ($schema, $defs, $anchor, composition, conditionals)', async () => {
+    const inputSchema = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { city: { type: 'string' } } } },
+      properties: { address: { $ref: '#/$defs/address' }, phone: { type: 'string' }, email: { type: 'string' } },
+      allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+      if: { required: ['phone'] },
+      then: { properties: { phone: { minLength: 3 } } },
+      else: { required: ['email'] },
+      additionalProperties: { type: 'string' },
+    };
+    const outputSchema = { oneOf: [{ type: 'object' }, { type: 'array' }] }; // no `type: object` at the root
+    fixture = await startModernFixture([{ name: 'rich', inputSchema, outputSchema }]);
+    const sup = await supervise(fixture.url);
+    const [tool] = (await sup.tools()).tools;
+    expect(tool!.inputSchema).toEqual(inputSchema);
+    expect(tool!.definition.outputSchema).toEqual(outputSchema);
+  });
+});
