@@ -6,7 +6,14 @@ export { createSupervisor, Supervisor, type SupervisorOptions, type SupervisorEv
 export { ServerHandle, type ServerStatus } from './server-handle.js';
 export { ToolCatalog, type ToolServer, type ToolServers } from './catalog/catalog.js';
 export type { CatalogOptions, ServerToolOptions, ToolPattern } from './catalog/options.js';
-export type { CatalogTool, CatalogSnapshot, CatalogChange, CatalogEvents, MissingServer } from './catalog/types.js';
+export type {
+  CatalogTool,
+  CatalogSnapshot,
+  CatalogChange,
+  CatalogEvents,
+  MissingServer,
+  RejectedCatalogTool,
+} from './catalog/types.js';
 export { TOOL_NAME_PATTERN } from './catalog/tool-names.js';
 export type {
   ConnectionState,

@@ -46,6 +46,8 @@ const ROOT_VALUES = {
   isMcpSupervisorError: 'function',
   InvalidResultError: 'function',
   ToolOutputError: 'function',
+  HeaderMismatchError: 'function',
+  InvalidToolDefinitionError: 'function',
   LOGGING_LEVELS: 'object',
   SUPPORTED_PROTOCOL_VERSIONS: 'object',
   LATEST_PROTOCOL_VERSION: 'string',
