@@ -37,6 +37,13 @@ function build() {
   server.registerResource('config', CONFIG_URI, { mimeType: 'application/json' }, async (uri) => ({
     contents: [{ uri: uri.href, text: '{}' }],
   }));
+  // Waits for the client's cancellation (over stdio: notifications/cancelled) and says so on stderr.
+  server.registerTool('wait', { description: 'Waits until the call is cancelled' }, async (ctx) => {
+    const { signal } = ctx.mcpReq;
+    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    process.stderr.write(`cancelled request ${String(ctx.mcpReq.id)}\n`);
+    return { content: [{ type: 'text', text: 'cancelled' }] };
+  });
   return server;
 }
 

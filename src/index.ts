@@ -12,7 +12,14 @@ export { TASKS_EXTENSION } from './tasks/context.js';
 export { TaskNotFoundError, TaskCancelledError } from './tasks/errors.js';
 export { ToolCatalog, type ToolServer, type ToolServers } from './catalog/catalog.js';
 export type { CatalogOptions, ServerToolOptions, ToolPattern } from './catalog/options.js';
-export type { CatalogTool, CatalogSnapshot, CatalogChange, CatalogEvents, MissingServer } from './catalog/types.js';
+export type {
+  CatalogTool,
+  CatalogSnapshot,
+  CatalogChange,
+  CatalogEvents,
+  MissingServer,
+  RejectedCatalogTool,
+} from './catalog/types.js';
 export { TOOL_NAME_PATTERN } from './catalog/tool-names.js';
 export type {
   ConnectionState,
@@ -24,6 +31,8 @@ export type {
 } from './runtime/server-runtime.js';
 export type { Root, RestoreReport } from './runtime/session-state.js';
 export { InvalidResultError, ToolOutputError, type ResultIssue } from './protocol/result-errors.js';
+export { HeaderMismatchError, InvalidToolDefinitionError } from './protocol/tool-header-errors.js';
+export type { RejectedTool } from './runtime/tool-headers.js';
 export {
   LOGGING_LEVELS,
   type LoggingLevel,

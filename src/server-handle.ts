@@ -29,6 +29,8 @@ import {
 } from './protocol/results.js';
 import { subscribeResource, unsubscribeResource } from './runtime/resource-subscriptions.js';
 import type { Root } from './runtime/session-state.js';
+import type { RejectedTool } from './runtime/tool-headers.js';
+import { InvalidToolDefinitionError } from './protocol/tool-header-errors.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime, ConnectionState } from './runtime/server-runtime.js';
 import type { TransportKind } from './transports/transport.js';
 import type { AuthStatus } from './auth/types.js';
@@ -121,7 +123,11 @@ export class ServerHandle {
     const session = this.runtime.session();
     if (session?.era === 'legacy' && takesToolTasks(session.capabilities))
       return callLegacyTool(this.toolCall(name, args, options));
-    const raw = await this.request('tools/call', { name, arguments: args }, options);
+    const send = () => this.request('tools/call', { name, arguments: args }, options);
+    // Modern HTTP: a -32020 HeaderMismatch is answered by listing the tools once (tool-headers.ts).
+    const raw = this.runtime.mirrorsToolHeaders
+      ? await this.runtime.toolHeaders.withRecovery(name, send, () => this.listTools(listOptions(options)), this.name)
+      : await send();
     if (isModernCreated(raw)) return awaitModernTask(this.toolCall(name, args, options), raw);
     return this.toolResult(name, raw);
   }
@@ -186,12 +192,25 @@ export class ServerHandle {
     return (this.taskState = { context, modes, client });
   }
 
-  /** Every tool, following `nextCursor` across pages. */
+  /**
+   * Every tool, following `nextCursor` across pages. On the modern Streamable HTTP wire, tools
+   * whose `x-mcp-header` annotations break the spec are left out (a `warning` event names each).
+   */
   async listTools(options?: RequestOptions): Promise<ListToolsResult> {
     const session = this.runtime.session();
-    const list = await this.pages('tools/list', 'tools', ListToolsResultSchema, options);
+    const listed = await this.pages('tools/list', 'tools', ListToolsResultSchema, options);
+    const list = this.runtime.mirrorsToolHeaders
+      ? this.runtime.toolHeaders.accept(listed, ({ tool, reason }) =>
+          this.runtime.events.emit('warning', new InvalidToolDefinitionError(tool, reason, { server: this.name })),
+        )
+      : listed;
     this.learnTaskSupport(list, session);
     return list;
+  }
+
+  /** The tools the last `tools/list` left out (invalid `x-mcp-header` annotations), and why. */
+  rejectedTools(): RejectedTool[] {
+    return this.runtime.mirrorsToolHeaders ? this.runtime.toolHeaders.rejected() : [];
   }
 
   /** Which tools must run as tasks (2025-11-25), learned only from servers that run tools as tasks. */
@@ -257,7 +276,10 @@ export class ServerHandle {
     return parseResult(CompleteResultSchema, 'completion/complete', raw, this.name);
   }
 
-  /** The server's log threshold; kept for every later session (session-state.ts). */
+  /**
+   * The server's log threshold; kept for every later session (session-state.ts). In the modern
+   * era nothing is sent: every later request carries it as `io.modelcontextprotocol/logLevel`.
+   */
   async setLoggingLevel(level: LoggingLevel, options?: RequestOptions): Promise<void> {
     if (!(LOGGING_LEVELS as readonly unknown[]).includes(level)) {
       throw new ConfigError(`invalid logging level '${String(level)}': must be one of ${LOGGING_LEVELS.join(', ')}`, [

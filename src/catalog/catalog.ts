@@ -20,13 +20,23 @@ import {
   type ResolvedCatalogOptions,
 } from './options.js';
 import { assignNames, type NameSource } from './tool-names.js';
-import type { CatalogChange, CatalogEvents, CatalogSnapshot, CatalogTool, MissingServer } from './types.js';
+import type {
+  CatalogChange,
+  CatalogEvents,
+  CatalogSnapshot,
+  CatalogTool,
+  MissingServer,
+  RejectedCatalogTool,
+} from './types.js';
+import type { RejectedTool } from '../runtime/tool-headers.js';
 
 /** What the catalog needs of a server's handle. */
 export interface ToolServer {
   listTools(options?: RequestOptions): Promise<ListToolsResult>;
   callTool(name: string, args?: Record<string, unknown>, options?: RequestOptions): Promise<CallToolResult>;
   status(): { state: ConnectionState | 'stopped' | 'disabled'; lastError: string | undefined };
+  /** The tools its last list left out (invalid definitions), and why. */
+  rejectedTools?(): RejectedTool[];
 }
 
 /** What the catalog needs of its supervisor: the servers configured now. */
@@ -49,6 +59,10 @@ interface ServerEntry {
   tools: readonly Tool[] | undefined;
   /** The list may be out of date (list_changed, a new session). */
   stale: boolean;
+  /** SEP-2549: when the list's `ttlMs` runs out (epoch ms); undefined: no hint, fresh until invalidated. */
+  freshUntil: number | undefined;
+  /** Tools the server's last list had that the handle left out. */
+  rejected: readonly RejectedTool[];
   /** Bumped on every invalidation: a listing that started before it is stale on arrival. */
   generation: number;
   listing: Promise<void> | undefined;
@@ -80,9 +94,11 @@ export class ToolCatalog {
   async list(): Promise<CatalogSnapshot> {
     this.active = true;
     let waits: Promise<void>[] | undefined;
+    const now = Date.now();
     for (const entry of this.entries.values()) {
-      if ((entry.stale || entry.tools === undefined || entry.listing) && entry.state === 'ready')
-        (waits ??= []).push(this.refresh(entry));
+      if (entry.state !== 'ready') continue;
+      if (entry.freshUntil !== undefined && now >= entry.freshUntil && !entry.listing) this.markExpired(entry);
+      if (entry.stale || entry.tools === undefined || entry.listing) (waits ??= []).push(this.refresh(entry));
     }
     if (waits) await Promise.all(waits);
     return this.snapshot();
@@ -177,13 +193,29 @@ export class ToolCatalog {
 
   private newEntry(name: string): ServerEntry {
     const state = this.servers.get(name)?.status().state ?? 'stopped';
-    return { name, state, tools: undefined, stale: true, generation: 0, listing: undefined, error: undefined };
+    return {
+      name,
+      state,
+      tools: undefined,
+      stale: true,
+      freshUntil: undefined,
+      rejected: [],
+      generation: 0,
+      listing: undefined,
+      error: undefined,
+    };
   }
 
   private activate(): void {
     if (this.active) return;
     this.active = true;
     for (const entry of this.entries.values()) if (entry.stale && entry.state === 'ready') void this.refresh(entry);
+  }
+
+  /** The list's `ttlMs` ran out: stale, fetched by this `list()` (not in the background: TTL is no polling interval). */
+  private markExpired(entry: ServerEntry): void {
+    entry.stale = true;
+    entry.freshUntil = undefined;
   }
 
   private markStale(entry: ServerEntry, cause: CatalogChange['cause']): void {
@@ -201,7 +233,7 @@ export class ToolCatalog {
     const listing = server
       .listTools(this.options.listTimeoutMs === undefined ? undefined : { timeoutMs: this.options.listTimeoutMs })
       .then(
-        (result) => this.listed(entry, generation, result.tools, cause),
+        (result) => this.listed(entry, generation, result, server, cause),
         (error: unknown) => this.listingFailed(entry, error, cause),
       )
       .finally(() => {
@@ -216,11 +248,22 @@ export class ToolCatalog {
     return listing;
   }
 
-  private listed(entry: ServerEntry, generation: number, tools: readonly Tool[], cause: CatalogChange['cause']): void {
+  private listed(
+    entry: ServerEntry,
+    generation: number,
+    result: ListToolsResult,
+    server: ToolServer,
+    cause: CatalogChange['cause'],
+  ): void {
     if (this.entries.get(entry.name) !== entry) return;
+    const tools = result.tools;
+    const rejected = server.rejectedTools?.() ?? [];
     const wasMissing = entry.tools === undefined;
-    const different = wasMissing || !sameTools(entry.tools!, tools);
+    const different =
+      wasMissing || !sameTools(entry.tools!, tools) || JSON.stringify(entry.rejected) !== JSON.stringify(rejected);
     entry.tools = tools;
+    entry.rejected = rejected;
+    entry.freshUntil = freshUntil(result.ttlMs);
     entry.error = undefined;
     if (entry.generation === generation) entry.stale = false;
     if (different) this.changed([entry.name], cause);
@@ -245,7 +288,9 @@ export class ToolCatalog {
     const sources: NameSource[] = [];
     const picked: { server: string; tool: Tool }[] = [];
     const missing: MissingServer[] = [];
+    const rejected: RejectedCatalogTool[] = [];
     for (const entry of this.entries.values()) {
+      for (const tool of entry.rejected) rejected.push({ server: entry.name, ...tool });
       if (entry.tools === undefined) {
         missing.push({ server: entry.name, state: entry.state, reason: missingReason(entry) });
         continue;
@@ -274,9 +319,15 @@ export class ToolCatalog {
     });
     tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     missing.sort((a, b) => (a.server < b.server ? -1 : 1));
-    this.built = { snapshot: { tools, missing, version: this.version }, byName };
+    this.built = { snapshot: { tools, missing, rejected, version: this.version }, byName };
     return this.built;
   }
+}
+
+/** A list's `ttlMs` as a deadline: negative counts as 0 (stale at once), no number as no hint. */
+function freshUntil(ttlMs: unknown): number | undefined {
+  if (typeof ttlMs !== 'number' || Number.isNaN(ttlMs)) return undefined;
+  return Date.now() + Math.max(0, ttlMs);
 }
 
 function missingReason(entry: ServerEntry): string {

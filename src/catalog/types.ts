@@ -28,11 +28,21 @@ export interface MissingServer {
   reason: string;
 }
 
+/** A tool the catalog left out because its definition is invalid (SEP-2243 `x-mcp-header`), and why. */
+export interface RejectedCatalogTool {
+  server: string;
+  /** Its name on the server. */
+  tool: string;
+  reason: string;
+}
+
 export interface CatalogSnapshot {
   /** Every tool of every server, sorted by exposed name. */
   tools: readonly CatalogTool[];
   /** Servers whose tools are not here (down since the start, or their listing failed). */
   missing: readonly MissingServer[];
+  /** Tools left out because their definitions are invalid (modern Streamable HTTP servers only). */
+  rejected: readonly RejectedCatalogTool[];
   /** Bumped on every change of `tools` or `missing`. */
   version: number;
 }

@@ -16,6 +16,8 @@ export const LATEST_MODERN_VERSION = MODERN_PROTOCOL_VERSIONS[0];
 const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+/** The per-request log level that replaced `logging/setLevel` (SEP-2575). */
+const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 /** Error codes the 2026-07-28 spec reserves (-32020..-32099) and defines so far. */
@@ -70,18 +72,26 @@ export function mutualLegacyVersion(supported: unknown): string | undefined {
 
 /** The `_meta` every modern request carries; built once per negotiated version, merged per request. */
 export class ModernEnvelope {
-  private readonly meta: Record<string, unknown>;
+  private meta: Record<string, unknown>;
 
   constructor(
     readonly protocolVersion: string,
     capabilities: ClientCapabilities,
     clientInfo: Implementation,
+    /** The level set with `setLoggingLevel`: without it the server sends no `notifications/message`. */
+    logLevel?: string,
   ) {
     this.meta = {
       [META_PROTOCOL_VERSION]: protocolVersion,
       [META_CLIENT_CAPABILITIES]: capabilities,
       [META_CLIENT_INFO]: clientInfo,
     };
+    if (logLevel !== undefined) this.meta[META_LOG_LEVEL] = logLevel;
+  }
+
+  /** Every later request asks for log messages at `level` and above. */
+  setLogLevel(level: string): void {
+    this.meta = { ...this.meta, [META_LOG_LEVEL]: level };
   }
 
   /** The request's params with the envelope in `_meta` (the caller's own `_meta` keys are kept). */

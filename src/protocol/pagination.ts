@@ -25,11 +25,16 @@ export async function allPages<S extends z.ZodType<Page>>(
   const items = [...(first[key] as unknown[])];
   const seen = new Set<string>();
   let cursor = first.nextCursor;
+  // SEP-2549: each page has its own `ttlMs`; the whole list is fresh only as long as its stalest page.
+  let ttlMs = first.ttlMs;
   for (let page = 1; cursor !== undefined && page < MAX_PAGES && !seen.has(cursor); page++) {
     seen.add(cursor);
     const next = parseResult(schema, method, await send({ cursor }), server) as Page;
     items.push(...(next[key] as unknown[]));
+    if (typeof next.ttlMs === 'number') ttlMs = typeof ttlMs === 'number' ? Math.min(ttlMs, next.ttlMs) : next.ttlMs;
     cursor = next.nextCursor;
   }
-  return { ...first, [key]: items, nextCursor: undefined };
+  return ttlMs === first.ttlMs
+    ? { ...first, [key]: items, nextCursor: undefined }
+    : { ...first, [key]: items, nextCursor: undefined, ttlMs };
 }

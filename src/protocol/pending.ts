@@ -12,6 +12,8 @@
 import { mcpErrorOf, RequestAbortedError, RequestTimeoutError } from '../errors.js';
 import type { JsonRpcResponse } from './jsonrpc.js';
 import { Deadlines } from './deadlines.js';
+import { HEADER_MISMATCH } from './era.js';
+import { HeaderMismatchError } from './tool-header-errors.js';
 
 /** Whether a request whose outcome is unknown is sent again: `safe` (default) when repeating it is safe, `always`, or `never`. */
 export type RetryMode = 'safe' | 'always' | 'never';
@@ -234,7 +236,12 @@ export class PendingRequests {
     this.finish(request);
     if ('error' in response) {
       const { code, message, data } = response.error;
-      request.reject(mcpErrorOf(code, message, data, { server: this.options.server }));
+      const details = { server: this.options.server };
+      request.reject(
+        code === HEADER_MISMATCH
+          ? new HeaderMismatchError(message, data, details)
+          : mcpErrorOf(code, message, data, details),
+      );
     } else {
       request.resolve(response.result);
     }

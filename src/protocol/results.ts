@@ -88,7 +88,8 @@ export const ToolSchema = z.looseObject({
   title: z.string().optional(),
   description: z.string().optional(),
   inputSchema: z.looseObject({ type: z.literal('object') }),
-  outputSchema: z.looseObject({ type: z.literal('object') }).optional(),
+  // 2026-07-28: any JSON Schema 2020-12 (`type: object` no longer required); kept verbatim.
+  outputSchema: z.looseObject({}).optional(),
   annotations: z.looseObject({}).optional(),
   icons: Icons,
 });

@@ -5,8 +5,14 @@
  * official SDK uses, same options) once, on the first call of its tool, and cached until the
  * tools list changes: a `list_changed` notification or a new session marks the cache stale, and
  * the next call refreshes the list first (a restarted server may declare other schemas).
+ *
+ * Dialects: a schema without `$schema` is JSON Schema 2020-12 (spec 2026-07-28); 2019-09 and
+ * draft-07 are checked too; another dialect is a ToolOutputError saying so. A `$ref` outside
+ * the schema is never fetched (see `compile`).
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ToolOutputError, type ResultIssue } from './result-errors.js';
 
@@ -15,16 +21,70 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
   ajv: Ajv,
 ) => Ajv;
 
-/** One ajv for every server, built on first use: a server whose tools declare no outputSchema pays nothing. */
-let sharedAjv: Ajv | undefined;
-function ajv(): Ajv {
-  if (!sharedAjv) {
-    // The SDK's options; `addUsedSchema: false` so two servers' schemas with the same `$id` never clash.
-    sharedAjv = new Ajv({ strict: false, validateFormats: true, validateSchema: false, allErrors: true });
-    sharedAjv.opts.addUsedSchema = false;
-    addFormats(sharedAjv);
+type Dialect = '2020-12' | '2019-09' | 'draft-07';
+type AnyAjv = Ajv | Ajv2019 | Ajv2020;
+
+/** The JSON Schema dialects checked; a schema without `$schema` is 2020-12 (spec 2026-07-28, basic § JSON Schema Usage). */
+export const SUPPORTED_DIALECTS: readonly Dialect[] = ['2020-12', '2019-09', 'draft-07'];
+
+function dialectOf(schema: Record<string, unknown>): Dialect | undefined {
+  const declared = schema.$schema;
+  if (declared === undefined) return '2020-12';
+  if (typeof declared !== 'string') return undefined;
+  const uri = declared.replace(/^https?:\/\//, '').replace(/#$/, '');
+  if (uri === 'json-schema.org/draft/2020-12/schema') return '2020-12';
+  if (uri === 'json-schema.org/draft/2019-09/schema') return '2019-09';
+  if (uri === 'json-schema.org/draft-07/schema') return 'draft-07';
+  return undefined;
+}
+
+function newAjv(dialect: Dialect): AnyAjv {
+  // The SDK's options; `addUsedSchema: false` so two servers' schemas with the same `$id` never clash.
+  // ajv fetches nothing by itself (no `loadSchema`): a network `$ref` is never dereferenced.
+  const options = { strict: false, validateFormats: true, validateSchema: false, allErrors: true } as const;
+  const ajv =
+    dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
+  ajv.opts.addUsedSchema = false;
+  addFormats(ajv);
+  return ajv;
+}
+
+/** One ajv per dialect for every server, built on first use: a server whose tools declare no outputSchema pays nothing. */
+const shared = new Map<Dialect, AnyAjv>();
+function ajvFor(dialect: Dialect): AnyAjv {
+  let ajv = shared.get(dialect);
+  if (!ajv) shared.set(dialect, (ajv = newAjv(dialect)));
+  return ajv;
+}
+
+const MAX_UNRESOLVED_REFS = 16;
+
+/**
+ * Compiles an outputSchema. A `$ref` to anything outside the schema (a network URI) is never
+ * fetched (spec: MUST NOT dereference automatically): that part accepts any value, the rest is
+ * checked. Such a schema gets an ajv of its own, so its stand-ins reach no other schema.
+ */
+function compile(schema: Record<string, unknown>, dialect: Dialect): ValidateFunction {
+  try {
+    return ajvFor(dialect).compile(schema);
+  } catch (error) {
+    if (missingRef(error) === undefined) throw error;
   }
-  return sharedAjv;
+  const own = newAjv(dialect);
+  for (let i = 0; ; i++) {
+    try {
+      return own.compile(schema);
+    } catch (error) {
+      const ref = missingRef(error);
+      if (ref === undefined || i >= MAX_UNRESOLVED_REFS) throw error;
+      own.addSchema(true, ref);
+    }
+  }
+}
+
+function missingRef(error: unknown): string | undefined {
+  const ref = (error as { missingSchema?: unknown; missingRef?: unknown } | null)?.missingSchema;
+  return typeof ref === 'string' && ref.length > 0 ? ref : undefined;
 }
 
 interface Entry {
@@ -90,7 +150,24 @@ export class ToolOutputSchemas {
       const missing = { path: 'structuredContent', message: 'missing, but the tool declares an outputSchema' };
       throw new ToolOutputError(tool, [missing], { server });
     }
-    entry.validate ??= ajv().compile(entry.schema);
+    const dialect = dialectOf(entry.schema);
+    if (dialect === undefined) {
+      const declared = JSON.stringify(entry.schema.$schema);
+      const issue = {
+        path: 'outputSchema.$schema',
+        message: `the dialect ${declared} is not supported (supported: ${SUPPORTED_DIALECTS.join(', ')}); the output was not checked`,
+      };
+      throw new ToolOutputError(tool, [issue], { server });
+    }
+    try {
+      entry.validate ??= compile(entry.schema, dialect);
+    } catch (error) {
+      const issue = {
+        path: 'outputSchema',
+        message: `cannot be compiled (${(error as Error).message}); the output was not checked`,
+      };
+      throw new ToolOutputError(tool, [issue], { server });
+    }
     if (entry.validate(result.structuredContent)) return;
     throw new ToolOutputError(tool, (entry.validate.errors ?? []).map(toIssue), { server });
   }

@@ -231,7 +231,12 @@ export abstract class ConnectionEffects extends TransportOwner {
         ),
     });
     if (verdict.era === 'modern') {
-      this.envelope = new ModernEnvelope(verdict.session.protocolVersion, this.modernCapabilities(), this.clientInfo);
+      this.envelope = new ModernEnvelope(
+        verdict.session.protocolVersion,
+        this.modernCapabilities(),
+        this.clientInfo,
+        this.established?.loggingLevel,
+      );
       if (this.connectedBefore) this.toolOutput?.invalidate(); // a restarted server may declare other tools
       this.connectedBefore = true;
       // No session-state restore here: the modern era has no session to carry state and no

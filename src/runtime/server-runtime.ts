@@ -44,6 +44,8 @@ import {
   type InputRequiredResult,
 } from './multi-round-trip.js';
 import type { Operation } from '../observe/telemetry/tracing.js';
+import { answerSetLevel } from './modern-logging.js';
+import { ToolHeaders } from './tool-headers.js';
 
 export type {
   ConnectionState,
@@ -67,6 +69,8 @@ export class ServerRuntime extends ConnectionEffects {
   /** Sent requests that timed out in a row with nothing answered: evidence the server froze. */
   private unanswered = 0;
   private readonly tools = new ToolSafety();
+  /** SEP-2243: the tools' `x-mcp-header` declarations (modern Streamable HTTP only). */
+  readonly toolHeaders = new ToolHeaders();
 
   constructor(options: RuntimeOptions) {
     super(options);
@@ -78,6 +82,10 @@ export class ServerRuntime extends ConnectionEffects {
   // ---- requests (the hot path: one Map entry and a direct transport call while open)
 
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
+    if (method === 'tools/call' && this.mirrorsToolHeaders) {
+      const refusal = this.toolHeaders.refusal(params, this.name);
+      if (refusal) return Promise.reject(refusal);
+    }
     const operation = startOperation(this, method, params); // undefined unless an OpenTelemetry SDK is registered
     const sent = operation?.params ?? params;
     const { request, promise: answered } = this.pending.create(method, sent, this.createOptions(options));
@@ -140,8 +148,14 @@ export class ServerRuntime extends ConnectionEffects {
     });
   }
 
+  /** Modern Streamable HTTP: `x-mcp-header` parameters are mirrored, invalid tool definitions excluded. */
+  get mirrorsToolHeaders(): boolean {
+    return this.envelope !== undefined && this.transport?.kind === 'http';
+  }
+
   private learnTools(result: unknown, firstPage: boolean): void {
     this.tools.learn(result);
+    if (this.mirrorsToolHeaders) this.toolHeaders.learn(result, firstPage);
     this.learnOutputSchemas(result, firstPage);
   }
 
@@ -168,13 +182,18 @@ export class ServerRuntime extends ConnectionEffects {
       this.waitOrFail(request);
       return;
     }
+    const envelope = this.envelope;
+    // Modern era: no `logging/setLevel`; the level rides in every later request's `_meta`.
+    if (envelope && request.method === 'logging/setLevel') return answerSetLevel(request, envelope, this);
     request.sent = true;
     this.telemetry?.onSend(request);
     // Modern era: the `_meta` envelope, built per send (a replay after a version change carries the new one).
-    const params = this.envelope ? this.envelope.wrap(request.params) : request.params;
+    const params = envelope ? envelope.wrap(request.params) : request.params;
     const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params };
+    const headers =
+      envelope && transport.kind === 'http' ? this.toolHeaders.headersFor(request.method, request.params) : undefined;
     transport
-      .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs })
+      .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs, headers })
       .catch((error: unknown) => this.onSendFailure(request, error));
   }
 
@@ -267,6 +286,8 @@ export class ServerRuntime extends ConnectionEffects {
 
   protected sendCancellation(request: PendingRequest, reason: string): void {
     if (this.gate.phase !== 'open' || !this.transport) return;
+    // Modern Streamable HTTP: closing the request's response stream (done when it failed) is the cancellation.
+    if (this.envelope && this.transport.kind === 'http') return;
     this.transport
       .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason } })
       .catch(ignore);

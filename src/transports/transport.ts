@@ -42,6 +42,8 @@ export interface SendOptions {
   handshake?: boolean;
   /** This request's own timeout (default: the server's requestTimeoutMs); bounds its POST and any resume. */
   timeoutMs?: number | undefined;
+  /** Modern Streamable HTTP: extra request headers (SEP-2243 `mcp-param-*`, lowercase); other transports ignore them. */
+  headers?: Record<string, string> | undefined;
 }
 
 interface StreamCursorHooks {

@@ -51,6 +51,8 @@ const ROOT_VALUES = {
   TaskCancelledError: 'function',
   TASK_STATUSES: 'object',
   TASKS_EXTENSION: 'string',
+  HeaderMismatchError: 'function',
+  InvalidToolDefinitionError: 'function',
   LOGGING_LEVELS: 'object',
   SUPPORTED_PROTOCOL_VERSIONS: 'object',
   LATEST_PROTOCOL_VERSION: 'string',

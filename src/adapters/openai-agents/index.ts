@@ -108,7 +108,8 @@ export class SupervisorMcpServer implements MCPServer {
         type: 'object',
         properties: (tool.inputSchema.properties as Record<string, unknown> | undefined) ?? {},
         required: (tool.inputSchema.required as string[] | undefined) ?? [],
-        additionalProperties: tool.inputSchema.additionalProperties === true,
+        // Kept as the server wrote it (a boolean or a schema, JSON Schema 2020-12); absent: closed.
+        additionalProperties: (tool.inputSchema.additionalProperties as boolean | undefined) ?? false,
       },
     }));
   }

@@ -22,10 +22,14 @@ export function encodeHeaderValue(value: string): string {
   return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 
-/** The shared POST headers plus this message's `Mcp-Method` / `Mcp-Name`. */
-export function modernRequestHeaders(base: Record<string, string>, message: JsonRpcMessage): Record<string, string> {
+/** The shared POST headers plus this message's `Mcp-Method` / `Mcp-Name` (and a call's `Mcp-Param-*`). */
+export function modernRequestHeaders(
+  base: Record<string, string>,
+  message: JsonRpcMessage,
+  params?: Record<string, string>,
+): Record<string, string> {
   if (!('method' in message)) return base;
-  const headers: Record<string, string> = { ...base, 'mcp-method': message.method };
+  const headers: Record<string, string> = { ...base, ...params, 'mcp-method': message.method };
   const field = NAMED_METHODS[message.method];
   const value = field === undefined ? undefined : message.params?.[field];
   if (typeof value === 'string') headers['mcp-name'] = encodeHeaderValue(value);

@@ -171,7 +171,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     const response = await postMessage(
       this.poolFor(message, options?.handshake),
       this.path,
-      this.modern ? modernRequestHeaders(this.postHeaders, message) : this.postHeaders,
+      this.modern ? modernRequestHeaders(this.postHeaders, message, options?.headers) : this.postHeaders,
       message,
       { signal: options?.signal, timeoutMs },
       this.server,

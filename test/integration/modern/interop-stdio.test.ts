@@ -84,3 +84,15 @@ describe('stdio servers of the v2 package', () => {
     expect(text(await handle.callTool('echo', { text: 'again' }))).toBe(`again (pid ${handle.status().pid})`);
   });
 });
+
+describe('cancellation over stdio in the modern era', () => {
+  it('an aborted call sends notifications/cancelled (stdio has no response stream to close)', async () => {
+    const { handle } = await spawn('modern');
+    const controller = new AbortController();
+    const call = handle.callTool('wait', {}, { signal: controller.signal });
+    await expect.poll(() => handle.status().requests.inFlight).toBe(1);
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ code: 'REQUEST_ABORTED' });
+    await expect.poll(() => handle.status().stderrTail?.join('\n')).toMatch(/cancelled request \d+/);
+  });
+});

@@ -42,7 +42,9 @@ function buildServer(name: string, extraTools: readonly string[], offer: V2Capab
     tools: { listChanged },
     resources: { listChanged, subscribe: offer.subscribe ?? true },
   };
-  const server = new McpServer({ name, version: '2.0.0' }, { capabilities });
+  // Tools lists are fresh for a minute (SEP-2549 caching hints on the 2026-07-28 wire).
+  const cacheHints = { 'tools/list': { ttlMs: 60_000, cacheScope: 'public' as const } };
+  const server = new McpServer({ name, version: '2.0.0' }, { capabilities, cacheHints });
   server.registerTool(
     'echo',
     { description: 'Echo the given text', inputSchema: z.object({ text: z.string() }) },
@@ -55,6 +57,15 @@ function buildServer(name: string, extraTools: readonly string[], offer: V2Capab
   server.registerResource('config', CONFIG_URI, { mimeType: 'application/json' }, async (uri) => ({
     contents: [{ uri: uri.href, text: '{}' }],
   }));
+  // SEP-2243: `region` is mirrored into `Mcp-Param-Region`; the server checks it against the body.
+  server.registerTool(
+    'regional',
+    {
+      description: 'Answers with the region it was called for',
+      inputSchema: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }), query: z.string() }),
+    },
+    async ({ region }) => ({ content: [{ type: 'text', text: `region ${region}` }] }),
+  );
   return server;
 }
 
@@ -135,6 +146,7 @@ export async function startV2Server(
           'mcp-method': req.headers['mcp-method'] as string | undefined,
           'mcp-name': req.headers['mcp-name'] as string | undefined,
           'mcp-session-id': req.headers['mcp-session-id'] as string | undefined,
+          'mcp-param-region': req.headers['mcp-param-region'] as string | undefined,
         },
         body,
       });
