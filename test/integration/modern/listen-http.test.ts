@@ -55,11 +55,11 @@ describe.each(['modern', 'dual'] as const)('a %s v2 server over HTTP', (mode) =>
 
     const catalog = supervisor!.catalog;
     const names = async () => (await catalog.list()).tools.map((t) => t.originalName);
-    expect(await names()).toEqual(['echo']);
+    expect(await names()).toEqual(['echo', 'regional']);
     const changed = new Promise((resolve) => handle.on('listChanged', resolve));
     server.addTool('added');
     expect(await changed).toEqual({ list: 'tools' });
-    await expect.poll(async () => (await names()).sort()).toEqual(['added', 'echo']);
+    await expect.poll(async () => (await names()).sort()).toEqual(['added', 'echo', 'regional']);
   });
 
   it('subscribeResource re-issues the listen with the URI (no resources/subscribe); updates arrive; unsubscribe drops it', async () => {

@@ -45,12 +45,12 @@ describe.each(['modern', 'dual'] as const)('a %s v2 server over stdio', (mode) =
   it('tools list_changed arrives on the listen and the catalog refreshes', async () => {
     const handle = await spawn(mode);
     expect(handle.status()).toMatchObject({ state: 'ready', era: 'modern', transport: 'stdio' });
-    expect(await catalogNames()).toEqual(['add-tool', 'echo', 'exit', 'touch']);
+    expect(await catalogNames()).toEqual(['add-tool', 'echo', 'exit', 'touch', 'wait']);
     const changes: unknown[] = [];
     handle.on('listChanged', (c) => changes.push(c));
     await handle.callTool('add-tool', { name: 'added' });
     await expect.poll(() => changes).toEqual([{ list: 'tools' }]);
-    await expect.poll(catalogNames).toEqual(['add-tool', 'added', 'echo', 'exit', 'touch']);
+    await expect.poll(catalogNames).toEqual(['add-tool', 'added', 'echo', 'exit', 'touch', 'wait']);
   });
 
   it('subscribeResource issues the listen again with the URI; updates arrive; unsubscribing stops them', async () => {
