@@ -143,13 +143,13 @@ export async function runBench(
       const clients = Object.fromEntries(
         await Promise.all(names.map(async (n) => [n, await openClient(n, target)] as const)),
       ) as Record<ClientName, BenchClient>;
-      for (const n of names) await concurrent(clients[n]!, Math.min(500, counts.concCalls), 8); // warm-up
+      for (const n of names) await concurrent(clients[n], Math.min(500, counts.concCalls), 8); // warm-up
       const turns = names.filter((n) => n !== 'sdk');
       const results: Partial<Record<ClientName, ClientResult>> = await throughput(clients, turns, ['sdk'], counts);
       // Raw too: what the method reads for a client that keeps nothing is its floor.
       for (const n of names)
-        results[n]!.retainedBytesPerCall = await retained(clients[n]!, counts.retainedCalls, counts.retainedSettleMs);
-      for (const n of names) await clients[n]!.close();
+        results[n]!.retainedBytesPerCall = await retained(clients[n], counts.retainedCalls, counts.retainedSettleMs);
+      for (const n of names) await clients[n].close();
       if (kind !== 'stdio') {
         for (const n of names)
           if (n !== 'raw') results[n]!.idleHeapBytes = await idleHeap(n, target, counts.idleConnections);
