@@ -73,18 +73,18 @@ function findGc(): () => void {
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as () => void;
 }
-export const gc = (): void => {
+const gc = (): void => {
   const collect = findGc();
   for (let i = 0; i < 4; i++) collect();
 };
-export const heap = async (): Promise<number> => {
+const heap = async (): Promise<number> => {
   await new Promise((resolve) => setTimeout(resolve, 50));
   gc();
   return process.memoryUsage().heapUsed;
 };
-export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-export async function sequential(client: BenchClient, n: number, latencies?: number[]): Promise<number> {
+async function sequential(client: BenchClient, n: number, latencies?: number[]): Promise<number> {
   const start = performance.now();
   for (let i = 0; i < n; i++) {
     const t = latencies ? performance.now() : 0;

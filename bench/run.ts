@@ -22,8 +22,6 @@ import {
 } from './measure.js';
 import type { ScaleReport } from './scale.js';
 
-export type { BenchCounts, ClientResult } from './measure.js';
-
 export const FULL: BenchCounts = {
   seqCalls: 2000,
   concCalls: 10000,
