@@ -15,7 +15,8 @@
 import { expect } from 'vitest';
 import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
 import { TransportError } from '../../../src/errors.js';
-import { discovery, unauthorized } from '../connection.spec.js';
+import { discovery, unauthorized as refusedOnOpen } from '../connection.spec.js';
+import { socketError, unauthorized } from './scripted-answers.js';
 import type { Exchange, Script } from './scripted-transport.js';
 import { tagOf } from './requests.js';
 
@@ -61,7 +62,7 @@ export function discoverEvents(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     done('discover', { era: 'modern', session: discovery(generation) }),
     done('discover', { era: 'legacy', evidence: "HTTP 400 for 'server/discover'" }),
     failure('discover', new Error('ECONNREFUSED')),
-    failure('discover', unauthorized()),
+    failure('discover', refusedOnOpen()),
     { type: 'CONNECTION_LOST', error: 'exited with code 1' },
   ];
 }
@@ -78,6 +79,14 @@ export function answerDiscover(script: Script, event: AnyEventObject, before: An
   if (modern) return script.answer(probe, discoverResult([OUR_MODERN_VERSION]));
   if (before.context.latchedEra === 'modern') return script.answer(probe, discoverResult(['2025-11-25']));
   script.fail(probe, new TransportError("HTTP 400 for 'server/discover'", 400, { body: 'Bad Request' }));
+}
+
+/** The probe failed: refused with 401, or the server unreachable. */
+export function failDiscover(script: Script, event: AnyEventObject, authGeneration: number): void {
+  const probe = script.waitingFor('server/discover')!;
+  if ((event.error as { code?: string }).code === 'AUTHORIZATION_REQUIRED')
+    return script.fail(probe, unauthorized(authGeneration));
+  script.fail(probe, socketError('ECONNREFUSED'));
 }
 
 /** A modern request refused because the server no longer speaks our version (an upgrade behind the same URL). */

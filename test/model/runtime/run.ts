@@ -10,21 +10,21 @@ import { expect, vi } from 'vitest';
 import type { Actor, AnyActorRef, AnyEventObject, AnyMachineSnapshot, InspectionEvent } from 'xstate';
 import {
   AuthorizationError,
-  AuthorizationRequiredError,
   ConnectionClosedError,
   OutcomeUnknownError,
   SessionExpiredError,
   TransportError,
 } from '../../../src/errors.js';
-import { LATEST_PROTOCOL_VERSION } from '../../../src/protocol/messages.js';
 import type { ServerHandle } from '../../../src/server-handle.js';
 import { createSupervisor, type Supervisor } from '../../../src/supervisor.js';
 import type { Coverage } from '../coverage.js';
 import { ScriptedAuth } from './scripted-auth.js';
 import { Script, type Exchange } from './scripted-transport.js';
 import { RequestBook, TOOLS } from './requests.js';
+import { INITIALIZE_RESULT, socketError, unauthorized } from './scripted-answers.js';
 import {
   answerDiscover,
+  failDiscover,
   discoverResult,
   isModernSession,
   OUR_MODERN_VERSION,
@@ -56,25 +56,6 @@ function config(auth: ScriptedAuth, protocolVersion: 'legacy' | 'auto') {
     revive: { initialMs: 1_000, maxMs: 4_000 },
   } as const;
 }
-
-/** A socket error as undici reports it: the code on the cause. */
-export function socketError(code: string): Error {
-  return Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) });
-}
-
-function unauthorized(generation: number): AuthorizationRequiredError {
-  return new AuthorizationRequiredError(
-    'HTTP 401: authorization required',
-    { status: 401, wwwAuthenticate: 'Bearer', resourceUrl: new URL('http://127.0.0.1:9/mcp') },
-    generation,
-  );
-}
-
-const INITIALIZE_RESULT = {
-  protocolVersion: LATEST_PROTOCOL_VERSION,
-  capabilities: { tools: {} },
-  serverInfo: { name: 'scripted', version: '1.0.0' },
-};
 
 /** Lets promise chains and relayed events settle (setImmediate is not faked). */
 export async function flush(rounds = 6): Promise<void> {
@@ -166,12 +147,8 @@ export class RuntimeRun {
         return this.settleOpen(event.output.found ? undefined : socketError('ECONNREFUSED'));
       case 'xstate.done.actor.discover':
         return answerDiscover(script, event, modelBefore);
-      case 'xstate.error.actor.discover': {
-        const probe = script.waitingFor('server/discover')!;
-        if ((event.error as { code?: string }).code === 'AUTHORIZATION_REQUIRED')
-          return script.fail(probe, unauthorized(this.auth.generation));
-        return script.fail(probe, socketError('ECONNREFUSED'));
-      }
+      case 'xstate.error.actor.discover':
+        return failDiscover(script, event, this.auth.generation);
       case 'xstate.done.actor.handshake':
         return script.answer(script.waitingFor('initialize')!, INITIALIZE_RESULT);
       case 'xstate.error.actor.handshake':
