@@ -1,6 +1,7 @@
 /**
  * The three clients the bench compares, behind one interface: raw (hand-built JSON-RPC, the
- * floor), the official SDK client, and mcp-supervisor.
+ * floor), the official SDK client, and mcp-supervisor. The `modern` and `stateful` kinds are the
+ * two eras against one dual-era server (bench/eras.ts; their raw and SDK clients: era-clients.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -10,8 +11,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { connect, createSupervisor, type ServerConfigInput } from '../src/index.js';
+import { rawModern, sdkV2 } from './era-clients.js';
 
-export type Kind = 'json' | 'sse' | 'legacy' | 'stdio';
+/** `modern` / `stateful`: the dual-era server spoken to in 2026-07-28, or in the 2025 era (session + GET stream). */
+export type Kind = 'json' | 'sse' | 'legacy' | 'stdio' | 'modern' | 'stateful';
 export interface Target {
   kind: Kind;
   /** URL for HTTP kinds; for stdio the script path. */
@@ -82,6 +85,8 @@ async function rawStdio(script: string): Promise<BenchClient> {
 }
 
 async function sdk(target: Target): Promise<BenchClient> {
+  if (target.kind === 'modern' || target.kind === 'stateful')
+    return sdkV2(target.url, target.kind === 'modern' ? 'modern' : 'legacy');
   const client = new Client({ name: 'bench', version: '1' });
   const transport =
     target.kind === 'stdio'
@@ -93,15 +98,22 @@ async function sdk(target: Target): Promise<BenchClient> {
   return { call: () => client.callTool(CALL), close: () => client.close() };
 }
 
+/** The era each kind's server is spoken to in: the default (`auto`) finds modern, `stateful` pins the 2025 era. */
+const PROTOCOL_VERSION: Partial<Record<Kind, 'auto' | 'legacy'>> = { modern: 'auto', stateful: 'legacy' };
+
 async function ours(target: Target): Promise<BenchClient> {
   const keepalive = { intervalMs: 3_600_000, timeoutMs: 10_000, maxMissed: 3 };
+  const protocolVersion = PROTOCOL_VERSION[target.kind];
   const handle =
     target.kind === 'stdio'
       ? await connect({ command: process.execPath, args: [target.url], keepalive }, { name: 'bench' })
       : await connect(
-          { url: target.url, type: target.kind === 'legacy' ? 'sse' : 'http', keepalive },
+          { url: target.url, type: target.kind === 'legacy' ? 'sse' : 'http', keepalive, protocolVersion },
           { name: 'bench' },
         );
+  const era = handle.status().era;
+  if (protocolVersion && era !== (target.kind === 'modern' ? 'modern' : 'legacy'))
+    throw new Error(`bench: ${target.kind} connected in the ${era} era`);
   return { call: () => handle.callTool('echo', {}), close: () => handle.close() };
 }
 
@@ -119,6 +131,7 @@ export async function openSupervisor(target: Target, n: number, prefix: string):
       url: spreadOverOrigins(target.url, i),
       type: target.kind === 'legacy' ? 'sse' : 'http',
       keepalive,
+      protocolVersion: PROTOCOL_VERSION[target.kind],
     };
   }
   const supervisor = createSupervisor({ servers });
@@ -134,5 +147,6 @@ export function openClient(name: ClientName, target: Target): Promise<BenchClien
   if (name === 'ours') return ours(target);
   if (target.kind === 'stdio') return rawStdio(target.url);
   if (target.kind === 'legacy') throw new Error('no raw client for legacy SSE');
+  if (target.kind === 'modern') return rawModern(target.url);
   return rawHttp(target.url, target.kind === 'sse');
 }

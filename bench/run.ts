@@ -1,31 +1,27 @@
 /**
- * `npm run bench`: raw floor vs the official SDK client vs mcp-supervisor, per transport.
- * Options: --quick (tiny counts), --json <file>, --only json,sse,legacy,stdio,scale
+ * `npm run bench`: raw floor vs the official SDK client vs mcp-supervisor, per transport, and
+ * the two protocol eras against one server (bench/eras.ts).
+ * Options: --quick (tiny counts), --json <file>, --only json,sse,legacy,stdio,eras,scale
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { getHeapCodeStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { openClient, type BenchClient, type ClientName, type Kind, type Target } from './clients.js';
+import { formatEras, runEras, type ErasReport } from './eras.js';
+import {
+  COMPILED,
+  concurrent,
+  idleHeap,
+  retained,
+  runScript,
+  script,
+  startServer,
+  throughput,
+  type BenchCounts,
+  type ClientResult,
+} from './measure.js';
 import type { ScaleReport } from './scale.js';
 
-export interface BenchCounts {
-  seqCalls: number;
-  concCalls: number;
-  concurrency: number;
-  rounds: number;
-  /** Each round's calls per client are split into this many slices, raw's and ours taking turns. */
-  slices: number;
-  idleConnections: number;
-  retainedCalls: number;
-  /** Wait before each retained-heap sample (see `retained`). */
-  retainedSettleMs: number;
-  expiryCalls: number;
-  /** Servers in one supervisor for the scale measurement, and the server processes they are spread over. */
-  scaleServers: number;
-  scaleProcesses: number;
-}
 export const FULL: BenchCounts = {
   seqCalls: 2000,
   concCalls: 10000,
@@ -53,127 +49,21 @@ export const QUICK: BenchCounts = {
   scaleProcesses: 2,
 };
 
-export interface ClientResult {
-  seqOps: number;
-  concOps: number;
-  /** Client CPU (user + system of the bench process) per call at 64 in flight, median slice. */
-  concCpuUs: number;
-  /** Calls/s of every slice at 64 in flight, in the order run (the median is `concOps`). */
-  concSamples: number[];
-  p50Ms: number;
-  p99Ms: number;
-  idleHeapBytes?: number | undefined;
-  /** Ours only: the same connections as the servers of one supervisor (no supervisor of one each). */
-  sharedIdleHeapBytes?: number | undefined;
-  retainedBytesPerCall?: number | undefined;
-  expiry?: { lost: number; recoverMs: number | undefined } | undefined;
-}
 export interface BenchReport {
   machine: { node: string; cpu: string; cores: number; platform: string };
   counts: BenchCounts;
   transports: Partial<Record<Kind, Partial<Record<ClientName, ClientResult>>>>;
   /** Many servers in one supervisor (bench/scale.ts), when measured. */
   scale?: ScaleReport | undefined;
+  /** The 2026-07-28 wire beside the 2025 era, one server (bench/eras.ts), when measured. */
+  eras?: ErasReport | undefined;
 }
 
-/** What `--only` may name: the transports and the scale measurement. */
-export type Section = Kind | 'scale';
+/** What `--only` may name: the transports, the era comparison and the scale measurement. */
+export type Section = Exclude<Kind, 'modern' | 'stateful'> | 'eras' | 'scale';
 
-/**
- * `npm run bench` runs the tsc output (.bench-build/bench/*.js): the library as shipped, like the
- * SDK's compiled JS. Under tsx (the smoke test) every named function is wrapped in esbuild's
- * `__name`, which costs ours, and not the SDK (node_modules are not transformed), ~6 KB per idle connection.
- */
-const COMPILED = import.meta.url.endsWith('.js');
-const script = (name: string) => fileURLToPath(new URL(`./${name}.${COMPILED ? 'js' : 'ts'}`, import.meta.url));
-const runScript = (file: string): string[] => (COMPILED ? [file] : ['--import', 'tsx', file]);
-const SERVER = script('server');
 const STDIO = fileURLToPath(new URL(`${COMPILED ? '../..' : '..'}/servers/stdio-server.mjs`, import.meta.url));
-const IDLE_HEAP = script('idle-heap');
 const SCALE = script('scale');
-
-async function startServer(mode: string): Promise<{ url: string; origin: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...runScript(SERVER), '--mode', mode], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString()) as { port: number }).port));
-    child.once('exit', () => reject(new Error('bench server exited')));
-  });
-  const origin = `http://127.0.0.1:${port}`;
-  return { url: mode === 'legacy' ? `${origin}/sse` : `${origin}/mcp`, origin, child };
-}
-
-/** `global.gc` from --expose-gc, or (in the test runner) the same function obtained through v8 flags. */
-function findGc(): () => void {
-  const exposed = (globalThis as { gc?: () => void }).gc;
-  if (exposed) return exposed;
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
-const gc = (): void => {
-  const collect = findGc();
-  for (let i = 0; i < 4; i++) collect();
-};
-const heap = async (): Promise<number> => {
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  gc();
-  return process.memoryUsage().heapUsed;
-};
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-async function sequential(client: BenchClient, n: number, latencies?: number[]): Promise<number> {
-  const start = performance.now();
-  for (let i = 0; i < n; i++) {
-    const t = latencies ? performance.now() : 0;
-    await client.call();
-    if (latencies) latencies.push(performance.now() - t);
-  }
-  return n / ((performance.now() - start) / 1000);
-}
-
-async function concurrent(
-  client: BenchClient,
-  n: number,
-  width: number,
-  onError?: () => void,
-  cpu?: number[],
-): Promise<number> {
-  let next = 0;
-  const start = performance.now();
-  const cpuStart = process.cpuUsage();
-  const worker = async () => {
-    while (next < n) {
-      next++;
-      try {
-        await client.call();
-      } catch (error) {
-        if (!onError) throw error;
-        onError();
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: width }, worker));
-  if (cpu) {
-    const used = process.cpuUsage(cpuStart);
-    cpu.push((used.user + used.system) / n);
-  }
-  return n / ((performance.now() - start) / 1000);
-}
-
-/** In a fresh process per client: see bench/idle-heap.ts. */
-async function idleHeap(name: ClientName | 'ours-shared', target: Target, n: number): Promise<number> {
-  const child = spawn(
-    process.execPath,
-    ['--expose-gc', ...runScript(IDLE_HEAP), name, target.kind, target.url, String(n)],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`idle heap measurement of ${name} exited with ${code}`);
-  return (JSON.parse(out) as { bytesPerConnection: number }).bytesPerConnection;
-}
 
 /** In a fresh process: see bench/scale.ts. */
 async function scale(counts: BenchCounts): Promise<ScaleReport> {
@@ -187,43 +77,6 @@ async function scale(counts: BenchCounts): Promise<ScaleReport> {
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`the scale measurement exited with ${code}`);
   return JSON.parse(out) as ScaleReport;
-}
-
-/**
- * Bytes kept per completed call: the least-squares slope of the collected heap over `n` calls,
- * sampled every n/5. Each sample waits `settleMs` first: undici drops the timers of finished
- * requests from its list only on its next tick (every 499 ms), and thousands of them (~250 KB)
- * were still listed at one sample and gone at the next. Compiled code and bytecode are left out:
- * V8 keeps optimising and flushing functions as the calls go on (±200–400 KB per sample), which
- * is not state kept for a call.
- */
-async function retained(client: BenchClient, n: number, settleMs: number): Promise<number> {
-  await concurrent(client, Math.min(2000, n), 16);
-  const steps = 5;
-  const sample = async (): Promise<number> => {
-    await new Promise((resolve) => setTimeout(resolve, settleMs));
-    const used = await heap();
-    const code = getHeapCodeStatistics();
-    return used - code.code_and_metadata_size - code.bytecode_and_metadata_size;
-  };
-  const points: Array<[calls: number, bytes: number]> = [[0, await sample()]];
-  for (let i = 1; i <= steps; i++) {
-    await concurrent(client, Math.round(n / steps), 16);
-    points.push([Math.round((n / steps) * i), await sample()]);
-  }
-  return Math.max(0, slope(points));
-}
-
-function slope(points: ReadonlyArray<readonly [number, number]>): number {
-  const meanX = points.reduce((sum, [x]) => sum + x, 0) / points.length;
-  const meanY = points.reduce((sum, [, y]) => sum + y, 0) / points.length;
-  let num = 0;
-  let den = 0;
-  for (const [x, y] of points) {
-    num += (x - meanX) * (y - meanY);
-    den += (x - meanX) ** 2;
-  }
-  return den === 0 ? 0 : num / den;
 }
 
 /** 64-wide load; the server forgets every session a quarter of the way in. */
@@ -262,55 +115,6 @@ async function expiry(
   };
 }
 
-/**
- * Sequential and 64-wide throughput. Each round's calls per client run in `slices` slices, raw's
- * and ours taking turns slice by slice (raw, ours; ours, raw; …), then the SDK's slices: on a VM
- * whose speed swings ~2x from one second to the next, raw and ours then meet the same machine,
- * where one segment each per round paired raw's fast second with ours's slow one. Every slice
- * starts on a collected heap: no client pays for another's garbage. The median slice is reported.
- */
-async function throughput(
-  clients: Record<string, BenchClient>,
-  names: readonly ClientName[],
-  counts: BenchCounts,
-): Promise<Partial<Record<ClientName, ClientResult>>> {
-  const seq: Record<string, number[]> = {};
-  const conc: Record<string, number[]> = {};
-  const concCpu: Record<string, number[]> = {};
-  const lat: Record<string, number[]> = {};
-  const seqCalls = Math.max(1, Math.round(counts.seqCalls / counts.slices));
-  const concCalls = Math.max(1, Math.round(counts.concCalls / counts.slices));
-  const slice = async (n: ClientName) => {
-    gc();
-    (seq[n] ??= []).push(await sequential(clients[n]!, seqCalls, lat[n]));
-    gc();
-    (conc[n] ??= []).push(await concurrent(clients[n]!, concCalls, counts.concurrency, undefined, (concCpu[n] ??= [])));
-  };
-  for (let round = 0; round < counts.rounds; round++) {
-    for (const n of names) (lat[n] ??= []).length = 0; // p50/p99: the last round's sequential calls
-    for (let i = 0; i < counts.slices; i++) {
-      const rawFirst = (round * counts.slices + i) % 2 === 0;
-      for (const n of rawFirst ? (['raw', 'ours'] as const) : (['ours', 'raw'] as const))
-        if (names.includes(n)) await slice(n);
-    }
-    // The SDK last: its heap grows with the abort listeners it leaks and its sockets wind down after it.
-    if (names.includes('sdk')) for (let i = 0; i < counts.slices; i++) await slice('sdk');
-  }
-  const results: Partial<Record<ClientName, ClientResult>> = {};
-  for (const n of names) {
-    const sorted = [...lat[n]!].sort((a, b) => a - b);
-    results[n] = {
-      seqOps: median(seq[n]!),
-      concOps: median(conc[n]!),
-      concCpuUs: median(concCpu[n]!),
-      concSamples: conc[n]!.map((ops) => Math.round(ops)),
-      p50Ms: sorted[Math.floor(sorted.length * 0.5)]!,
-      p99Ms: sorted[Math.floor(sorted.length * 0.99)]!,
-    };
-  }
-  return results;
-}
-
 export async function runBench(
   options: { counts?: BenchCounts; only?: Section[]; log?: (line: string) => void } = {},
 ): Promise<BenchReport> {
@@ -327,21 +131,23 @@ export async function runBench(
     counts,
     transports: {},
   };
-  const sections = options.only ?? (['json', 'sse', 'legacy', 'stdio', 'scale'] as Section[]);
-  for (const kind of sections.filter((s): s is Kind => s !== 'scale')) {
+  const sections = options.only ?? (['json', 'sse', 'legacy', 'stdio', 'eras', 'scale'] as Section[]);
+  const kinds = sections.filter((s): s is Exclude<Section, 'eras' | 'scale'> => s !== 'scale' && s !== 'eras');
+  for (const kind of kinds) {
     const server = kind === 'stdio' ? undefined : await startServer(kind);
     const target: Target = { kind, url: server ? server.url : STDIO };
     const names: ClientName[] = kind === 'legacy' ? ['sdk', 'ours'] : ['raw', 'sdk', 'ours'];
     try {
       const clients = Object.fromEntries(
         await Promise.all(names.map(async (n) => [n, await openClient(n, target)] as const)),
-      );
-      for (const n of names) await concurrent(clients[n]!, Math.min(500, counts.concCalls), 8); // warm-up
-      const results = await throughput(clients, names, counts);
+      ) as Record<ClientName, BenchClient>;
+      for (const n of names) await concurrent(clients[n], Math.min(500, counts.concCalls), 8); // warm-up
+      const turns = names.filter((n) => n !== 'sdk');
+      const results: Partial<Record<ClientName, ClientResult>> = await throughput(clients, turns, ['sdk'], counts);
       // Raw too: what the method reads for a client that keeps nothing is its floor.
       for (const n of names)
-        results[n]!.retainedBytesPerCall = await retained(clients[n]!, counts.retainedCalls, counts.retainedSettleMs);
-      for (const n of names) await clients[n]!.close();
+        results[n]!.retainedBytesPerCall = await retained(clients[n], counts.retainedCalls, counts.retainedSettleMs);
+      for (const n of names) await clients[n].close();
       if (kind !== 'stdio') {
         for (const n of names)
           if (n !== 'raw') results[n]!.idleHeapBytes = await idleHeap(n, target, counts.idleConnections);
@@ -360,6 +166,12 @@ export async function runBench(
     } finally {
       server?.child.kill();
     }
+  }
+  if (sections.includes('eras')) {
+    report.eras = await runEras(counts);
+    report.transports.modern = report.eras.modern;
+    report.transports.stateful = report.eras.stateful;
+    log(formatEras(report.eras));
   }
   if (sections.includes('scale')) {
     report.scale = await scale(counts);
@@ -428,7 +240,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   });
   const { machine } = report;
   process.stdout.write(
-    `node ${machine.node}, ${machine.cpu} x${machine.cores}, ${machine.platform}\n\n${formatTable(report)}\n${report.scale ? `\n${formatScale(report.scale)}\n` : ''}`,
+    `node ${machine.node}, ${machine.cpu} x${machine.cores}, ${machine.platform}\n\n${formatTable(report)}\n${report.eras ? `\n${formatEras(report.eras)}\n` : ''}${report.scale ? `\n${formatScale(report.scale)}\n` : ''}`,
   );
   const out = arg('--json');
   if (out) writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);

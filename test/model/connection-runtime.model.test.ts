@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { connectionMachine } from '../../machines/connection.machine.js';
 import { allTransitionKeys, Coverage } from './coverage.js';
 import { transitionPaths } from './runner.js';
-import { runtimeSpec, walk } from './runtime/connection-runtime.spec.js';
+import { autoEraRuntimeSpec, runtimeSpec, walk } from './runtime/connection-runtime.spec.js';
 
 /** Transitions the runtime cannot take, with the reason (the pure model takes them). */
 const UNREACHABLE: Record<string, string> = {
@@ -17,10 +17,8 @@ const UNREACHABLE: Record<string, string> = {
 };
 
 /**
- * The era transitions (issue 18): the runtime suite pins the legacy era, as the model's INPUT does,
- * because its scripted transport does not speak the modern wire yet. They are taken by the pure
- * model's `auto era` variant (connection.model.test.ts) and by the runtime against real v2 servers
- * (test/integration/modern). TODO: an `auto era` variant of this suite.
+ * The era transitions (issue 18): the legacy-pinned paths never take them; the `auto era` variant
+ * (the default `protocolVersion`: every connection probes with `server/discover`) must take them all.
  */
 const ERA_TRANSITIONS: Record<string, string> = {
   '#connection.connecting.opening transport --xstate.done.actor.transport[1]--> #connection.discovering':
@@ -39,6 +37,21 @@ const ERA_TRANSITIONS: Record<string, string> = {
 const coverage = new Coverage(connectionMachine);
 const paths = transitionPaths(runtimeSpec);
 const walked = new Set<string>();
+/**
+ * Under `auto`, every path that goes through `discovering` or the modern era: a path is kept when
+ * its last step leaves or enters `discovering`, or happens while the era is latched modern (the
+ * legacy paths after a legacy verdict are the pinned suite's, behind one more step).
+ */
+const autoPaths = transitionPaths(autoEraRuntimeSpec, (steps) => {
+  const before = steps.at(-2)?.state;
+  const after = steps.at(-1)!.state;
+  return (
+    before !== undefined &&
+    (before.matches('discovering') || after.matches('discovering') || before.context.latchedEra === 'modern')
+  );
+});
+const eraCoverage = new Coverage(connectionMachine);
+const autoWalked = new Set<string>();
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
@@ -59,20 +72,45 @@ describe('connection through the runtime: model paths', () => {
   }
 });
 
+describe('connection through the runtime, auto era: model paths', () => {
+  it('the model has paths through discovering', () => {
+    expect(autoPaths.length).toBeGreaterThan(0);
+  });
+  for (const path of autoPaths) {
+    it(path.name, async () => {
+      autoWalked.add(path.name);
+      await walk(path, eraCoverage, 'auto');
+    });
+  }
+});
+
 describe('connection through the runtime: transition coverage', () => {
+  it('every era transition was taken by the runtime under auto', async () => {
+    for (const path of autoPaths) if (!autoWalked.has(path.name)) await walk(path, eraCoverage, 'auto');
+    const missing = Object.keys(ERA_TRANSITIONS).filter((key) => !eraCoverage.taken.has(key));
+    const { covered, total } = eraCoverage.summary();
+    const era = Object.keys(ERA_TRANSITIONS).length - missing.length;
+    console.info(
+      `[model coverage] connection (runtime, auto era): ${covered}/${total} transitions, era transitions ${era}/${Object.keys(ERA_TRANSITIONS).length}, ${autoPaths.length} paths`,
+    );
+    expect(missing, `era transitions never taken:\n${missing.join('\n')}`).toEqual([]);
+  });
+
   it('every transition of the connection machine was taken by the runtime', async () => {
     for (const path of paths) if (!walked.has(path.name)) await walk(path, coverage);
+    for (const path of autoPaths) if (!autoWalked.has(path.name)) await walk(path, eraCoverage, 'auto');
     const all = allTransitionKeys(connectionMachine);
     for (const key of Object.keys(ERA_TRANSITIONS))
       expect(all, `era transition no longer exists: ${key}`).toContain(key);
+    const taken = (key: string) => coverage.taken.has(key) || eraCoverage.taken.has(key);
     for (const key of Object.keys(UNREACHABLE)) {
       expect(all, `known-unreachable transition no longer exists: ${key}`).toContain(key);
-      expect(coverage.taken.has(key), `known-unreachable transition was taken: ${key}`).toBe(false);
+      expect(taken(key), `known-unreachable transition was taken: ${key}`).toBe(false);
     }
-    const missing = coverage.untaken().filter((key) => !(key in UNREACHABLE) && !(key in ERA_TRANSITIONS));
+    const missing = all.filter((key) => !taken(key) && !(key in UNREACHABLE));
     const { covered, total } = coverage.summary();
     console.info(
-      `[model coverage] connection (runtime): ${covered}/${total} transitions (${Object.keys(UNREACHABLE).length} known unreachable, ${Object.keys(ERA_TRANSITIONS).length} era transitions walked elsewhere), ${paths.length} paths`,
+      `[model coverage] connection (runtime): ${covered}/${total} transitions pinned legacy (${paths.length} paths), ${all.filter(taken).length}/${all.length} with the auto-era paths (${Object.keys(UNREACHABLE).length} known unreachable)`,
     );
     expect(missing, `transitions never taken:\n${missing.join('\n')}`).toEqual([]);
   });

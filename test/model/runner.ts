@@ -118,7 +118,7 @@ function withQuietParent(logic: AnyStateMachine): AnyStateMachine {
 }
 
 /** Paths that together take every edge of the model's adjacency map. */
-export function transitionPaths(spec: ModelSpec): ModelPath[] {
+export function transitionPaths(spec: ModelSpec, keep: (steps: ModelStep[]) => boolean = () => true): ModelPath[] {
   // The graph needs actor logic for invoked/spawned children; the stubs are never started here.
   const logic = withQuietParent(spec.machine.provide(spec.implementations({ controls: new Controls() } as Harness)));
   const options = traversalOptions(spec);
@@ -130,11 +130,13 @@ export function transitionPaths(spec: ModelSpec): ModelPath[] {
   const candidates: ModelStep[][] = [];
   for (const [key, { transitions }] of Object.entries(adjacency)) {
     const head = shortest.get(key);
+    // `keep`: a subset of the paths (filtered before the prefixes are deduplicated).
     if (!head) throw new Error(`no shortest path to model state ${key}`);
-    candidates.push(head);
+    if (keep(head)) candidates.push(head);
     const next: Array<{ event: AnyEventObject; state: AnyMachineSnapshot }> = Object.values(transitions);
     for (const { event, state } of next) {
-      candidates.push([...head, { event, state }]);
+      const steps = [...head, { event, state }];
+      if (keep(steps)) candidates.push(steps);
     }
   }
   return dedupe(candidates).map((steps) => ({

@@ -10,30 +10,39 @@ import { expect, vi } from 'vitest';
 import type { Actor, AnyActorRef, AnyEventObject, AnyMachineSnapshot, InspectionEvent } from 'xstate';
 import {
   AuthorizationError,
-  AuthorizationRequiredError,
   ConnectionClosedError,
   OutcomeUnknownError,
   SessionExpiredError,
   TransportError,
 } from '../../../src/errors.js';
-import { LATEST_PROTOCOL_VERSION } from '../../../src/protocol/messages.js';
 import type { ServerHandle } from '../../../src/server-handle.js';
 import { createSupervisor, type Supervisor } from '../../../src/supervisor.js';
 import type { Coverage } from '../coverage.js';
 import { ScriptedAuth } from './scripted-auth.js';
 import { Script, type Exchange } from './scripted-transport.js';
 import { RequestBook, TOOLS } from './requests.js';
+import { INITIALIZE_RESULT, socketError, unauthorized } from './scripted-answers.js';
+import {
+  answerDiscover,
+  failDiscover,
+  discoverResult,
+  isModernSession,
+  OUR_MODERN_VERSION,
+  refuseVersion,
+  WireCheck,
+} from './modern-era.js';
 
 export const SERVER = 'docs';
 /** `listenerOpenTimeoutMs` is min(requestTimeoutMs, 10 s); the proven delay comes after it. */
 const FAR = 100_000_000;
 
-function config(auth: ScriptedAuth) {
+function config(auth: ScriptedAuth, protocolVersion: 'legacy' | 'auto') {
   return {
     url: 'http://127.0.0.1:9/mcp',
     type: 'auto',
-    // The model's INPUT pins the legacy era (connection.spec.ts): no server/discover probe.
-    protocolVersion: 'legacy',
+    // The model's INPUT pins the legacy era (connection.spec.ts): no server/discover probe; its
+    // `auto era` variant (AUTO_ERA_INPUT) probes.
+    protocolVersion,
     auth,
     requestTimeoutMs: FAR,
     keepalive: false,
@@ -48,25 +57,6 @@ function config(auth: ScriptedAuth) {
   } as const;
 }
 
-/** A socket error as undici reports it: the code on the cause. */
-export function socketError(code: string): Error {
-  return Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) });
-}
-
-function unauthorized(generation: number): AuthorizationRequiredError {
-  return new AuthorizationRequiredError(
-    'HTTP 401: authorization required',
-    { status: 401, wwwAuthenticate: 'Bearer', resourceUrl: new URL('http://127.0.0.1:9/mcp') },
-    generation,
-  );
-}
-
-const INITIALIZE_RESULT = {
-  protocolVersion: LATEST_PROTOCOL_VERSION,
-  capabilities: { tools: {} },
-  serverInfo: { name: 'scripted', version: '1.0.0' },
-};
-
 /** Lets promise chains and relayed events settle (setImmediate is not faked). */
 export async function flush(rounds = 6): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -80,10 +70,11 @@ export class RuntimeRun {
   readonly book: RequestBook;
   /** The connection served at some point during the current step. */
   servedDuringStep = false;
+  readonly wire = new WireCheck(this.script);
 
-  constructor(coverage: Coverage) {
+  constructor(coverage: Coverage, protocolVersion: 'legacy' | 'auto' = 'legacy') {
     this.supervisor = createSupervisor({
-      servers: { [SERVER]: config(this.auth) },
+      servers: { [SERVER]: config(this.auth, protocolVersion) },
       createTransport: this.script.factory,
       random: () => 0.5,
       inspect: (event) => this.observe(event, coverage),
@@ -116,7 +107,7 @@ export class RuntimeRun {
     return this.connection.getSnapshot() as AnyMachineSnapshot;
   }
 
-  private generation(): number {
+  generation(): number {
     const session = this.snapshot().context.session as { sessionGeneration: number } | undefined;
     if (!session) throw new Error('no session');
     return session.sessionGeneration;
@@ -154,6 +145,10 @@ export class RuntimeRun {
         return this.settleOpen(event.type.includes('done') ? undefined : this.transportError(event.error));
       case 'xstate.done.actor.sse-fallback':
         return this.settleOpen(event.output.found ? undefined : socketError('ECONNREFUSED'));
+      case 'xstate.done.actor.discover':
+        return answerDiscover(script, event, modelBefore);
+      case 'xstate.error.actor.discover':
+        return failDiscover(script, event, this.auth.generation);
       case 'xstate.done.actor.handshake':
         return script.answer(script.waitingFor('initialize')!, INITIALIZE_RESULT);
       case 'xstate.error.actor.handshake':
@@ -179,13 +174,20 @@ export class RuntimeRun {
         return script.current!.die(new Error(event.error as string));
       case 'SESSION_EXPIRED': {
         const { request, exchange } = this.book.carrier(this.generation());
+        if (isModernSession(modelBefore)) {
+          // Modern: the server no longer speaks our version (-32022); the request waits, then goes out anew.
+          this.book.mark(request, 'replay');
+          this.book.settleDoubt(false);
+          this.wire.refused(exchange);
+          return refuseVersion(script, exchange);
+        }
         const generation = current ? this.generation() : this.generation() - 1;
         this.book.mark(request, 'replay');
         if (current) this.book.settleDoubt(false);
         return script.fail(exchange, new SessionExpiredError('HTTP 404', generation), true);
       }
       case 'SESSION_IN_DOUBT':
-        return this.doubt(current);
+        return isModernSession(modelBefore) ? this.broken() : this.doubt(current);
       case 'SERVER_UNREACHABLE': {
         const { request, exchange } = this.book.carrier(this.generation());
         this.book.mark(request, 'replay');
@@ -270,10 +272,20 @@ export class RuntimeRun {
     this.script.fail(broken, socketError('ECONNRESET'));
   }
 
+  /** Modern: no 400 is about a session; a request whose connection broke puts it in doubt. */
+  private broken(): void {
+    const { request, exchange } = this.book.carrier(this.generation());
+    if (this.book.isSafe(request)) this.book.mark(request, 'replay');
+    else this.book.mark(request, 'none', OutcomeUnknownError);
+    this.script.fail(exchange, socketError('ECONNRESET'));
+  }
+
+  /** The probe: `ping` on the 2025 wire, `server/discover` on the modern one. */
   private answerProbe({ verdict }: { verdict: string }): void {
-    const ping: Exchange = this.script.waitingFor('ping')!;
+    const ping: Exchange = (this.script.waitingFor('ping') ?? this.script.waitingFor('server/discover'))!;
     this.book.settleDoubt(verdict === 'alive');
-    if (verdict === 'alive') return this.script.answer(ping, {});
+    if (verdict === 'alive')
+      return this.script.answer(ping, ping.modernVersion ? discoverResult([ping.modernVersion]) : {});
     if (verdict === 'unauthorized') return this.script.fail(ping, unauthorized(this.auth.generation));
     if (verdict === 'unreachable') return this.script.fail(ping, socketError('ECONNREFUSED'));
     const generation = this.generation();
@@ -353,7 +365,9 @@ export class RuntimeRun {
       if (snapshot.matches('connecting')) {
         await this.endPreviousSessions();
         this.settleOpen(undefined);
-      } else if (snapshot.matches('initializing') || snapshot.matches('reinitializing'))
+      } else if (snapshot.matches('discovering'))
+        this.script.answer(this.script.waitingFor('server/discover')!, discoverResult([OUR_MODERN_VERSION]));
+      else if (snapshot.matches('initializing') || snapshot.matches('reinitializing'))
         this.script.answer(this.script.waitingFor('initialize')!, INITIALIZE_RESULT);
       else if (snapshot.matches('probing')) this.answerProbe({ verdict: 'alive' });
       else if (snapshot.matches('authorizing')) this.auth.pending!.resolve();

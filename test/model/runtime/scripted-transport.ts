@@ -52,6 +52,8 @@ export interface Exchange {
   message: JsonRpcRequest;
   /** The session generation the request carried. */
   generation: number;
+  /** The modern version the transport spoke when it was sent (`beginModern`); undefined on the 2025 wire. */
+  modernVersion: string | undefined;
   reply: Deferred<void>;
   /** The script refused it in a way that proves it was not processed (404, 401, unreachable). */
   refusedUnprocessed?: boolean;
@@ -99,6 +101,12 @@ export class Script {
     exchange.reply.resolve();
   }
 
+  /** A JSON-RPC error answer (as the HTTP transport reports a 4xx whose body is one on the modern wire). */
+  error(exchange: Exchange, error: { code: number; message: string; data?: unknown }): void {
+    exchange.transport.sink.onMessage({ jsonrpc: '2.0', id: exchange.message.id, error });
+    exchange.reply.resolve();
+  }
+
   fail(exchange: Exchange, error: unknown, unprocessed = false): void {
     exchange.refusedUnprocessed = unprocessed;
     exchange.reply.reject(error);
@@ -122,6 +130,8 @@ export class ScriptedTransport implements Transport {
   readonly opening = deferred<void>();
   readonly terminating = deferred<void>();
   terminateCalled = false;
+  /** Set by `beginModern`, cleared by `beginSession`: the wire the next request goes out on. */
+  modernVersion: string | undefined;
 
   constructor(
     private readonly script: Script,
@@ -140,6 +150,7 @@ export class ScriptedTransport implements Transport {
       transport: this,
       message: message,
       generation: this.sessionGeneration,
+      modernVersion: this.modernVersion,
       reply: deferred(),
     };
     this.script.sent.push(exchange);
@@ -149,6 +160,7 @@ export class ScriptedTransport implements Transport {
   beginSession(): void {
     this.sessionGeneration += 1;
     this.hasSession = false;
+    this.modernVersion = undefined;
   }
 
   completeSession(): void {
@@ -156,9 +168,10 @@ export class ScriptedTransport implements Transport {
   }
 
   /** A modern exchange has no session to lose; it counts as a new one (the generation moves). */
-  beginModern(): void {
+  beginModern(protocolVersion: string): void {
     this.sessionGeneration += 1;
     this.hasSession = true;
+    this.modernVersion = protocolVersion;
   }
 
   openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
@@ -167,7 +180,9 @@ export class ScriptedTransport implements Transport {
     return listener.open.promise;
   }
 
+  /** Like the HTTP transport: no session id (the modern wire), no DELETE to wait for. */
   terminateSession(): Promise<void> {
+    if (this.modernVersion !== undefined) return Promise.resolve();
     this.terminateCalled = true;
     return this.terminating.promise;
   }
