@@ -34,7 +34,7 @@ describe('SEP-2243 header values', () => {
     expect(encodeHeaderValue(value)).toBe(header);
   });
 
-  it('Mcp-Method on every request, Mcp-Name only for tools/call, prompts/get and resources/read', () => {
+  it('Mcp-Method on every request, Mcp-Name for tools/call, prompts/get and resources/read', () => {
     const base = { accept: 'application/json, text/event-stream' };
     expect(modernRequestHeaders(base, { jsonrpc: '2.0', id: 1, method: 'tools/list' })).toEqual({
       ...base,
@@ -47,6 +47,14 @@ describe('SEP-2243 header values', () => {
       modernRequestHeaders(base, { jsonrpc: '2.0', id: 3, method: 'prompts/get', params: { name: 'résumé' } }),
     ).toMatchObject({ 'mcp-name': `=?base64?${Buffer.from('résumé').toString('base64')}?=` });
   });
+
+  it.each(['tasks/get', 'tasks/update', 'tasks/cancel'])(
+    '%s carries its taskId in Mcp-Name (SEP-2663 routing)',
+    (method) => {
+      const message = { jsonrpc: '2.0' as const, id: 4, method, params: { taskId: 'task-7' } };
+      expect(modernRequestHeaders({}, message)).toEqual({ 'mcp-method': method, 'mcp-name': 'task-7' });
+    },
+  );
 });
 
 describe('protocolVersion pins', () => {

@@ -1,15 +1,22 @@
 /**
  * SEP-2243 request headers of the modern Streamable HTTP wire: `Mcp-Method` on every request,
- * `Mcp-Name` for the requests that name a tool, prompt or resource. A value that is not plain
+ * `Mcp-Name` for the requests that name a tool, prompt, resource or task. A value that is not plain
  * header-safe ASCII (or looks like the sentinel itself) travels as `=?base64?…?=`.
  */
 import type { JsonRpcMessage } from '../../protocol/jsonrpc.js';
 
-/** Methods whose `params.name` (or `params.uri`) is mirrored into `Mcp-Name`. */
-const NAMED_METHODS: Readonly<Record<string, 'name' | 'uri'>> = {
+/**
+ * Methods whose `params.name`, `params.uri` or `params.taskId` is mirrored into `Mcp-Name`. The
+ * tasks extension (SEP-2663) routes by task id, so a load balancer can send a poll to the
+ * instance holding the task.
+ */
+const NAMED_METHODS: Readonly<Record<string, 'name' | 'uri' | 'taskId'>> = {
   'tools/call': 'name',
   'prompts/get': 'name',
   'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
 };
 
 /** Visible ASCII and inner spaces/tabs; no leading or trailing whitespace. */

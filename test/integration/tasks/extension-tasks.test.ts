@@ -70,6 +70,9 @@ describe('2026-07-28 tasks extension', () => {
         'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
       });
     expect(server.seen.find((r) => r.method === 'tasks/get')?.params).toMatchObject({ taskId });
+    // Streamable HTTP routing (SEP-2663): Mcp-Name carries the task id on every tasks/get.
+    for (const poll of server.seen.filter((r) => r.method === 'tasks/get'))
+      expect(poll.headers).toMatchObject({ 'mcp-method': 'tasks/get', 'mcp-name': taskId });
   });
 
   it('callToolAsTask: a handle with status(), result(); a call the server answers at once has no taskId', async () => {
@@ -148,6 +151,7 @@ describe('2026-07-28 tasks extension', () => {
     expect(server.seen.at(-1)).toMatchObject({
       method: 'tasks/update',
       params: { taskId: task.taskId, inputResponses: { name: { action: 'accept' } } },
+      headers: { 'mcp-method': 'tasks/update', 'mcp-name': task.taskId },
     });
     expect(server.status(task.taskId!)).toBe('working');
     await expect(handle.tasks.list()).rejects.toMatchObject({ rpcCode: -32601 });
