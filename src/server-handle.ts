@@ -179,6 +179,9 @@ export class ServerHandle {
       session: () => runtime.session(),
       onNotification: (listener) => this.on('notification', listener),
       onDown: (listener) => this.on('transition', ({ to }) => (to === 'closed' || to === 'failed') && listener()),
+      answerInput: (method, params, handlerContext) => runtime.answerInput(method, params, handlerContext),
+      maxInputRounds: runtime.maxInputRounds,
+      watch: (taskId) => runtime.watchTask(taskId),
     };
     const modes = new ToolTaskModes();
     this.on('listChanged', ({ list }) => list === 'tools' && modes.invalidate());
