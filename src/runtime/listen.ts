@@ -150,9 +150,10 @@ export class ModernListens {
     return ++this.generation;
   }
 
-  /** Nothing to listen for (no filter): as good as an acknowledgment of nothing. */
+  /** Nothing to listen for (no filter): as good as an acknowledgment of nothing; a listen it replaces closes now. */
   private nothingToListenFor(): void {
     this.settleWaiters(this.generation, {});
+    for (const listen of [...this.listens.values()]) if (listen.replaced) listen.retire?.();
   }
 
   /** The listener's open: a listen for what the server offers of what we want, if that is anything. */
