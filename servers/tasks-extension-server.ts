@@ -58,9 +58,7 @@ const SAMPLE = {
 /** The rounds of input each scripted tool asks for (undefined: the task completes). */
 const SCRIPTS: Record<string, (round: number) => Record<string, unknown> | undefined> = {
   greet: (round) => (round === 0 ? { name: ELICIT_NAME } : undefined),
-  interview: (round) =>
-    [{ name: ELICIT_NAME, roots: { method: 'roots/list' } }, { summary: SAMPLE }][round] as
-      Record<string, unknown> | undefined,
+  interview: (round) => [{ name: ELICIT_NAME, roots: { method: 'roots/list' } }, { summary: SAMPLE }][round],
   endless: (round) => ({ [`q${round + 1}`]: ELICIT_NAME }),
 };
 

@@ -19,7 +19,11 @@ export interface TaskContext {
   /** The connection closed or failed: a wait ends, so the next poll fails fast instead of later. */
   onDown(listener: () => void): () => void;
   /** 2026-07-28: one of a task's input requests, answered as a multi round-trip request's (the user's handlers). */
-  answerInput(method: string, params: Record<string, unknown>, context: HandlerContext): Promise<Record<string, unknown>>;
+  answerInput(
+    method: string,
+    params: Record<string, unknown>,
+    context: HandlerContext,
+  ): Promise<Record<string, unknown>>;
   /** How many `tasks/update` rounds a task may ask for before the wait fails (`maxInputRounds`). */
   readonly maxInputRounds: number;
   /**
