@@ -301,7 +301,8 @@ export class ServerHandle {
     }
     const serving = runtime.gate.phase === 'open' && session !== undefined;
     runtime.sessionState.rootsSet(roots, serving);
-    if (serving) await this.notify('notifications/roots/list_changed');
+    // 2026-07-28 removed the notification: a modern server asks for the roots when it needs them (`roots/list` input).
+    if (serving && session.era !== 'modern') await this.notify('notifications/roots/list_changed');
   }
 
   private pages<S extends z.ZodType<{ nextCursor?: string | undefined; [key: string]: unknown }>>(

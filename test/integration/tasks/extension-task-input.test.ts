@@ -122,6 +122,21 @@ describe('2026-07-28 task input through the handlers', () => {
     expect([seen.elicitations.length, seen.roots, seen.samplings]).toEqual([1, 1, 1]);
   });
 
+  it('setRoots on a modern server sends no notifications/roots/list_changed; its roots answer the task’s roots/list', async () => {
+    const { handle, timers, server, seen } = await open();
+    await handle.setRoots([{ uri: 'file:///set', name: 'set' }]);
+    const call = handle.callTool('interview', {});
+    (await timers.nth(0)).fire();
+    await expect.poll(() => updates(server).length).toBe(1);
+    expect(updates(server)[0]).toMatchObject({ inputResponses: { roots: { roots: [{ uri: 'file:///set' }] } } });
+    expect(seen.roots).toBe(0);
+    (await timers.nth(1)).fire();
+    await expect.poll(() => updates(server).length).toBe(2);
+    (await timers.nth(2)).fire();
+    await call;
+    expect(server.count('notifications/roots/list_changed')).toBe(0);
+  });
+
   it('a key still shown after its answer was sent is not answered again', async () => {
     const { handle, timers, server, seen } = await open();
     const task = await handle.callToolAsTask('build', { target: 'app' });
