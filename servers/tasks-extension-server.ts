@@ -4,10 +4,16 @@
 // answers; tools/call of `build` or `flaky` answers a CreateTaskResult (resultType 'task') when
 // the request declares the extension, -32021 when it does not; `quick` answers at once. A
 // task's work ends when the test says so (`complete`, `fail`, `needInput`), never after a delay.
+// The scripted tools need input during the task (the extension's `input_required`, answered with
+// `tasks/update`): `greet` asks a name (the spec's example flow); `interview` asks a name and the
+// roots in one round, then a sampling in a second; `endless` asks a new question every round.
+// With `listen: true`, `subscriptions/listen` opens an SSE stream that carries
+// `notifications/tasks` for the `taskIds` asked for (acknowledged first), on every status change.
 // Test fixture code only.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { listenOnLoopback, readBody, type Listening } from './listen.js';
+import { formatSseEvent, startSse } from './sse-writer.js';
 
 const VERSION = '2026-07-28';
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -30,10 +36,44 @@ interface StoredTask {
   error?: { code: number; message: string };
   inputRequests?: Record<string, unknown>;
   target: string;
+  /** Scripted tools: the questions of each round, and every answer received. */
+  script?: (round: number) => Record<string, unknown> | undefined;
+  round?: number;
+  answers?: Record<string, unknown>;
+}
+
+const ELICIT_NAME = {
+  method: 'elicitation/create',
+  params: {
+    mode: 'form',
+    message: 'Please enter your name.',
+    requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+  },
+};
+const SAMPLE = {
+  method: 'sampling/createMessage',
+  params: { messages: [{ role: 'user', content: { type: 'text', text: 'Summarize' } }], maxTokens: 50 },
+};
+
+/** The rounds of input each scripted tool asks for (undefined: the task completes). */
+const SCRIPTS: Record<string, (round: number) => Record<string, unknown> | undefined> = {
+  greet: (round) => (round === 0 ? { name: ELICIT_NAME } : undefined),
+  interview: (round) => [{ name: ELICIT_NAME, roots: { method: 'roots/list' } }, { summary: SAMPLE }][round],
+  endless: (round) => ({ [`q${round + 1}`]: ELICIT_NAME }),
+};
+
+interface OpenListen {
+  id: unknown;
+  taskIds: string[];
+  write(message: unknown): void;
 }
 
 export interface TasksExtensionServer {
   readonly url: string;
+  /** The `notifications.taskIds` of every listen opened, in order. */
+  readonly listened: string[][];
+  /** Listens whose stream is open now. */
+  openListens(): number;
   readonly seen: SeenRequest[];
   /** Ids of the tasks created, oldest first. */
   readonly created: string[];
@@ -46,15 +86,49 @@ export interface TasksExtensionServer {
   close(): Promise<void>;
 }
 
-export async function startTasksExtensionServer(options: { pollIntervalMs: number }): Promise<TasksExtensionServer> {
+export async function startTasksExtensionServer(options: {
+  pollIntervalMs: number;
+  /** Serve `subscriptions/listen` with task status notifications (else -32601). */
+  listen?: boolean;
+}): Promise<TasksExtensionServer> {
   let tasks = new Map<string, StoredTask>();
   const seen: SeenRequest[] = [];
   const created: string[] = [];
+  const listens = new Set<OpenListen>();
+  const listened: string[][] = [];
 
   function update(taskId: string, change: Partial<StoredTask>): void {
     const task = tasks.get(taskId);
     if (!task) throw new Error(`no task ${taskId}`);
     Object.assign(task, change, { lastUpdatedAt: new Date().toISOString() });
+    for (const listen of listens)
+      if (listen.taskIds.includes(taskId))
+        listen.write({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...view(task), _meta: meta(listen) } });
+  }
+
+  /** The next round of a scripted task, or its result once the script has no more questions. */
+  function nextRound(task: StoredTask): void {
+    const round = task.round ?? 0;
+    const questions = task.script?.(round);
+    if (questions) return update(task.taskId, { status: 'input_required', inputRequests: questions, round });
+    const text = JSON.stringify(task.answers ?? {});
+    update(task.taskId, {
+      status: 'completed',
+      inputRequests: undefined,
+      result: { content: [{ type: 'text', text }] },
+    });
+  }
+
+  /** Answers to outstanding keys are kept (others ignored, as the spec says); all answered: the task goes on. */
+  function receiveInput(task: StoredTask, responses: Record<string, unknown>): void {
+    const outstanding = task.inputRequests ?? {};
+    for (const [key, response] of Object.entries(responses))
+      if (key in outstanding) task.answers = { ...task.answers, [key]: response };
+    if (!task.script) return update(task.taskId, { status: 'working', inputRequests: undefined });
+    if (Object.keys(outstanding).every((key) => task.answers && key in task.answers)) {
+      task.round = (task.round ?? 0) + 1;
+      nextRound(task);
+    }
   }
 
   function answer(method: string, params: Record<string, unknown>): { result?: unknown; error?: unknown } {
@@ -89,7 +163,7 @@ export async function startTasksExtensionServer(options: { pollIntervalMs: numbe
         return {
           result: {
             resultType: 'complete',
-            tools: ['build', 'flaky', 'quick'].map((name) => ({
+            tools: ['build', 'flaky', 'quick', ...Object.keys(SCRIPTS)].map((name) => ({
               name,
               inputSchema: { type: 'object', properties: { target: { type: 'string' } } },
             })),
@@ -113,7 +187,13 @@ export async function startTasksExtensionServer(options: { pollIntervalMs: numbe
         };
         tasks.set(task.taskId, task);
         created.push(task.taskId);
-        return { result: { resultType: 'task', ...view(task) } };
+        const createdView = view(task);
+        // A scripted tool needs its first input right away (after the task is durably created).
+        if (typeof name === 'string' && SCRIPTS[name]) {
+          task.script = SCRIPTS[name];
+          nextRound(task);
+        }
+        return { result: { resultType: 'task', ...createdView } };
       }
       case 'tasks/get':
         if (!declared) return missing;
@@ -126,7 +206,7 @@ export async function startTasksExtensionServer(options: { pollIntervalMs: numbe
       case 'tasks/update':
         if (!declared) return missing;
         if (!known) return notFound;
-        update(taskId, { status: 'working', inputRequests: undefined });
+        receiveInput(known, (params['inputResponses'] ?? {}) as Record<string, unknown>);
         return { result: { resultType: 'complete' } };
       default:
         return { error: { code: -32601, message: `Method not found: ${method}` } };
@@ -154,11 +234,32 @@ export async function startTasksExtensionServer(options: { pollIntervalMs: numbe
       res.writeHead(202).end();
       return;
     }
+    if (method === 'subscriptions/listen' && options.listen) return openListen(body.id, params, res);
     const outcome = answer(method, params);
     res.writeHead(outcome.error && (outcome.error as { code: number }).code === -32022 ? 400 : 200, {
       'content-type': 'application/json',
     });
     res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, ...outcome }));
+  }
+
+  /** The listen's stream: acknowledged at once with the task ids it will notify about (the ones it knows). */
+  function openListen(id: unknown, params: Record<string, unknown>, res: ServerResponse): void {
+    const wanted = ((params['notifications'] as { taskIds?: unknown } | undefined)?.taskIds ?? []) as string[];
+    const taskIds = wanted.filter((taskId) => tasks.has(taskId));
+    listened.push(wanted);
+    startSse(res);
+    const listen: OpenListen = {
+      id,
+      taskIds,
+      write: (message) => res.write(formatSseEvent({ data: JSON.stringify(message) })),
+    };
+    listens.add(listen);
+    res.on('close', () => listens.delete(listen));
+    listen.write({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { _meta: meta(listen), notifications: { taskIds } },
+    });
   }
 
   async function listen(port: number): Promise<Listening> {
@@ -172,6 +273,8 @@ export async function startTasksExtensionServer(options: { pollIntervalMs: numbe
   const port = listening.port;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    listened,
+    openListens: () => listens.size,
     seen,
     created,
     count: (method) => seen.filter((request) => request.method === method).length,
@@ -197,8 +300,12 @@ export async function startTasksExtensionServer(options: { pollIntervalMs: numbe
 
 /** The task as the wire shows it (without the fixture's own fields). */
 function view(task: StoredTask): Record<string, unknown> {
-  const { target: _target, ...wire } = task;
+  const { target: _target, script: _script, round: _round, answers: _answers, ...wire } = task;
   return Object.fromEntries(Object.entries(wire).filter(([, value]) => value !== undefined));
+}
+
+function meta(listen: OpenListen): Record<string, unknown> {
+  return { 'io.modelcontextprotocol/subscriptionId': listen.id };
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -185,6 +185,9 @@ export class ServerHandle {
       session: () => runtime.session(),
       onNotification: (listener) => this.on('notification', listener),
       onDown: (listener) => this.on('transition', ({ to }) => (to === 'closed' || to === 'failed') && listener()),
+      answerInput: (method, params, handlerContext) => runtime.answerInput(method, params, handlerContext),
+      maxInputRounds: runtime.maxInputRounds,
+      watch: (taskId) => runtime.watchTask(taskId),
     };
     const modes = new ToolTaskModes();
     this.on('listChanged', ({ list }) => list === 'tools' && modes.invalidate());
@@ -320,7 +323,8 @@ export class ServerHandle {
     }
     const serving = runtime.gate.phase === 'open' && session !== undefined;
     runtime.sessionState.rootsSet(roots, serving);
-    if (serving) await this.notify('notifications/roots/list_changed');
+    // 2026-07-28 removed the notification: a modern server asks for the roots when it needs them (`roots/list` input).
+    if (serving && session.era !== 'modern') await this.notify('notifications/roots/list_changed');
   }
 
   private pages<S extends z.ZodType<{ nextCursor?: string | undefined; [key: string]: unknown }>>(

@@ -88,6 +88,18 @@ export function mergeCapabilities(declared: ClientCapabilities, extra: ClientCap
   return merged;
 }
 
+/**
+ * The modern era's client capabilities: 2026-07-28 removed `notifications/roots/list_changed`
+ * (its `roots` capability is an empty object), so `roots.listChanged` is not declared there; the
+ * legacy `initialize` keeps it.
+ */
+export function withoutRootsListChanged(capabilities: ClientCapabilities): ClientCapabilities {
+  const roots = capabilities.roots;
+  if (!isObject(roots) || !('listChanged' in roots)) return capabilities;
+  const { listChanged: _removed, ...rest } = roots;
+  return { ...capabilities, roots: rest };
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -32,6 +32,7 @@ import { discover } from './discover.js';
 import { handshake } from './handshake.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
 import { ModernListens, type ListenControl } from './listen.js';
+import { offersTaskNotifications, WatchedTasks } from './task-subscriptions.js';
 import { RequestGate } from './request-gate.js';
 import { SessionState, type RestoreReport } from './session-state.js';
 import { ToolOutputSchemas } from '../protocol/tool-output.js';
@@ -46,7 +47,7 @@ import {
   type SamplingOptions,
 } from './server-requests.js';
 import { DEFAULT_MAX_INPUT_ROUNDS } from './multi-round-trip.js';
-import { mergeCapabilities } from './client-capabilities.js';
+import { mergeCapabilities, withoutRootsListChanged } from './client-capabilities.js';
 import { TransportOwner } from './transport-owner.js';
 
 export interface RuntimeOptions {
@@ -81,7 +82,7 @@ export abstract class ConnectionEffects extends TransportOwner {
   /** Set when the connection actor threw (a bug). */
   protected crashError: string | undefined;
   protected readonly serverRequests: ServerRequests;
-  protected readonly maxInputRounds: number;
+  readonly maxInputRounds: number;
   /** Subscriptions, logging level and roots (created by the first of them: an idle server holds none). */
   private established: SessionState | undefined;
   /** The tools' output schemas, from the first tools list on (never with `validateToolOutput: false`). */
@@ -97,6 +98,8 @@ export abstract class ConnectionEffects extends TransportOwner {
   protected envelope: ModernEnvelope | undefined;
   /** Modern era: the `subscriptions/listen` requests (created by the first listen). */
   protected modernListens: ModernListens | undefined;
+  /** Modern era: the tasks being polled, whose status the listen asks for (created by the first). */
+  private watchedTasks: WatchedTasks | undefined;
   /** Requests sent past the gate by the machine's own effects (discover, probes): their failures are the machine's business. */
   protected readonly pastGate = new WeakSet<PendingRequest>();
 
@@ -162,7 +165,7 @@ export abstract class ConnectionEffects extends TransportOwner {
   }
 
   /** An embedded request of a multi round-trip request: roots set with `setRoots` answer `roots/list`, else the handlers. */
-  protected answerInput(
+  answerInput(
     method: string,
     params: Record<string, unknown>,
     context: HandlerContext,
@@ -314,9 +317,9 @@ export abstract class ConnectionEffects extends TransportOwner {
     return { ...this.capabilities, roots: { listChanged: true } };
   }
 
-  /** Modern requests also declare the tasks extension: callTool handles a task handle as an answer (src/tasks/). */
+  /** Modern requests declare the tasks extension (callTool handles a task as an answer), and no `roots.listChanged`. */
   private modernCapabilities(): ClientCapabilities {
-    return withTasksExtension(this.advertisedCapabilities());
+    return withTasksExtension(withoutRootsListChanged(this.advertisedCapabilities()));
   }
 
   /** The new session gets what the old one had (session-state.ts), before held requests are released. */
@@ -354,7 +357,8 @@ export abstract class ConnectionEffects extends TransportOwner {
       const { capabilities = {} } = this.session() ?? {};
       const uris = this.established?.subscribedUris() ?? [];
       const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
-      return await this.listens().listenFor(transport, envelope, capabilities, uris, timeoutMs);
+      const taskIds = this.watchedTasks?.ids() ?? [];
+      return await this.listens().listenFor(transport, envelope, capabilities, uris, taskIds, timeoutMs);
     } catch (error) {
       // A refused listening stream needs the same authorization as a refused request.
       if (this.authorization.isFixable(error) && !this.authorization.isOutdated(error))
@@ -365,6 +369,14 @@ export abstract class ConnectionEffects extends TransportOwner {
 
   private listens(): ModernListens {
     return (this.modernListens ??= new ModernListens(this.name, () => this.established?.subscribedUris() ?? []));
+  }
+
+  /** Modern era: a task being polled joins the listen's set, on a server that offers task notifications. */
+  watchTask(taskId: string): () => void {
+    this.watchedTasks ??= new WatchedTasks(() => {
+      if (offersTaskNotifications(this.session()?.capabilities)) this.listenControl()?.changed();
+    });
+    return this.watchedTasks.watch(taskId);
   }
 
   /**

@@ -4,9 +4,10 @@
  * open once the server acknowledged it. One at a time, except while a subscription change
  * replaces it: the old one stays open until the new one is acknowledged (make before break).
  *
- * - What is asked for: the list changes the server's discovery offers (`listChanged`), and the
- *   resources the user subscribed to (when it offers `resources.subscribe`); nothing at all
- *   means no listen.
+ * - What is asked for: the list changes the server's discovery offers (`listChanged`), the
+ *   resources the user subscribed to (when it offers `resources.subscribe`), and the tasks being
+ *   polled (when it offers the tasks extension; task-subscriptions.ts); nothing at all means no
+ *   listen.
  * - Routing: the acknowledgment and the listen's own answer (a graceful close, or an error) stay
  *   here; a notification tagged with the id of a listen that is no longer open (a re-opened or
  *   cancelled one) is dropped, so nothing arrives twice; the others go on to the usual events.
@@ -18,6 +19,7 @@
 import { McpError, ProtocolError, RequestAbortedError, RequestTimeoutError } from '../errors.js';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { ListenerOpenResult, SubscriptionStream, Transport } from '../transports/transport.js';
+import { offersTaskNotifications } from './task-subscriptions.js';
 
 export const SUBSCRIPTION_ID_META = 'io.modelcontextprotocol/subscriptionId';
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
@@ -28,6 +30,8 @@ export interface SubscriptionFilter {
   promptsListChanged?: boolean;
   resourcesListChanged?: boolean;
   resourceSubscriptions?: string[];
+  /** The tasks extension: `notifications/tasks` for these tasks. */
+  taskIds?: string[];
 }
 
 function offers(capabilities: Record<string, unknown>, name: string, feature: string): boolean {
@@ -41,12 +45,14 @@ function offers(capabilities: Record<string, unknown>, name: string, feature: st
 export function listenFilter(
   capabilities: Record<string, unknown>,
   uris: readonly string[],
+  taskIds: readonly string[] = [],
 ): SubscriptionFilter | undefined {
   const filter: SubscriptionFilter = {};
   if (offers(capabilities, 'tools', 'listChanged')) filter.toolsListChanged = true;
   if (offers(capabilities, 'prompts', 'listChanged')) filter.promptsListChanged = true;
   if (offers(capabilities, 'resources', 'listChanged')) filter.resourcesListChanged = true;
   if (uris.length > 0 && offers(capabilities, 'resources', 'subscribe')) filter.resourceSubscriptions = [...uris];
+  if (taskIds.length > 0 && offersTaskNotifications(capabilities)) filter.taskIds = [...taskIds];
   return Object.keys(filter).length > 0 ? filter : undefined;
 }
 
@@ -55,7 +61,8 @@ function isEmpty(filter: SubscriptionFilter): boolean {
     filter.toolsListChanged !== true &&
     filter.promptsListChanged !== true &&
     filter.resourcesListChanged !== true &&
-    !filter.resourceSubscriptions?.length
+    !filter.resourceSubscriptions?.length &&
+    !filter.taskIds?.length
   );
 }
 
@@ -143,9 +150,10 @@ export class ModernListens {
     return ++this.generation;
   }
 
-  /** Nothing to listen for (no filter): as good as an acknowledgment of nothing. */
+  /** Nothing to listen for (no filter): as good as an acknowledgment of nothing; a listen it replaces closes now. */
   private nothingToListenFor(): void {
     this.settleWaiters(this.generation, {});
+    for (const listen of [...this.listens.values()]) if (listen.replaced) listen.retire?.();
   }
 
   /** The listener's open: a listen for what the server offers of what we want, if that is anything. */
@@ -154,9 +162,10 @@ export class ModernListens {
     envelope: { wrap(params: Record<string, unknown>): Record<string, unknown> },
     capabilities: Record<string, unknown>,
     uris: readonly string[],
+    taskIds: readonly string[],
     timeoutMs: number,
   ): Promise<ListenerOpenResult> {
-    const filter = listenFilter(capabilities, uris);
+    const filter = listenFilter(capabilities, uris, taskIds);
     if (!filter) {
       this.nothingToListenFor();
       return Promise.resolve({ kind: 'unavailable', reason: 'nothing to listen for' });

@@ -25,7 +25,7 @@ export const INPUT_REQUIRED = 'input_required';
 /** Retries of one request before it fails (as the official v2 client). */
 export const DEFAULT_MAX_INPUT_ROUNDS = 10;
 
-interface InputRequest {
+export interface InputRequest {
   method: string;
   params?: Record<string, unknown>;
 }
@@ -45,17 +45,22 @@ export function isInputRequired(result: unknown): result is InputRequiredResult 
   return (result as { resultType?: unknown } | null)?.resultType === INPUT_REQUIRED;
 }
 
-export interface RoundTrip {
+/** What answering a set of input requests needs (MRTR rounds here, a modern task's `inputRequests` in src/tasks/). */
+export interface InputAnswering {
   server: string;
+  /** The request the input is for (named in errors). */
   method: string;
+  signal: AbortSignal | undefined;
+  /** One embedded request's result from the user's handlers (server-requests.ts). */
+  answer(method: string, params: Record<string, unknown>, context: HandlerContext): Promise<Record<string, unknown>>;
+}
+
+export interface RoundTrip extends InputAnswering {
   /** The caller's params (with its `_meta`), without any round's responses or state. */
   params: Record<string, unknown> | undefined;
   maxRounds: number;
-  signal: AbortSignal | undefined;
   /** Sends the request again with these params: a new pending request, with a new id. */
   send(params: Record<string, unknown>): Promise<unknown>;
-  /** One embedded request's result from the user's handlers (server-requests.ts). */
-  answer(method: string, params: Record<string, unknown>, context: HandlerContext): Promise<Record<string, unknown>>;
   /** Telemetry: a round begins. */
   onRound?(round: number, result: InputRequiredResult): void;
 }
@@ -67,7 +72,7 @@ export async function completeRounds(first: InputRequiredResult, trip: RoundTrip
     if (round > trip.maxRounds)
       throw new InputRoundsExceededError(trip.method, trip.maxRounds, result.inputRequests, { server: trip.server });
     trip.onRound?.(round, result);
-    const inputResponses = await answerAll(result.inputRequests, trip);
+    const inputResponses = await answerInputRequests(result.inputRequests, trip);
     result = await trip.send(retryParams(trip.params, inputResponses, result.requestState));
   }
   return result;
@@ -87,9 +92,13 @@ function retryParams(
   return retry;
 }
 
-async function answerAll(
+/**
+ * Answers every request of the set through the handlers, in parallel, by key; the first handler
+ * that fails (or a kind no handler answers) fails them all: InputRequestError.
+ */
+export async function answerInputRequests(
   requests: Record<string, InputRequest> | undefined,
-  trip: RoundTrip,
+  trip: InputAnswering,
 ): Promise<Record<string, unknown> | undefined> {
   if (requests === undefined || typeof requests !== 'object') return undefined; // state only: retry at once
   if (trip.signal?.aborted) throw aborted(trip);
@@ -116,7 +125,7 @@ async function answerOne(
   key: string,
   request: InputRequest,
   context: HandlerContext,
-  trip: RoundTrip,
+  trip: InputAnswering,
 ): Promise<Record<string, unknown>> {
   const method = typeof request?.method === 'string' ? request.method : '(no method)';
   try {
@@ -137,7 +146,7 @@ export function roundEvent(round: number, result: InputRequiredResult): [string,
   return ['input required', { 'mcp_supervisor.round': round, 'mcp_supervisor.input_requests': kinds.join(',') }];
 }
 
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, trip: RoundTrip): Promise<T> {
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, trip: InputAnswering): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const stop = () => reject(aborted(trip));
     signal.addEventListener('abort', stop, { once: true });
@@ -145,6 +154,6 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, trip: RoundTr
   });
 }
 
-function aborted(trip: RoundTrip): RequestAbortedError {
+function aborted(trip: InputAnswering): RequestAbortedError {
   return new RequestAbortedError(trip.method, { server: trip.server, cause: trip.signal?.reason });
 }

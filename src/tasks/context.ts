@@ -5,6 +5,7 @@
  */
 import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
 import type { RequestOptions } from '../runtime/events.js';
+import type { HandlerContext } from '../runtime/server-requests.js';
 import type { Timers } from '../transports/transport.js';
 import type { TaskEra } from './schemas.js';
 
@@ -17,6 +18,19 @@ export interface TaskContext {
   onNotification(listener: (notification: JsonRpcNotification) => void): () => void;
   /** The connection closed or failed: a wait ends, so the next poll fails fast instead of later. */
   onDown(listener: () => void): () => void;
+  /** 2026-07-28: one of a task's input requests, answered as a multi round-trip request's (the user's handlers). */
+  answerInput(
+    method: string,
+    params: Record<string, unknown>,
+    context: HandlerContext,
+  ): Promise<Record<string, unknown>>;
+  /** How many `tasks/update` rounds a task may ask for before the wait fails (`maxInputRounds`). */
+  readonly maxInputRounds: number;
+  /**
+   * 2026-07-28: the task's status notifications are asked for on the listen while it is polled
+   * (when the server offers them); returns the release, called once the polling ends.
+   */
+  watch(taskId: string): () => void;
 }
 
 /** The extension of spec 2026-07-28 (SEP-2663), declared in every modern request's client capabilities. */

@@ -10,6 +10,7 @@ import type { TaskContext } from './context.js';
 import { TaskCancelledError } from './errors.js';
 import { pause, pollDelay } from './pause.js';
 import { isTerminal, type TaskEra, type TaskInfo } from './schemas.js';
+import { TaskInput } from './task-input.js';
 import { cancelTask, getTask, legacyTaskResult, updateTask } from './task-requests.js';
 
 /** Turns the raw outcome into the caller's type (checks a CallToolResult and its output schema). */
@@ -19,6 +20,8 @@ export class TaskHandle<T = unknown> {
   private latest: TaskInfo | undefined;
   /** A modern server may answer a call at once: then there is no task, only this outcome. */
   private readonly answered: { raw: unknown } | undefined;
+  /** 2026-07-28: the input requests answered so far (made by the first `input_required`). */
+  private input: TaskInput | undefined;
 
   constructor(
     private readonly context: TaskContext,
@@ -52,22 +55,32 @@ export class TaskHandle<T = unknown> {
    * The outcome: polls `tasks/get` every `pollInterval` the server asks for (sooner when a status
    * notification arrives) until the task ends, then returns its result (2025-11-25: from
    * `tasks/result`). A failed task rejects with its McpError, a cancelled one with
-   * TaskCancelledError. `signal` stops the waiting, not the task (see `cancel()`); `timeoutMs`
-   * bounds each request, not the wait.
+   * TaskCancelledError. 2026-07-28 `input_required`: the task's `inputRequests` are answered
+   * through the handlers and sent with `tasks/update` (InputRequestError when one cannot be,
+   * InputRoundsExceededError past `maxInputRounds`). `signal` stops the waiting, not the task (see
+   * `cancel()`); `timeoutMs` bounds each request, not the wait.
    */
   async result(options?: RequestOptions): Promise<T> {
     if (this.answered) return this.finish(this.answered.raw);
     let task = this.latest!;
-    const method = 'tasks/get';
-    while (!isTerminal(task.status)) {
-      // 2025-11-25: the server delivers its requests on the tasks/result stream, which blocks until the end.
-      if (this.era === 'legacy' && task.status === 'input_required') {
-        const outcome = await this.legacyInputOutcome(task, options);
-        if (outcome) return outcome.value;
+    // 2026-07-28: while polled, the task's status notifications are asked for on the listen.
+    const release = this.era === 'modern' && !isTerminal(task.status) ? this.context.watch(task.taskId) : undefined;
+    try {
+      const method = 'tasks/get';
+      while (!isTerminal(task.status)) {
+        if (task.status === 'input_required') {
+          // 2025-11-25: the server delivers its requests on the tasks/result stream, which blocks until the end.
+          if (this.era === 'legacy') {
+            const outcome = await this.legacyInputOutcome(task, options);
+            if (outcome) return outcome.value;
+          } else await (this.input ??= new TaskInput(this.context)).answer(task, options);
+        }
+        const notified = await pause(this.context, this.era, task.taskId, pollDelay(task), options?.signal, method);
+        task = notified ?? (await getTask(this.context, this.era, task.taskId, options));
+        this.latest = task;
       }
-      const notified = await pause(this.context, this.era, task.taskId, pollDelay(task), options?.signal, method);
-      task = notified ?? (await getTask(this.context, this.era, task.taskId, options));
-      this.latest = task;
+    } finally {
+      release?.();
     }
     return this.era === 'legacy' ? this.legacyOutcome(task, options) : this.modernOutcome(task);
   }

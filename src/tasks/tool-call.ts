@@ -8,7 +8,13 @@
  * - `callToolAsTask`: a task when the era allows asking for one (2025-11-25, a tool that is not
  *   `forbidden`); the caller holds the TaskHandle.
  */
-import { ConfigError, ConnectionClosedError, RequestAbortedError } from '../errors.js';
+import {
+  ConfigError,
+  ConnectionClosedError,
+  InputRequestError,
+  InputRoundsExceededError,
+  RequestAbortedError,
+} from '../errors.js';
 import type { RequestOptions } from '../runtime/events.js';
 import { takesToolTasks, type TaskContext } from './context.js';
 import { isModernCreated, parseLegacyCreated, parseTask } from './schemas.js';
@@ -102,7 +108,10 @@ async function taskSupport<T>(call: ToolCall<T>, session: object) {
   return call.modes.modeOf(call.name, call.context.session()) ?? 'forbidden';
 }
 
-/** Waits for the task's outcome; a caller who gives up cancels the task, which nobody else waits for. */
+/**
+ * Waits for the task's outcome. The task is this call's alone: a caller who gives up, or input
+ * the client could not give (the task would wait for it forever), cancels it.
+ */
 async function untilDone<T>(
   handle: TaskHandle<T>,
   context: TaskContext,
@@ -111,8 +120,10 @@ async function untilDone<T>(
   try {
     return await handle.result(options);
   } catch (error) {
-    if (!options?.signal?.aborted) throw error;
-    void handle.cancel().catch(() => undefined); // best effort: the caller's answer is the abort
+    const aborted = options?.signal?.aborted === true;
+    if (aborted || error instanceof InputRequestError || error instanceof InputRoundsExceededError)
+      void handle.cancel().catch(() => undefined); // best effort: the caller's answer is the error
+    if (!aborted) throw error;
     throw new RequestAbortedError('tools/call', { server: context.server });
   }
 }

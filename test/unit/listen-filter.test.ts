@@ -28,4 +28,11 @@ describe('the subscriptions/listen filter', () => {
     expect(listenFilter({}, [])).toBeUndefined();
     expect(listenFilter({ resources: { subscribe: true } }, [])).toBeUndefined();
   });
+
+  it('asks for the status of the polled tasks only from a server that declares the tasks extension', () => {
+    const extension = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+    expect(listenFilter(extension, [], ['t-1', 't-2'])).toEqual({ taskIds: ['t-1', 't-2'] });
+    expect(listenFilter({ tools: {}, extensions: { 'com.example/other': {} } }, [], ['t-1'])).toBeUndefined();
+    expect(listenFilter(extension, [], [])).toBeUndefined();
+  });
 });
