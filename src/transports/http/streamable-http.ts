@@ -3,7 +3,7 @@
  * the negotiated protocol version, and the headers derived from them. Every message is a POST;
  * responses arrive as JSON or as an SSE stream; the GET listener is opened on request.
  */
-import type { Pool } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import { isResponse, parseMessages, type JsonRpcMessage, type RequestId } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
 import { ProtocolError, SessionExpiredError, VersionRefusedError } from '../../errors.js';
@@ -68,6 +68,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   /** Long-lived streams: a pool of their own, so they never starve the messages. */
   private readonly streams: Pool;
   private readonly path: string;
+  /** The MCP endpoint: what DPoP proofs name (`htu`). */
+  private readonly url: URL;
   readonly sink: TransportSink;
   private readonly origin: string;
   private readonly userHeaders: Record<string, string>;
@@ -91,6 +93,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     this.server = options.server;
     this.origin = options.url.origin;
     this.path = `${options.url.pathname}${options.url.search}`;
+    this.url = new URL(options.url.href);
     this.userHeaders = lowercaseHeaders(options.headers);
     this.configSecrets = options.secrets ?? [];
     this.requestTimeoutMs = options.requestTimeoutMs;
@@ -160,14 +163,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     if (renewing) await renewing;
     if (this.credentials.stale) this.rebuildHeaders();
     const credentials = this.credentials.generation;
-    const response = await postMessage(
-      this.poolFor(message, options?.handshake),
-      this.path,
-      this.modern ? modernRequestHeaders(this.postHeaders, message) : this.postHeaders,
-      message,
-      { signal: options?.signal, timeoutMs },
-      this.server,
-    );
+    const response = await this.post(message, this.poolFor(message, options?.handshake), options?.signal, timeoutMs);
     const { statusCode, headers, body } = response;
     if (statusCode === 202) {
       await body.dump();
@@ -222,6 +218,23 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
       `unexpected content type ${JSON.stringify(headerValue(headers['content-type']) ?? '')} for ${describeMessage(message)} (expected application/json or text/event-stream)`,
       { server: this.server },
     );
+  }
+
+  /** POSTs `message`, once more when a DPoP server asks for a proof with its nonce (RFC 9449 §9). */
+  private async post(
+    message: JsonRpcMessage,
+    pool: Pool,
+    signal: SendOptions['signal'],
+    timeoutMs: number,
+  ): Promise<Dispatcher.ResponseData> {
+    for (let retried = false; ; retried = true) {
+      const base = this.modern ? modernRequestHeaders(this.postHeaders, message) : this.postHeaders;
+      const signed = this.credentials.sign('POST', this.url, base);
+      const headers = signed instanceof Promise ? await signed : signed;
+      const response = await postMessage(pool, this.path, headers, message, { signal, timeoutMs }, this.server);
+      if (!this.credentials.nonceRequested(response.statusCode, response.headers, this.url) || retried) return response;
+      await response.body.dump().catch(() => {});
+    }
   }
 
   /**
@@ -326,22 +339,34 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     headersTimeout: number,
     bodyTimeout = 0,
   ): Promise<EventStreamResult> {
-    const generation = this.credentials.current;
-    return openEventStream(
-      this.streams,
-      {
-        path: this.path,
-        headers: this.sessionHeaders('text/event-stream', lastEventId),
-        signal,
-        headersTimeout,
-        bodyTimeout,
-      },
-      'the GET stream',
-      (text) => this.redact(text),
-      this.server,
-      NO_LISTENER_STATUSES,
-      (statusCode, headers) => this.credentials.refusal(statusCode, headers, 'the GET stream', generation),
-    );
+    for (let retried = false; ; retried = true) {
+      const generation = this.credentials.current;
+      let nonceRequested = false;
+      const signed = this.credentials.sign('GET', this.url, this.sessionHeaders('text/event-stream', lastEventId));
+      try {
+        return await openEventStream(
+          this.streams,
+          {
+            path: this.path,
+            headers: signed instanceof Promise ? await signed : signed,
+            signal,
+            headersTimeout,
+            bodyTimeout,
+          },
+          'the GET stream',
+          (text) => this.redact(text),
+          this.server,
+          NO_LISTENER_STATUSES,
+          (statusCode, headers) => {
+            nonceRequested = this.credentials.nonceRequested(statusCode, headers, this.url);
+            return this.credentials.refusal(statusCode, headers, 'the GET stream', generation);
+          },
+        );
+      } catch (error) {
+        // Refused for a DPoP nonce, or for credentials replaced while it was on its way: once more at once.
+        if (retried || !(nonceRequested || this.credentials.outdated(error))) throw error;
+      }
+    }
   }
 
   /** A bad event on a stream is reported, not fatal: the stream and the connection go on. */
@@ -357,16 +382,20 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   async terminateSession(): Promise<void> {
     if (this.sessionId === undefined) return;
     try {
-      const { body } = await this.pool.request({
-        path: this.path,
-        method: 'DELETE',
-        headers: this.sessionHeaders(ACCEPT_BOTH),
-        signal: AbortSignal.timeout(this.terminateTimeoutMs),
-        headersTimeout: this.terminateTimeoutMs,
-        bodyTimeout: this.terminateTimeoutMs,
-      });
-      // 2xx, 404 (already gone) and 405 (server does not support DELETE) all end the session for us.
-      await body.dump().catch(() => {});
+      for (let retried = false; ; retried = true) {
+        const signed = this.credentials.sign('DELETE', this.url, this.sessionHeaders(ACCEPT_BOTH));
+        const { statusCode, headers, body } = await this.pool.request({
+          path: this.path,
+          method: 'DELETE',
+          headers: signed instanceof Promise ? await signed : signed,
+          signal: AbortSignal.timeout(this.terminateTimeoutMs),
+          headersTimeout: this.terminateTimeoutMs,
+          bodyTimeout: this.terminateTimeoutMs,
+        });
+        // 2xx, 404 (already gone) and 405 (server does not support DELETE) all end the session for us.
+        await body.dump().catch(() => {});
+        if (retried || !this.credentials.nonceRequested(statusCode, headers, this.url)) break;
+      }
     } catch {
       // Best effort: a server that is down has no session to keep.
     } finally {
