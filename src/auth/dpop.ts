@@ -7,8 +7,11 @@
 import {
   createHash,
   createPrivateKey,
+  createPublicKey,
   generateKeyPairSync,
   randomUUID,
+  sign,
+  verify,
   type JsonWebKey,
   type KeyObject,
 } from 'node:crypto';
@@ -23,11 +26,17 @@ export function generateDpopKey(): JsonWebKey {
   return privateKey.export({ format: 'jwk' });
 }
 
+const KEY_CHECK = Buffer.from('dpop key check');
+
 /** True when `jwk` is a P-256 private key this client can sign with (a stored key may be damaged). */
 export function isUsableDpopKey(jwk: unknown): jwk is JsonWebKey {
   try {
     const key = createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' });
-    return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+    if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') return false;
+    // The public half sent in proofs must verify what `d` signs (a JWK can hold a mismatched pair).
+    const { kty, crv, x, y } = jwk as JsonWebKey;
+    const publicKey = createPublicKey({ key: { kty, crv, x, y }, format: 'jwk' });
+    return verify('sha256', KEY_CHECK, publicKey, sign('sha256', KEY_CHECK, key));
   } catch {
     return false;
   }
