@@ -4,7 +4,7 @@
 // Test fixture code only: it records what it saw and says why it refuses.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
+import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, jwtVerify } from 'jose';
 import { listenOnLoopback, readBody } from './listen.js';
 import { answerMcp } from './oauth-server.js';
 
@@ -54,14 +54,14 @@ async function verifyProof(
   if (typeof proof !== 'string' || proof.includes(',')) throw new Error('not exactly one DPoP header');
   const header = decodeProtectedHeader(proof);
   if (header.typ !== 'dpop+jwt') throw new Error(`typ ${String(header.typ)}`);
-  const jwk = header.jwk as JWK | undefined;
+  const jwk = header.jwk;
   if (!jwk || 'd' in jwk) throw new Error('no public jwk in the header');
   const { payload } = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: ['ES256'] });
   if (payload.htm !== method) throw new Error(`htm ${String(payload.htm)}`);
   if (payload.htu !== url) throw new Error(`htu ${String(payload.htu)}`);
   if (typeof payload.jti !== 'string') throw new Error('no jti');
   if (typeof payload.iat !== 'number' || Math.abs(payload.iat - Date.now() / 1000) > 60) throw new Error('iat');
-  return { claims: payload as Record<string, unknown>, jkt: await calculateJwkThumbprint(jwk) };
+  return { claims: payload, jkt: await calculateJwkThumbprint(jwk) };
 }
 
 export async function startDpopServer(options: DpopFixtureOptions = {}): Promise<DpopFixture> {

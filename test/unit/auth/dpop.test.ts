@@ -266,7 +266,7 @@ describe('the DPoP key in the token store', () => {
       { resourceUrl, server: 'docs' },
     );
     await provider.ready();
-    expect(JSON.stringify(provider.status())).not.toContain(key.d!);
+    expect(JSON.stringify(provider.status?.())).not.toContain(key.d!);
   });
 });
 
