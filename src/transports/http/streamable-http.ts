@@ -80,6 +80,11 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   private sessionId: string | undefined;
   private protocolVersion: string | undefined;
   private generation = 0;
+  /**
+   * The last event id of this session's listening stream. A listener started again on the same
+   * session (after an authorization or a probe took the connection out of `ready`) resumes from it.
+   */
+  private listenerEventId: string | undefined;
   /** From beginSession until `notifications/initialized` is sent: the handshake is under way. */
   private handshaking = false;
   /** The modern (2026-07-28) wire: no session, `Mcp-Method`/`Mcp-Name` per request, JSON-RPC errors in 4xx bodies. */
@@ -125,6 +130,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
 
   beginSession(): void {
     this.generation++;
+    this.listenerEventId = undefined;
     this.modern = false;
     this.handshaking = true;
     this.sessionId = undefined;
@@ -134,6 +140,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
 
   beginModern(protocolVersion: string): void {
     this.generation++;
+    this.listenerEventId = undefined;
     this.modern = true;
     this.handshaking = false;
     this.sessionId = undefined;
@@ -312,7 +319,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   }
 
   async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
-    const response = await this.getStream(lastEventId, undefined, this.listenerOpenTimeoutMs);
+    const generation = this.generation;
+    const response = await this.getStream(lastEventId ?? this.listenerEventId, undefined, this.listenerOpenTimeoutMs);
     if (response.kind === 'unavailable') return response;
     const { body } = response;
     return {
@@ -322,7 +330,10 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
           body,
           {
             onEvent: (data) => this.deliverSafely(data),
-            onEventId: hooks.onEventId,
+            onEventId: (id) => {
+              if (this.generation === generation) this.listenerEventId = id;
+              hooks.onEventId(id);
+            },
             onRetry: hooks.onRetry,
           },
           this.maxMessageBytes,
