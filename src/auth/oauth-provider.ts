@@ -4,7 +4,6 @@
  * discovery, client identity and a full grant; step-up on `insufficient_scope`; a limit on
  * attempts that do not lead to a successful request.
  */
-import type { JsonWebKey } from 'node:crypto';
 import { AuthorizationError, ConfigError, isAbortError } from '../errors.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { chooseAuthMethod, type ClientCredentials, type SigningKey } from './client-auth.js';
@@ -12,7 +11,7 @@ import { clientCredentialsGrant } from './client-credentials.js';
 import { CredentialBook } from './credential-book.js';
 import { crossAppAccessGrant } from './cross-app-access.js';
 import { discover, type Discovery } from './discovery.js';
-import { DPOP_ALGORITHM, DpopNonces, DpopProver, generateDpopKey, isUsableDpopKey, type DpopSigner } from './dpop.js';
+import { DpopBinding } from './dpop-binding.js';
 import type { HttpContext } from './http.js';
 import { defaultAlgorithm, loadPrivateKey } from './jwt.js';
 import { parseOAuthOptions, type OAuthClientOptions, type OAuthGrant } from './options.js';
@@ -73,10 +72,8 @@ class OAuthClientProvider implements OAuthProvider {
   /** The proactive refresh in flight: every request waiting for it shares it. */
   #refreshing: Promise<void> | undefined;
   #discovery: Discovery | undefined;
-  /** Server nonces for DPoP proofs, per origin (authorization and resource server). */
-  readonly #nonces = new DpopNonces();
-  /** The prover for the current issuer's DPoP key, made once per key. */
-  #prover: { key: JsonWebKey; prover: DpopProver } | undefined;
+  /** DPoP (RFC 9449): proofs, the key per issuer, server nonces. */
+  readonly #dpop: DpopBinding;
   readonly #options: OAuthClientOptions;
   readonly #grant: OAuthGrant;
   readonly #resourceUrl: URL;
@@ -103,6 +100,7 @@ class OAuthClientProvider implements OAuthProvider {
     this.#server = context.server;
     this.resource = canonicalResource(this.#resourceUrl);
     this.#store = this.#options.store ?? memoryTokenStore();
+    this.#dpop = new DpopBinding(this.#book, this.#options.dpop ?? 'auto', this.#server);
     if (this.#options.privateKeyPem) {
       const key = loadPrivateKey(this.#options.privateKeyPem);
       this.#signingKey = {
@@ -127,46 +125,11 @@ class OAuthClientProvider implements OAuthProvider {
   }
 
   proof(method: string, url: URL): Promise<string> | undefined {
-    const tokens = this.#book.tokens;
-    if (tokens?.token_type !== 'DPoP') return undefined;
-    const prover = this.#proverFor(this.#book.dpopKey);
-    if (!prover) return undefined;
-    return prover.proof({ method, url, accessToken: tokens.access_token, nonce: this.#nonces.get(url) });
+    return this.#dpop.proof(method, url);
   }
 
   rememberNonce(url: URL, nonce: string | string[]): void {
-    this.#nonces.remember(url, nonce);
-  }
-
-  #proverFor(key: JsonWebKey | undefined): DpopProver | undefined {
-    if (!key) return undefined;
-    if (this.#prover?.key !== key) this.#prover = { key, prover: new DpopProver(key) };
-    return this.#prover.prover;
-  }
-
-  /**
-   * The DPoP signer for token requests to this issuer, or undefined for plain bearer tokens. Once
-   * an issuer's tokens are bound to a key, its refreshes and grants keep using it.
-   */
-  #dpopFor(discovery: Discovery, bearer: BearerChallenge = {}): DpopSigner | undefined {
-    const mode = this.#options.dpop ?? 'auto';
-    if (mode === false) return undefined;
-    const wanted =
-      mode === true ||
-      this.#book.dpopKey !== undefined ||
-      bearer.dpopOffered === true ||
-      discovery.resourceMetadata?.document.dpop_bound_access_tokens_required === true;
-    if (!wanted) return undefined;
-    const algorithms = discovery.metadata?.dpop_signing_alg_values_supported;
-    if (algorithms !== undefined && !algorithms.includes(DPOP_ALGORITHM)) {
-      if (mode !== true) return undefined;
-      throw new AuthorizationError(
-        `DPoP: the authorization server takes ${algorithms.length ? algorithms.join(', ') : 'no algorithm'} in proofs, not ${DPOP_ALGORITHM}`,
-        { server: this.#server, fatal: true },
-      );
-    }
-    const key = (this.#book.dpopKey ??= generateDpopKey());
-    return { prover: this.#proverFor(key)!, nonces: this.#nonces };
+    this.#dpop.rememberNonce(url, nonce);
   }
 
   status(): AuthStatus {
@@ -188,8 +151,7 @@ class OAuthClientProvider implements OAuthProvider {
   async clear(): Promise<void> {
     await this.#loaded;
     this.#book.clear();
-    this.#nonces.clear();
-    this.#prover = undefined;
+    this.#dpop.clear();
     this.#requestedScope = undefined;
     this.#discovery = undefined;
     this.#attempts = 0;
@@ -221,7 +183,7 @@ class OAuthClientProvider implements OAuthProvider {
         this.#book.issuer,
       ));
       if (this.#book.useIssuer(discovery.issuer)) this.#generation++;
-      await this.#tryRefresh({}, discovery, { ...ctx, dpop: this.#dpopFor(discovery) });
+      await this.#tryRefresh({}, discovery, { ...ctx, dpop: this.#dpop.signer(discovery) });
     } catch {
       // see above
     }
@@ -266,12 +228,12 @@ class OAuthClientProvider implements OAuthProvider {
         },
       );
     }
-    const bearer = parseBearerChallenge(challenge.wwwAuthenticate, this.#book.tokens?.token_type === 'DPoP');
+    const bearer = parseBearerChallenge(challenge.wwwAuthenticate, this.#dpop.bound);
     const base = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
     const discovery = await this.#discover(bearer, base);
     // A new authorization server (SEP-2352): its own registration and tokens, never the old ones.
     if (this.#book.useIssuer(discovery.issuer)) this.#generation++;
-    const ctx = { ...base, dpop: this.#dpopFor(discovery, bearer) };
+    const ctx = { ...base, dpop: this.#dpop.signer(discovery, bearer) };
     const stepUp = challenge.status === 403 || bearer.error === 'insufficient_scope';
     if (!stepUp && (await this.#tryRefresh(bearer, discovery, ctx))) {
       this.#attempts++;
@@ -428,11 +390,7 @@ class OAuthClientProvider implements OAuthProvider {
     const stored = await this.#store.load(this.resource);
     if (!stored) return;
     this.#book.load(stored);
-    // A damaged key cannot prove possession: its tokens are useless, so a new login replaces both.
-    if (this.#book.dpopKey !== undefined && !isUsableDpopKey(this.#book.dpopKey)) {
-      this.#book.dpopKey = undefined;
-      if (this.#book.tokens?.token_type === 'DPoP') this.#book.tokens = undefined;
-    }
+    this.#dpop.dropDamagedKey();
     if (this.#book.tokens?.access_token) {
       this.#requestedScope = this.#book.tokens.scope;
       this.#generation++;
