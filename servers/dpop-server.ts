@@ -13,6 +13,8 @@ export interface DpopFixtureOptions {
   asNonce?: boolean;
   /** /mcp answers `401 DPoP error="use_dpop_nonce"` to a proof without its current nonce. */
   rsNonce?: boolean;
+  /** /mcp asks for a new nonce every time, whatever the proof carries (a server that never settles). */
+  rsNonceNeverSettles?: boolean;
   /** Issue refresh tokens (bound to the proof key, as for a public client). */
   refreshTokens?: boolean;
   /** `dpop_signing_alg_values_supported`; default ['ES256']. */
@@ -190,7 +192,8 @@ export async function startDpopServer(options: DpopFixtureOptions = {}): Promise
         fixture.refusals.push(`${req.method} /mcp: token not bound to the proof`);
         return json(res, 401, { error: 'invalid_token' }, { 'www-authenticate': challenge('invalid_token') });
       }
-      if (options.rsNonce && proof.claims['nonce'] !== rsNonce()) {
+      if (options.rsNonceNeverSettles) nonceRound++;
+      if ((options.rsNonce || options.rsNonceNeverSettles) && proof.claims['nonce'] !== rsNonce()) {
         fixture.nonceChallenges.rs++;
         return json(
           res,

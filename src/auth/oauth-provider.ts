@@ -12,6 +12,7 @@ import { CredentialBook } from './credential-book.js';
 import { crossAppAccessGrant } from './cross-app-access.js';
 import { discover, type Discovery } from './discovery.js';
 import { DpopBinding } from './dpop-binding.js';
+import { USE_DPOP_NONCE } from './dpop.js';
 import type { HttpContext } from './http.js';
 import { defaultAlgorithm, loadPrivateKey } from './jwt.js';
 import { parseOAuthOptions, type OAuthClientOptions, type OAuthGrant } from './options.js';
@@ -229,6 +230,14 @@ class OAuthClientProvider implements OAuthProvider {
       );
     }
     const bearer = parseBearerChallenge(challenge.wwwAuthenticate, this.#dpop.bound);
+    // The server wants a proof with a newer nonce than the one retry had (the transport kept it):
+    // the token is fine, the refused request just goes again. Counted, so a server that never
+    // settles on a nonce ends at the attempt limit.
+    if (bearer.error === USE_DPOP_NONCE && this.#dpop.bound) {
+      this.#attempts++;
+      this.#generation++;
+      return;
+    }
     const base = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
     const discovery = await this.#discover(bearer, base);
     // A new authorization server (SEP-2352): its own registration and tokens, never the old ones.

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, fileTokenStore, memoryTokenStore, type ServerHandle } from '../../src/index.js';
+import { AuthorizationError, connect, fileTokenStore, memoryTokenStore, type ServerHandle } from '../../src/index.js';
 import { startDpopServer, type DpopFixture } from '../../servers/dpop-server.js';
 import { followRedirect, REDIRECT_URI } from '../unit/auth/helpers.js';
 
@@ -56,6 +56,18 @@ describe('DPoP through connect()', () => {
     expect(fixture.tokenRequests).toBe(tokens);
     expect(fixture.nonceChallenges.rs).toBe(2);
     expect(fixture.refusals).toEqual([]);
+  });
+
+  it('a resource server that never settles on a nonce ends at the attempt limit, without new tokens', async () => {
+    fixture = await startDpopServer({ rsNonceNeverSettles: true });
+    const error = await connect({ url: fixture.mcpUrl, auth: { ...browser, maxAttempts: 2 }, ...common }).catch(
+      (e: unknown) => e as Error,
+    );
+    expect(error).toBeInstanceOf(AuthorizationError);
+    expect(error.message).toMatch(/gave up after 2 authorization attempts/);
+    expect(fixture.tokenRequests).toBe(1);
+    // Each refused request was sent once more with the new nonce; the limit bounds the rest.
+    expect(fixture.nonceChallenges.rs).toBe(4);
   });
 
   it('keeps the key with the tokens in a file store: a restart proves with the same key, no new login', async () => {
