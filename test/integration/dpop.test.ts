@@ -60,11 +60,12 @@ describe('DPoP through connect()', () => {
 
   it('a resource server that never settles on a nonce ends at the attempt limit, without new tokens', async () => {
     fixture = await startDpopServer({ rsNonceNeverSettles: true });
-    const error = await connect({ url: fixture.mcpUrl, auth: { ...browser, maxAttempts: 2 }, ...common }).catch(
+    const error = await connect({ url: fixture.mcpUrl, auth: { ...browser, maxAttempts: 2 }, ...common }).then(
+      () => undefined,
       (e: unknown) => e as Error,
     );
     expect(error).toBeInstanceOf(AuthorizationError);
-    expect(error.message).toMatch(/gave up after 2 authorization attempts/);
+    expect(error?.message).toMatch(/gave up after 2 authorization attempts/);
     expect(fixture.tokenRequests).toBe(1);
     // Each refused request was sent once more with the new nonce; the limit bounds the rest.
     expect(fixture.nonceChallenges.rs).toBe(4);
