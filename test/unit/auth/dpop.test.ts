@@ -270,6 +270,34 @@ describe('the DPoP key in the token store', () => {
   });
 });
 
+describe('transport credentials with DPoP', () => {
+  it('keep any response’s nonce, and ask for one retry only on a 401 use_dpop_nonce', () => {
+    const seen: string[] = [];
+    const provider = {
+      generation: 1,
+      authorization: () => 'DPoP t',
+      authorize: async () => {},
+      rememberNonce: (url: URL, nonce: string | string[]) => void seen.push(`${url.origin} ${String(nonce)}`),
+    };
+    const url = new URL('https://mcp.example.com/mcp');
+    const credentials = new HttpCredentials(provider, url, 'docs');
+    expect(credentials.nonceRequested(200, { 'dpop-nonce': 'n1' }, url)).toBe(false);
+    expect(
+      credentials.nonceRequested(401, { 'www-authenticate': 'DPoP error="invalid_token"', 'dpop-nonce': 'n2' }, url),
+    ).toBe(false);
+    expect(
+      credentials.nonceRequested(
+        401,
+        { 'www-authenticate': ['Bearer realm="x"', 'DPoP error="use_dpop_nonce"'], 'dpop-nonce': 'n3' },
+        url,
+      ),
+    ).toBe(true);
+    // Without a nonce to retry with, a use_dpop_nonce 401 is an ordinary refusal.
+    expect(credentials.nonceRequested(401, { 'www-authenticate': 'DPoP error="use_dpop_nonce"' }, url)).toBe(false);
+    expect(seen).toEqual(['https://mcp.example.com n1', 'https://mcp.example.com n2', 'https://mcp.example.com n3']);
+  });
+});
+
 describe('transport credentials without DPoP', () => {
   it('sign() hands back the same headers object, with no promise (the hot path stays as it was)', () => {
     const headers = { accept: 'application/json' };
