@@ -125,11 +125,5 @@ export interface DpopSigner {
   nonces: DpopNonces;
 }
 
-/** `error="use_dpop_nonce"` in a `WWW-Authenticate` or an OAuth error body. */
+/** `error="use_dpop_nonce"`: the authorization or resource server wants a proof with its nonce. */
 export const USE_DPOP_NONCE = 'use_dpop_nonce';
-const USE_DPOP_NONCE_CHALLENGE = /error\s*=\s*"?use_dpop_nonce"?/i;
-
-/** A resource server's 401 asking for a proof with its nonce (RFC 9449 §9). */
-export function asksForNonce(wwwAuthenticate: string | undefined): boolean {
-  return wwwAuthenticate !== undefined && USE_DPOP_NONCE_CHALLENGE.test(wwwAuthenticate);
-}
