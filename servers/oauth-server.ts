@@ -102,7 +102,7 @@ export async function approveAtOnce(authorizationUrl: URL, signal?: AbortSignal)
 }
 
 /** Just enough MCP for a real client: initialize, notifications, tools/list and an echoing tools/call, `{}` otherwise. */
-function answerMcp(res: ServerResponse, message: any): void {
+export function answerMcp(res: ServerResponse, message: any): void {
   if (message && typeof message === 'object' && !('id' in message)) {
     res.writeHead(202).end();
     return;

@@ -5,6 +5,7 @@
  * before, if anything. Also reads the token store's previous format (one issuer, top-level
  * `tokens` and `client`) without losing its tokens.
  */
+import type { JsonWebKey } from 'node:crypto';
 import type { IssuerCredentials, OAuthClientInformation, OAuthTokens, StoredAuthorization } from './types.js';
 
 export class CredentialBook {
@@ -26,6 +27,13 @@ export class CredentialBook {
   }
   set client(client: OAuthClientInformation | undefined) {
     this.#current.client = client;
+  }
+
+  get dpopKey(): JsonWebKey | undefined {
+    return this.#current.dpopKey;
+  }
+  set dpopKey(key: JsonWebKey | undefined) {
+    this.#current.dpopKey = key;
   }
 
   /** Makes `issuer` current; true when that replaced another issuer's credentials. */

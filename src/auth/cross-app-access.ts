@@ -53,7 +53,8 @@ export async function crossAppAccessGrant(input: CrossAppAccessInput, ctx: HttpC
       },
       headers,
     },
-    ctx,
+    // The IdP is not the server the token is for: no DPoP proof there.
+    { ...ctx, dpop: undefined },
   );
   const grant = exchanged['access_token'];
   if (typeof grant !== 'string' || grant === '')

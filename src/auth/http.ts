@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { AuthorizationError } from '../errors.js';
 import { isAbortError, McpSupervisorError } from '../errors.js';
 import { readBodyBounded } from '../transports/response-body.js';
+import type { DpopSigner } from './dpop.js';
 
 /** Metadata documents and token responses are small; anything bigger is refused. */
 const MAX_BODY_BYTES = 256 * 1024;
@@ -15,12 +16,16 @@ export interface HttpContext {
   server: string;
   timeoutMs: number;
   signal?: AbortSignal | undefined;
+  /** Token requests carry a DPoP proof signed with this (RFC 9449 §5); undefined: plain bearer tokens. */
+  dpop?: DpopSigner | undefined;
 }
 
 export interface HttpAnswer {
   status: number;
   text: string;
   contentType: string;
+  /** Response headers, names lower-cased (e.g. `dpop-nonce`). */
+  headers: Record<string, string | string[] | undefined>;
 }
 
 export interface HttpCall {
@@ -50,7 +55,7 @@ export async function httpCall(call: HttpCall, ctx: HttpContext): Promise<HttpAn
     });
     const contentType = String(response.headers['content-type'] ?? '');
     const text = await readBodyBounded(response.body, response.headers['content-length'], MAX_BODY_BYTES, ctx.server);
-    return { status: response.statusCode, text, contentType };
+    return { status: response.statusCode, text, contentType, headers: response.headers };
   } catch (error) {
     if (isAbortError(error) || ctx.signal?.aborted) throw ctx.signal?.reason ?? error;
     // The bounded body read already says what failed (a typed error): its message, not its code.

@@ -14,6 +14,8 @@ export const protectedResourceMetadataSchema = z.looseObject({
   resource: z.string().min(1),
   authorization_servers: z.array(httpUrl).min(1, 'must list at least one authorization server'),
   scopes_supported: strings.optional(),
+  /** RFC 9728 §2: the resource server only takes DPoP-bound tokens. Ignored when malformed. */
+  dpop_bound_access_tokens_required: z.boolean().optional().catch(undefined),
 });
 export type ProtectedResourceMetadata = z.infer<typeof protectedResourceMetadataSchema>;
 
@@ -31,6 +33,8 @@ export const authorizationServerMetadataSchema = z.looseObject({
   token_endpoint_auth_signing_alg_values_supported: strings.optional(),
   client_id_metadata_document_supported: z.boolean().optional(),
   authorization_response_iss_parameter_supported: z.boolean().optional(),
+  /** RFC 9449 §5.1: the JWS algorithms the server takes in DPoP proofs. Ignored when malformed. */
+  dpop_signing_alg_values_supported: strings.optional().catch(undefined),
 });
 export type AuthorizationServerMetadata = z.infer<typeof authorizationServerMetadataSchema>;
 

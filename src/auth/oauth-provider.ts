@@ -11,6 +11,8 @@ import { clientCredentialsGrant } from './client-credentials.js';
 import { CredentialBook } from './credential-book.js';
 import { crossAppAccessGrant } from './cross-app-access.js';
 import { discover, type Discovery } from './discovery.js';
+import { DpopBinding } from './dpop-binding.js';
+import { USE_DPOP_NONCE } from './dpop.js';
 import type { HttpContext } from './http.js';
 import { defaultAlgorithm, loadPrivateKey } from './jwt.js';
 import { parseOAuthOptions, type OAuthClientOptions, type OAuthGrant } from './options.js';
@@ -71,6 +73,8 @@ class OAuthClientProvider implements OAuthProvider {
   /** The proactive refresh in flight: every request waiting for it shares it. */
   #refreshing: Promise<void> | undefined;
   #discovery: Discovery | undefined;
+  /** DPoP (RFC 9449): proofs, the key per issuer, server nonces. */
+  readonly #dpop: DpopBinding;
   readonly #options: OAuthClientOptions;
   readonly #grant: OAuthGrant;
   readonly #resourceUrl: URL;
@@ -97,6 +101,7 @@ class OAuthClientProvider implements OAuthProvider {
     this.#server = context.server;
     this.resource = canonicalResource(this.#resourceUrl);
     this.#store = this.#options.store ?? memoryTokenStore();
+    this.#dpop = new DpopBinding(this.#book, this.#options.dpop ?? 'auto', this.#server);
     if (this.#options.privateKeyPem) {
       const key = loadPrivateKey(this.#options.privateKeyPem);
       this.#signingKey = {
@@ -115,7 +120,17 @@ class OAuthClientProvider implements OAuthProvider {
   }
 
   authorization(): string | undefined {
-    return this.#book.tokens ? `Bearer ${this.#book.tokens.access_token}` : undefined;
+    const tokens = this.#book.tokens;
+    if (!tokens) return undefined;
+    return `${tokens.token_type === 'DPoP' ? 'DPoP' : 'Bearer'} ${tokens.access_token}`;
+  }
+
+  proof(method: string, url: URL): Promise<string> | undefined {
+    return this.#dpop.proof(method, url);
+  }
+
+  rememberNonce(url: URL, nonce: string | string[]): void {
+    this.#dpop.rememberNonce(url, nonce);
   }
 
   status(): AuthStatus {
@@ -137,6 +152,7 @@ class OAuthClientProvider implements OAuthProvider {
   async clear(): Promise<void> {
     await this.#loaded;
     this.#book.clear();
+    this.#dpop.clear();
     this.#requestedScope = undefined;
     this.#discovery = undefined;
     this.#attempts = 0;
@@ -168,7 +184,7 @@ class OAuthClientProvider implements OAuthProvider {
         this.#book.issuer,
       ));
       if (this.#book.useIssuer(discovery.issuer)) this.#generation++;
-      await this.#tryRefresh({}, discovery, ctx);
+      await this.#tryRefresh({}, discovery, { ...ctx, dpop: this.#dpop.signer(discovery) });
     } catch {
       // see above
     }
@@ -213,11 +229,20 @@ class OAuthClientProvider implements OAuthProvider {
         },
       );
     }
-    const bearer = parseBearerChallenge(challenge.wwwAuthenticate);
-    const ctx = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
-    const discovery = await this.#discover(bearer, ctx);
+    const bearer = parseBearerChallenge(challenge.wwwAuthenticate, this.#dpop.bound);
+    // The server wants a proof with a newer nonce than the one retry had (the transport kept it):
+    // the token is fine, the refused request just goes again. Counted, so a server that never
+    // settles on a nonce ends at the attempt limit.
+    if (bearer.error === USE_DPOP_NONCE && this.#dpop.bound) {
+      this.#attempts++;
+      this.#generation++;
+      return;
+    }
+    const base = { server: this.#server, timeoutMs: this.#options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal };
+    const discovery = await this.#discover(bearer, base);
     // A new authorization server (SEP-2352): its own registration and tokens, never the old ones.
     if (this.#book.useIssuer(discovery.issuer)) this.#generation++;
+    const ctx = { ...base, dpop: this.#dpop.signer(discovery, bearer) };
     const stepUp = challenge.status === 403 || bearer.error === 'insufficient_scope';
     if (!stepUp && (await this.#tryRefresh(bearer, discovery, ctx))) {
       this.#attempts++;
@@ -374,6 +399,7 @@ class OAuthClientProvider implements OAuthProvider {
     const stored = await this.#store.load(this.resource);
     if (!stored) return;
     this.#book.load(stored);
+    this.#dpop.dropDamagedKey();
     if (this.#book.tokens?.access_token) {
       this.#requestedScope = this.#book.tokens.scope;
       this.#generation++;

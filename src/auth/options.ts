@@ -66,6 +66,14 @@ export interface OAuthClientOptions {
    * authorization server's issuer), or a function returning a fresh one for each grant.
    */
   workloadAssertion?: string | (() => string | Promise<string>) | undefined;
+  /**
+   * DPoP (RFC 9449, SEP-1932): sender-constrained tokens, bound to a key pair this client keeps
+   * with its tokens; every token request and every request to the server carries a fresh proof.
+   * `'auto'` (the default) uses it when the MCP server asks for it (a `DPoP` challenge, or
+   * `dpop_bound_access_tokens_required` in its resource metadata) and the authorization server
+   * takes ES256 proofs; `true` always, `false` never.
+   */
+  dpop?: boolean | 'auto' | undefined;
   /** Where tokens and registrations persist, keyed by the canonical resource URL. Default: memory. */
   store?: TokenStore | undefined;
   /**
@@ -124,6 +132,7 @@ const schema = z
         'must have load, save and clear methods',
       )
       .optional(),
+    dpop: z.union([z.boolean(), z.literal('auto')]).optional(),
     maxAttempts: z.number().int().min(1).optional(),
     refreshMarginMs: z.number().int().min(0).optional(),
     timeoutMs: z.number().int().positive().optional(),

@@ -6,6 +6,8 @@
  * their own.
  */
 
+import type { JsonWebKey } from 'node:crypto';
+
 /** What a 401, or a 403 with `insufficient_scope`, told the client. */
 export interface AuthChallenge {
   status: 401 | 403;
@@ -43,6 +45,14 @@ export interface AuthProvider {
    * undefined when they are fine, so the common case costs no await. Optional.
    */
   prepare?(signal?: AbortSignal): Promise<void> | undefined;
+  /**
+   * Proof of possession for one request (DPoP, RFC 9449): the `DPoP` header value for `method` on
+   * `url`, or undefined when the current token is a plain bearer token. Called for every request,
+   * so it must cost nothing in the bearer case. Optional.
+   */
+  proof?(method: string, url: URL): Promise<string> | undefined;
+  /** A `DPoP-Nonce` from a response of `url`'s origin: the next proofs for that origin carry it. Optional. */
+  rememberNonce?(url: URL, nonce: string | string[]): void;
   /** A request succeeded with the current credentials (resets step-up attempt counts). */
   confirmed?(): void;
   /** Forget credentials (e.g. on `server.logout()`); optional. */
@@ -62,6 +72,7 @@ export interface AuthStatus {
 /** A token endpoint's answer, with `expires_in` turned into an absolute time. */
 export interface OAuthTokens {
   access_token: string;
+  /** `Bearer`, or `DPoP` for a token bound to the issuer's `dpopKey` (sent with the DPoP scheme and a proof). */
   token_type: string;
   refresh_token?: string | undefined;
   /** Epoch milliseconds; undefined when the server gave no `expires_in`. */
@@ -84,6 +95,11 @@ export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_pos
 export interface IssuerCredentials {
   tokens?: OAuthTokens | undefined;
   client?: OAuthClientInformation | undefined;
+  /**
+   * The DPoP key pair (RFC 9449) the tokens are bound to, as a private P-256 JWK. A secret like
+   * the refresh token: never logged, never in status or errors.
+   */
+  dpopKey?: JsonWebKey | undefined;
 }
 
 /**

@@ -18,6 +18,8 @@ export interface BearerChallenge {
   scope?: string | undefined;
   error?: string | undefined;
   errorDescription?: string | undefined;
+  /** The header also (or only) offers the `DPoP` scheme: the resource server takes DPoP-bound tokens. */
+  dpopOffered?: boolean | undefined;
 }
 
 const TCHAR = /[!#$%&'*+\-.^_`|~0-9A-Za-z]/;
@@ -92,16 +94,25 @@ function isEndOfItem(text: string, at: number): boolean {
   return /^\s*(,|$)/.test(rest);
 }
 
-/** The first `Bearer` challenge's parameters; empty when there is none. */
-export function parseBearerChallenge(header: string | undefined): BearerChallenge {
-  const bearer = parseWwwAuthenticate(header).find((c) => c.scheme.toLowerCase() === 'bearer');
-  if (!bearer) return {};
-  const p = bearer.params;
+/**
+ * What an OAuth challenge says: the first `Bearer` challenge's parameters, or the `DPoP` one's
+ * (RFC 9449 §7.1) when there is no Bearer challenge or `preferDpop` (the token in use is
+ * DPoP-bound, so its error is in that challenge). Empty when there is neither.
+ */
+export function parseBearerChallenge(header: string | undefined, preferDpop = false): BearerChallenge {
+  const challenges = parseWwwAuthenticate(header);
+  const bearer = challenges.find((c) => c.scheme.toLowerCase() === 'bearer');
+  const dpop = challenges.find((c) => c.scheme.toLowerCase() === 'dpop');
+  const chosen = preferDpop ? (dpop ?? bearer) : (bearer ?? dpop);
+  if (!chosen) return {};
+  const p = chosen.params;
+  const fallback = chosen === bearer ? dpop?.params : bearer?.params;
   return {
-    resourceMetadata: nonEmpty(p['resource_metadata']),
+    resourceMetadata: nonEmpty(p['resource_metadata']) ?? nonEmpty(fallback?.['resource_metadata']),
     scope: nonEmpty(p['scope']?.trim()),
     error: nonEmpty(p['error']),
     errorDescription: nonEmpty(p['error_description']),
+    ...(dpop ? { dpopOffered: true } : {}),
   };
 }
 

@@ -7,6 +7,7 @@ import type { AuthChallenge, AuthProvider, AuthStatus } from '../auth/types.js';
 import { resolveAuth } from '../auth/resolve-provider.js';
 import type { ServerConfig } from '../config.js';
 import { AuthorizationError, AuthorizationRequiredError } from '../errors.js';
+import type { ExchangeSignal } from '../protocol/pending.js';
 
 export class Authorization {
   readonly provider: AuthProvider | undefined;
@@ -14,6 +15,8 @@ export class Authorization {
   /** New credentials are in use and no request has succeeded with them yet. */
   private unconfirmed = false;
   private loaded: Promise<void> | undefined;
+  /** Told the outcome of the next authorization (resume GETs waiting for new credentials). */
+  private readonly waiters = new Set<(renewed: boolean) => void>();
 
   constructor(
     config: ServerConfig,
@@ -54,14 +57,42 @@ export class Authorization {
   async authorize(signal: AbortSignal): Promise<void> {
     const challenge = this.challenge;
     this.challenge = undefined;
-    if (this.provider === undefined || challenge === undefined) {
-      throw new AuthorizationError('authorization was required but there is no challenge to answer', {
-        server: this.server,
-        fatal: false,
-      });
+    try {
+      if (this.provider === undefined || challenge === undefined) {
+        throw new AuthorizationError('authorization was required but there is no challenge to answer', {
+          server: this.server,
+          fatal: false,
+        });
+      }
+      await this.provider.authorize(challenge, signal);
+      this.unconfirmed = true;
+      this.settleWaiters(true);
+    } catch (error) {
+      this.settleWaiters(false);
+      throw error;
     }
-    await this.provider.authorize(challenge, signal);
-    this.unconfirmed = true;
+  }
+
+  /**
+   * Resolves with the outcome of the next authorization: true when it brought new credentials,
+   * false when it failed, or when `signal` fires first.
+   */
+  nextRenewal(signal: ExchangeSignal | undefined): Promise<boolean> {
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const settle = (renewed: boolean) => {
+        this.waiters.delete(settle);
+        signal?.removeEventListener('abort', aborted);
+        resolve(renewed);
+      };
+      const aborted = () => settle(false);
+      this.waiters.add(settle);
+      signal?.addEventListener('abort', aborted, { once: true });
+    });
+  }
+
+  private settleWaiters(renewed: boolean): void {
+    for (const settle of [...this.waiters]) settle(renewed);
   }
 
   /** Called for each successful response; cheap when there is nothing to confirm. */

@@ -21,7 +21,7 @@ import { redact, secretsOf, type Secrets } from '../observe/redact.js';
 import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { ModernEnvelope, pinOf, type VersionPin } from '../protocol/era.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
-import { PendingRequests, type PendingRequest } from '../protocol/pending.js';
+import { PendingRequests, type ExchangeSignal, type PendingRequest } from '../protocol/pending.js';
 import type { TransportFactory } from '../transports/create-transport.js';
 import type { ListenerOpenResult, Timers, Transport } from '../transports/transport.js';
 import { Authorization } from './authorization.js';
@@ -400,6 +400,18 @@ export abstract class ConnectionEffects extends TransportOwner {
       },
       acknowledgedSince: (generation, timeoutMs, signal) => listens.acknowledgedSince(generation, timeoutMs, signal),
     };
+  }
+
+  /**
+   * TransportSink: a resume GET was refused (401/403). The same one authorization as for a refused
+   * request; true once new credentials are in place, so the stream resumes with them.
+   */
+  renewCredentials(refusal: AuthorizationRequiredError, signal: ExchangeSignal | undefined): Promise<boolean> {
+    if (!this.authorization.isFixable(refusal)) return Promise.resolve(false);
+    if (this.authorization.isOutdated(refusal)) return Promise.resolve(true);
+    const renewed = this.authorization.nextRenewal(signal);
+    this.requestAuthorization(refusal);
+    return renewed;
   }
 
   async closeSession(): Promise<void> {

@@ -6,7 +6,6 @@
 import type { AuthProvider } from '../auth/types.js';
 import type { Timers, TransportSink } from './transport.js';
 import { AuthorizationRequiredError } from '../errors.js';
-import { headerValue } from './headers.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -28,6 +27,8 @@ export interface HttpOptions {
 
 /** `error="insufficient_scope"` in a challenge: a 403 that a step-up authorization can fix. */
 const INSUFFICIENT_SCOPE = /error\s*=\s*"?insufficient_scope"?/i;
+/** `error="use_dpop_nonce"` (RFC 9449 §9): send the request again with the server's nonce. */
+const USE_DPOP_NONCE = /error\s*=\s*"?use_dpop_nonce"?/i;
 
 export class HttpCredentials {
   /** The provider generation in the cached POST headers (-1: none yet). */
@@ -64,10 +65,47 @@ export class HttpCredentials {
     return headers;
   }
 
+  /**
+   * The headers of one request to `url`: `headers` itself (no await, no copy) with a bearer token,
+   * else a copy with a fresh DPoP proof (RFC 9449 §7): a proof is never reused.
+   */
+  sign(
+    method: string,
+    url: URL,
+    headers: Record<string, string>,
+  ): Record<string, string> | Promise<Record<string, string>> {
+    const proof = this.auth?.proof?.(method, url);
+    if (proof === undefined) return headers;
+    return proof.then((dpop) => ({ ...headers, dpop }));
+  }
+
+  /**
+   * After any response of `url`: keeps the DPoP nonce it carries, and says whether it is a 401
+   * asking for exactly that (`use_dpop_nonce`): the caller sends the request once more.
+   */
+  nonceRequested(statusCode: number, headers: Headers, url: URL): boolean {
+    const nonce = headers['dpop-nonce'];
+    if (nonce === undefined || this.auth?.rememberNonce === undefined) return false;
+    this.auth.rememberNonce(url, nonce);
+    if (statusCode !== 401) return false;
+    const challenge = challengesOf(headers);
+    return challenge !== undefined && USE_DPOP_NONCE.test(challenge);
+  }
+
   /** Like `apply`, for the cached POST headers: remembers which generation they carry. */
   track(headers: Record<string, string>): Record<string, string> {
     this.generation = this.current;
     return this.apply(headers);
+  }
+
+  /** A refusal of credentials that have been replaced since: sending again may do, no authorization needed. */
+  outdated(error: unknown): boolean {
+    return (
+      error instanceof AuthorizationRequiredError &&
+      !error.fatal &&
+      this.auth !== undefined &&
+      error.credentialGeneration !== this.auth.generation
+    );
   }
 
   /** The current credential, for redaction from error text. */
@@ -86,7 +124,7 @@ export class HttpCredentials {
     generation: number,
   ): AuthorizationRequiredError | undefined {
     if (statusCode !== 401 && statusCode !== 403) return undefined;
-    const wwwAuthenticate = headerValue(headers['www-authenticate']);
+    const wwwAuthenticate = challengesOf(headers);
     if (statusCode === 403 && !(wwwAuthenticate !== undefined && INSUFFICIENT_SCOPE.test(wwwAuthenticate)))
       return undefined;
     const challenge = { status: statusCode, wwwAuthenticate, resourceUrl: this.resourceUrl } as const;
@@ -103,4 +141,10 @@ export class HttpCredentials {
       server: this.server,
     });
   }
+}
+
+/** Every `WWW-Authenticate` challenge: servers send Bearer and DPoP in one header or in two. */
+function challengesOf(headers: Headers): string | undefined {
+  const value = headers['www-authenticate'];
+  return Array.isArray(value) ? value.join(', ') : value;
 }

@@ -4,6 +4,7 @@
  */
 import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../protocol/pending.js';
+import type { AuthorizationRequiredError } from '../errors.js';
 
 export type TransportKind = 'http' | 'sse' | 'stdio';
 
@@ -30,6 +31,13 @@ export interface TransportSink {
    * The runtime fails the requests in flight and tells the connection, which reconnects.
    */
   onClosed(error: Error): void;
+  /**
+   * A GET resuming a response stream was refused (401, or 403 insufficient_scope): authorize as
+   * for a refused request. Resolves true once new credentials are in place (resume with them),
+   * false when none will come (authorization failed, or `signal` fired). Optional: without it the
+   * refusal counts as a resume attempt without progress.
+   */
+  renewCredentials?(refusal: AuthorizationRequiredError, signal: ExchangeSignal | undefined): Promise<boolean>;
 }
 
 export interface SendOptions {

@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { mayReconnectStream, streamReconnectDelay } from '../../../machines/stream-policy.js';
-import { ProtocolError, StreamEndedError } from '../../errors.js';
+import { AuthorizationRequiredError, ProtocolError, StreamEndedError } from '../../errors.js';
 import type { RequestId } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
 import { readSseStream } from '../sse-reader.js';
@@ -20,7 +20,7 @@ export interface ResponseStreamSource {
   readonly server: string;
   readonly maxMessageBytes: number;
   readonly timers: Timers;
-  readonly sink: Pick<TransportSink, 'isAwaiting' | 'onStreamError'>;
+  readonly sink: Pick<TransportSink, 'isAwaiting' | 'onStreamError' | 'renewCredentials'>;
   /** Bumped on every new session: a stream of an ended session is not resumed. */
   readonly sessionGeneration: number;
   /** Routes the messages of one event; true when one answered `requestId`. */
@@ -104,13 +104,26 @@ export async function followResponseStream(
         server: transport.server,
       });
     }
-    let resumed: EventStreamResult;
-    try {
-      // Idle longer than the request's timeout means the request has timed out: release the stream.
-      resumed = await transport.getStream(lastEventId, signal, timeoutMs, timeoutMs);
-    } catch (error) {
-      // A refused or failed resume counts as an attempt without progress.
-      if (error instanceof ProtocolError) throw error;
+    let resumed: EventStreamResult | undefined;
+    for (let renewals = 0; resumed === undefined; renewals++) {
+      try {
+        // Idle longer than the request's timeout means the request has timed out: release the stream.
+        resumed = await transport.getStream(lastEventId, signal, timeoutMs, timeoutMs);
+      } catch (error) {
+        if (error instanceof ProtocolError) throw error;
+        // Refused credentials are not a stall: authorize (one flight with every other refusal), then resume.
+        if (!(error instanceof AuthorizationRequiredError) || !transport.sink.renewCredentials) break;
+        if (renewals >= MAX_RENEWALS || !(await transport.sink.renewCredentials(error, signal))) {
+          throw new StreamEndedError(
+            `cannot resume ${streamLabel(requestId)}: the server refused the credentials (HTTP ${error.status}) and no new ones came`,
+            { server: transport.server, cause: error },
+          );
+        }
+        if (!transport.sink.isAwaiting(requestId)) return;
+      }
+    }
+    // A failed resume counts as an attempt without progress.
+    if (resumed === undefined) {
       body = emptyBody();
       continue;
     }
@@ -123,6 +136,9 @@ export async function followResponseStream(
     body = resumed.body;
   }
 }
+
+/** Authorizations for one resume in a row; the provider's own attempt limit usually ends it sooner. */
+const MAX_RENEWALS = 3;
 
 /** Built only for an error: the hot path never needs it. */
 function streamLabel(requestId: RequestId): string {

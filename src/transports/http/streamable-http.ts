@@ -3,7 +3,7 @@
  * the negotiated protocol version, and the headers derived from them. Every message is a POST;
  * responses arrive as JSON or as an SSE stream; the GET listener is opened on request.
  */
-import type { Pool } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import {
   isResponse,
   parseMessages,
@@ -76,6 +76,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   /** Long-lived streams: a pool of their own, so they never starve the messages. */
   private readonly streams: Pool;
   private readonly path: string;
+  /** The MCP endpoint: what DPoP proofs name (`htu`). */
+  private readonly url: URL;
   readonly sink: TransportSink;
   private readonly origin: string;
   private readonly userHeaders: Record<string, string>;
@@ -86,6 +88,11 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   private sessionId: string | undefined;
   private protocolVersion: string | undefined;
   private generation = 0;
+  /**
+   * The last event id of this session's listening stream. A listener started again on the same
+   * session (after an authorization or a probe took the connection out of `ready`) resumes from it.
+   */
+  private listenerEventId: string | undefined;
   /** From beginSession until `notifications/initialized` is sent: the handshake is under way. */
   private handshaking = false;
   /** The modern (2026-07-28) wire: no session, `Mcp-Method`/`Mcp-Name` per request, JSON-RPC errors in 4xx bodies. */
@@ -99,6 +106,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     this.server = options.server;
     this.origin = options.url.origin;
     this.path = `${options.url.pathname}${options.url.search}`;
+    this.url = new URL(options.url.href);
     this.userHeaders = lowercaseHeaders(options.headers);
     this.configSecrets = options.secrets ?? [];
     this.requestTimeoutMs = options.requestTimeoutMs;
@@ -130,6 +138,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
 
   beginSession(): void {
     this.generation++;
+    this.listenerEventId = undefined;
     this.modern = false;
     this.handshaking = true;
     this.sessionId = undefined;
@@ -139,6 +148,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
 
   beginModern(protocolVersion: string): void {
     this.generation++;
+    this.listenerEventId = undefined;
     this.modern = true;
     this.handshaking = false;
     this.sessionId = undefined;
@@ -168,13 +178,12 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     if (renewing) await renewing;
     if (this.credentials.stale) this.rebuildHeaders();
     const credentials = this.credentials.generation;
-    const response = await postMessage(
-      this.poolFor(message, options?.handshake),
-      this.path,
-      this.modern ? modernRequestHeaders(this.postHeaders, message, options?.headers) : this.postHeaders,
+    const response = await this.post(
       message,
-      { signal: options?.signal, timeoutMs },
-      this.server,
+      this.poolFor(message, options?.handshake),
+      options?.signal,
+      timeoutMs,
+      options?.headers,
     );
     const { statusCode, headers, body } = response;
     if (statusCode === 202) {
@@ -230,6 +239,24 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
       `unexpected content type ${JSON.stringify(headerValue(headers['content-type']) ?? '')} for ${describeMessage(message)} (expected application/json or text/event-stream)`,
       { server: this.server },
     );
+  }
+
+  /** POSTs `message`, once more when a DPoP server asks for a proof with its nonce (RFC 9449 §9). */
+  private async post(
+    message: JsonRpcMessage,
+    pool: Pool,
+    signal: SendOptions['signal'],
+    timeoutMs: number,
+    params?: SendOptions['headers'],
+  ): Promise<Dispatcher.ResponseData> {
+    for (let retried = false; ; retried = true) {
+      const base = this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders;
+      const signed = this.credentials.sign('POST', this.url, base);
+      const headers = signed instanceof Promise ? await signed : signed;
+      const response = await postMessage(pool, this.path, headers, message, { signal, timeoutMs }, this.server);
+      if (!this.credentials.nonceRequested(response.statusCode, response.headers, this.url) || retried) return response;
+      await response.body.dump().catch(() => {});
+    }
   }
 
   /**
@@ -307,7 +334,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   }
 
   async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
-    const response = await this.getStream(lastEventId, undefined, this.listenerOpenTimeoutMs);
+    const generation = this.generation;
+    const response = await this.getStream(lastEventId ?? this.listenerEventId, undefined, this.listenerOpenTimeoutMs);
     if (response.kind === 'unavailable') return response;
     const { body } = response;
     return {
@@ -317,7 +345,10 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
           body,
           {
             onEvent: (data) => this.deliverSafely(data),
-            onEventId: hooks.onEventId,
+            onEventId: (id) => {
+              if (this.generation === generation) this.listenerEventId = id;
+              hooks.onEventId(id);
+            },
             onRetry: hooks.onRetry,
           },
           this.maxMessageBytes,
@@ -333,7 +364,9 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     if (renewing) await renewing;
     if (this.credentials.stale) this.rebuildHeaders();
     const generation = this.credentials.generation;
-    const headers = modernRequestHeaders(this.postHeaders, message);
+    // A DPoP proof of its own, like every request (a nonce demand is a refusal: the listener retries).
+    const signed = this.credentials.sign('POST', this.url, modernRequestHeaders(this.postHeaders, message));
+    const headers = signed instanceof Promise ? await signed : signed;
     return openSubscriptionStream(
       this,
       this.streams,
@@ -352,22 +385,34 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     headersTimeout: number,
     bodyTimeout = 0,
   ): Promise<EventStreamResult> {
-    const generation = this.credentials.current;
-    return openEventStream(
-      this.streams,
-      {
-        path: this.path,
-        headers: this.sessionHeaders('text/event-stream', lastEventId),
-        signal,
-        headersTimeout,
-        bodyTimeout,
-      },
-      'the GET stream',
-      (text) => this.redact(text),
-      this.server,
-      NO_LISTENER_STATUSES,
-      (statusCode, headers) => this.credentials.refusal(statusCode, headers, 'the GET stream', generation),
-    );
+    for (let retried = false; ; retried = true) {
+      const generation = this.credentials.current;
+      let nonceRequested = false;
+      const signed = this.credentials.sign('GET', this.url, this.sessionHeaders('text/event-stream', lastEventId));
+      try {
+        return await openEventStream(
+          this.streams,
+          {
+            path: this.path,
+            headers: signed instanceof Promise ? await signed : signed,
+            signal,
+            headersTimeout,
+            bodyTimeout,
+          },
+          'the GET stream',
+          (text) => this.redact(text),
+          this.server,
+          NO_LISTENER_STATUSES,
+          (statusCode, headers) => {
+            nonceRequested = this.credentials.nonceRequested(statusCode, headers, this.url);
+            return this.credentials.refusal(statusCode, headers, 'the GET stream', generation);
+          },
+        );
+      } catch (error) {
+        // Refused for a DPoP nonce, or for credentials replaced while it was on its way: once more at once.
+        if (retried || !(nonceRequested || this.credentials.outdated(error))) throw error;
+      }
+    }
   }
 
   /** A bad event on a stream is reported, not fatal: the stream and the connection go on. */
@@ -383,16 +428,20 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   async terminateSession(): Promise<void> {
     if (this.sessionId === undefined) return;
     try {
-      const { body } = await this.pool.request({
-        path: this.path,
-        method: 'DELETE',
-        headers: this.sessionHeaders(ACCEPT_BOTH),
-        signal: AbortSignal.timeout(this.terminateTimeoutMs),
-        headersTimeout: this.terminateTimeoutMs,
-        bodyTimeout: this.terminateTimeoutMs,
-      });
-      // 2xx, 404 (already gone) and 405 (server does not support DELETE) all end the session for us.
-      await body.dump().catch(() => {});
+      for (let retried = false; ; retried = true) {
+        const signed = this.credentials.sign('DELETE', this.url, this.sessionHeaders(ACCEPT_BOTH));
+        const { statusCode, headers, body } = await this.pool.request({
+          path: this.path,
+          method: 'DELETE',
+          headers: signed instanceof Promise ? await signed : signed,
+          signal: AbortSignal.timeout(this.terminateTimeoutMs),
+          headersTimeout: this.terminateTimeoutMs,
+          bodyTimeout: this.terminateTimeoutMs,
+        });
+        // 2xx, 404 (already gone) and 405 (server does not support DELETE) all end the session for us.
+        await body.dump().catch(() => {});
+        if (retried || !this.credentials.nonceRequested(statusCode, headers, this.url)) break;
+      }
     } catch {
       // Best effort: a server that is down has no session to keep.
     } finally {

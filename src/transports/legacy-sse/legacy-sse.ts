@@ -160,15 +160,25 @@ export class LegacySseTransport implements Transport {
     if (this.credentials.stale)
       this.postHeaders = this.credentials.track({ ...this.userHeaders, 'content-type': 'application/json' });
     const credentials = this.credentials.generation;
-    const { statusCode, headers, body } = await postMessage(
-      // The handshake never waits behind exchanges still in flight (see pool.ts).
-      options?.handshake && !hasRoom(this.pool) ? this.streams : this.pool,
-      path,
-      this.postHeaders,
-      message,
-      { signal: options?.signal, timeoutMs },
-      this.server,
-    );
+    // The handshake never waits behind exchanges still in flight (see pool.ts).
+    const pool = options?.handshake && !hasRoom(this.pool) ? this.streams : this.pool;
+    let response: Dispatcher.ResponseData;
+    for (let retried = false; ; retried = true) {
+      const signed = this.credentials.sign('POST', endpoint, this.postHeaders);
+      const postHeaders = signed instanceof Promise ? await signed : signed;
+      response = await postMessage(
+        pool,
+        path,
+        postHeaders,
+        message,
+        { signal: options?.signal, timeoutMs },
+        this.server,
+      );
+      // A DPoP server asking for a proof with its nonce (RFC 9449 §9): once more.
+      if (retried || !this.credentials.nonceRequested(response.statusCode, response.headers, endpoint)) break;
+      await response.body.dump().catch(() => {});
+    }
+    const { statusCode, headers, body } = response;
     if (statusCode >= 200 && statusCode < 300) {
       await body.dump().catch(() => {});
       return;
@@ -201,11 +211,16 @@ export class LegacySseTransport implements Transport {
 
   private async requestStream(): Promise<Body> {
     const generation = this.credentials.current;
+    const signed = this.credentials.sign(
+      'GET',
+      this.url,
+      this.credentials.apply({ ...this.userHeaders, accept: 'text/event-stream' }),
+    );
     const opened = await openEventStream(
       this.streams,
       {
         path: `${this.url.pathname}${this.url.search}`,
-        headers: this.credentials.apply({ ...this.userHeaders, accept: 'text/event-stream' }),
+        headers: signed instanceof Promise ? await signed : signed,
         signal: this.controller.signal,
         // The endpoint timer is the bound; this only backs it up (e.g. under a test's manual timers).
         headersTimeout: this.endpointTimeoutMs + 1_000,
@@ -215,7 +230,11 @@ export class LegacySseTransport implements Transport {
       (text) => this.redact(text),
       this.server,
       undefined,
-      (statusCode, headers) => this.credentials.refusal(statusCode, headers, 'the SSE stream', generation),
+      (statusCode, headers) => {
+        // A nonce asked for here is remembered; the stream is opened again after the refusal.
+        this.credentials.nonceRequested(statusCode, headers, this.url);
+        return this.credentials.refusal(statusCode, headers, 'the SSE stream', generation);
+      },
     );
     if (opened.kind !== 'open') throw new Error('unreachable: no status means "unavailable" here');
     return opened.body;
