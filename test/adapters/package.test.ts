@@ -17,8 +17,17 @@ import { startEverythingServer } from '../../servers/everything-server.js';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-/** The core's dependencies: the transport and machine stack, output-schema checks (ajv), and the OpenTelemetry API. */
-const CORE_DEPENDENCIES = ['xstate', 'undici', 'eventsource-parser', 'zod', 'ajv', 'ajv-formats', '@opentelemetry/api'];
+/** The core's dependencies: the transport and machine stack, output-schema checks (ajv), the OpenTelemetry API, and DPoP proofs (jose). */
+const CORE_DEPENDENCIES = [
+  'xstate',
+  'undici',
+  'eventsource-parser',
+  'zod',
+  'ajv',
+  'ajv-formats',
+  '@opentelemetry/api',
+  'jose',
+];
 const EXAMPLES = {
   'agent-ai-sdk.ts': /everything__get-sum -> .*The sum of 2 and 3 is 5\.[\s\S]*model: done/,
   'agent-langchain.ts': /everything__get-sum -> "The sum of 2 and 3 is 5\."/,
