@@ -1,23 +1,13 @@
 /**
  * What the connection machine asks of one server's runtime besides requests: the effects of its
- * states (probes, the handshake, authorization, the listener, closing) and a read-only view of
- * the connection actor for status and transition events. The server runtime extends this.
+ * states (probes, the handshake, authorization, the listener, closing). The read-only view of the
+ * connection actor is in connection-view.ts; the server runtime extends this.
  */
-import type { ActorRefFrom, AnyActorRef, AnyEventObject, SnapshotFrom } from 'xstate';
-import type {
-  connectionMachine,
-  DiscoverVerdict,
-  ProbeVerdict,
-  SessionInfo,
-} from '../../machines/connection.machine.js';
-import type { keepaliveMachine, ProbeOutput } from '../../machines/keepalive.machine.js';
-import type { ListenerEvent } from '../../machines/listener.machine.js';
-import { describeCause, eventError, topLevelState } from '../../machines/transition-cause.js';
-import { secretSources, type ServerConfig } from '../config.js';
+import type { DiscoverVerdict, ProbeVerdict, SessionInfo } from '../../machines/connection.machine.js';
+import type { ProbeOutput } from '../../machines/keepalive.machine.js';
+import type { ServerConfig } from '../config.js';
 import { ConnectionClosedError, McpError, ProtocolError, type AuthorizationRequiredError } from '../errors.js';
-import { Emitter } from '../observe/emitter.js';
-import { observeTransition, startOperation } from '../observe/telemetry/server-telemetry.js';
-import { redact, secretsOf, type Secrets } from '../observe/redact.js';
+import { startOperation } from '../observe/telemetry/server-telemetry.js';
 import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { ModernEnvelope, pinOf, type VersionPin } from '../protocol/era.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
@@ -25,14 +15,15 @@ import { PendingRequests, type ExchangeSignal, type PendingRequest } from '../pr
 import type { TransportFactory } from '../transports/create-transport.js';
 import type { ListenerOpenResult, Timers, Transport } from '../transports/transport.js';
 import { Authorization } from './authorization.js';
-import type { ConnectionState, RequestOptions, RuntimeEvents } from './events.js';
+import { ConnectionView } from './connection-view.js';
+import type { RequestOptions } from './events.js';
 import { probeVerdict } from './evidence.js';
 import { withTasksExtension } from '../tasks/context.js';
 import { discover } from './discover.js';
 import { handshake } from './handshake.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
-import { ModernListens, type ListenControl } from './listen.js';
-import { offersTaskNotifications, WatchedTasks } from './task-subscriptions.js';
+import type { ListenControl, ModernListens } from './listen.js';
+import { ModernListening } from './modern-listening.js';
 import { RequestGate } from './request-gate.js';
 import { SessionState, type RestoreReport } from './session-state.js';
 import { ToolOutputSchemas } from '../protocol/tool-output.js';
@@ -48,7 +39,6 @@ import {
 } from './server-requests.js';
 import { DEFAULT_MAX_INPUT_ROUNDS } from './multi-round-trip.js';
 import { mergeCapabilities, withoutRootsListChanged } from './client-capabilities.js';
-import { TransportOwner } from './transport-owner.js';
 
 export interface RuntimeOptions {
   config: ServerConfig;
@@ -65,22 +55,11 @@ export interface RuntimeOptions {
   createTransport?: TransportFactory | undefined;
 }
 
-export type ConnectionRef = ActorRefFrom<typeof connectionMachine>;
-export type ConnectionSnapshot = SnapshotFrom<typeof connectionMachine>;
-type KeepaliveSnapshot = SnapshotFrom<typeof keepaliveMachine>;
+export type { ConnectionRef, ConnectionSnapshot } from './connection-view.js';
 
-export abstract class ConnectionEffects extends TransportOwner {
-  readonly events = new Emitter<RuntimeEvents>();
+export abstract class ConnectionEffects extends ConnectionView {
   readonly pending: PendingRequests;
   readonly gate: RequestGate;
-  /** The actor system the connection actor runs in (set by the supervisor). */
-  system: { get(systemId: string): unknown } | undefined;
-  /** When a failed server is tried again (epoch ms), for status(). */
-  nextAttemptAt: number | undefined;
-  /** The last state reported in a transition event (only for reporting). */
-  protected reported: ConnectionState | null = null;
-  /** Set when the connection actor threw (a bug). */
-  protected crashError: string | undefined;
   protected readonly serverRequests: ServerRequests;
   readonly maxInputRounds: number;
   /** Subscriptions, logging level and roots (created by the first of them: an idle server holds none). */
@@ -90,16 +69,12 @@ export abstract class ConnectionEffects extends TransportOwner {
   private readonly keepaliveProbe = new KeepaliveProbe();
   private readonly clientInfo: Implementation;
   private readonly capabilities: ClientCapabilities;
-  /** Built on first use (an error or a status), not per idle server. */
-  private secrets: Secrets | undefined;
   /** What `protocolVersion` in the config asks for. */
   private readonly pin: VersionPin;
   /** The modern wire in use: every request's `_meta`. Undefined in the legacy era. */
   protected envelope: ModernEnvelope | undefined;
-  /** Modern era: the `subscriptions/listen` requests (created by the first listen). */
-  protected modernListens: ModernListens | undefined;
-  /** Modern era: the tasks being polled, whose status the listen asks for (created by the first). */
-  private watchedTasks: WatchedTasks | undefined;
+  /** Modern era: the listen and the set it asks for (created by the first listen, task watch or change). */
+  private listening: ModernListening | undefined;
   /** Requests sent past the gate by the machine's own effects (discover, probes): their failures are the machine's business. */
   protected readonly pastGate = new WeakSet<PendingRequest>();
 
@@ -353,12 +328,8 @@ export abstract class ConnectionEffects extends TransportOwner {
     const envelope = this.envelope;
     try {
       if (!envelope) return await transport.openListener(lastEventId);
-      // The modern era has no GET stream: `subscriptions/listen` stands for it.
-      const { capabilities = {} } = this.session() ?? {};
-      const uris = this.established?.subscribedUris() ?? [];
-      const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
-      const taskIds = this.watchedTasks?.ids() ?? [];
-      return await this.listens().listenFor(transport, envelope, capabilities, uris, taskIds, timeoutMs);
+      // The modern era has no GET stream: `subscriptions/listen` stands for it (modern-listening.ts).
+      return await this.modernListening().open(transport, envelope, Math.min(this.config.requestTimeoutMs, 10_000));
     } catch (error) {
       // A refused listening stream needs the same authorization as a refused request.
       if (this.authorization.isFixable(error) && !this.authorization.isOutdated(error))
@@ -367,16 +338,18 @@ export abstract class ConnectionEffects extends TransportOwner {
     }
   }
 
-  private listens(): ModernListens {
-    return (this.modernListens ??= new ModernListens(this.name, () => this.established?.subscribedUris() ?? []));
+  private modernListening(): ModernListening {
+    return (this.listening ??= new ModernListening(this, () => this.established?.subscribedUris() ?? []));
+  }
+
+  /** Modern era: the `subscriptions/listen` requests, if a listen was ever opened or changed. */
+  protected get modernListens(): ModernListens | undefined {
+    return this.listening?.requests;
   }
 
   /** Modern era: a task being polled joins the listen's set, on a server that offers task notifications. */
   watchTask(taskId: string): () => void {
-    this.watchedTasks ??= new WatchedTasks(() => {
-      if (offersTaskNotifications(this.session()?.capabilities)) this.listenControl()?.changed();
-    });
-    return this.watchedTasks.watch(taskId);
+    return this.modernListening().watchTask(taskId);
   }
 
   /**
@@ -384,22 +357,7 @@ export abstract class ConnectionEffects extends TransportOwner {
    * change, the listen's set (resource-subscriptions.ts). Undefined in the legacy era.
    */
   listenControl(): ListenControl | undefined {
-    const context = this.snapshot()?.context;
-    // Pinned modern: modern before the first discovery too.
-    const era = context?.latchedEra ?? (context?.preferredEra === 'modern' ? 'modern' : undefined);
-    if (era !== 'modern') return undefined;
-    const listens = this.listens();
-    return {
-      capabilities: this.session()?.capabilities,
-      changed: () => {
-        const generation = listens.changed();
-        // The listener issues its listen again with the new set.
-        const listener = this.snapshot()?.children.listener as AnyActorRef | undefined;
-        listener?.send({ type: 'SUBSCRIPTIONS_CHANGED' } satisfies ListenerEvent);
-        return generation;
-      },
-      acknowledgedSince: (generation, timeoutMs, signal) => listens.acknowledgedSince(generation, timeoutMs, signal),
-    };
+    return this.modernListening().control();
   }
 
   /**
@@ -418,53 +376,5 @@ export abstract class ConnectionEffects extends TransportOwner {
     this.serverRequests.abortAll('the connection was closed');
     this.pending.failAll(new ConnectionClosedError('the connection was closed', { server: this.name }));
     await this.closeTransport();
-  }
-
-  // ---- what the connection actor looks like from here (status, transitions)
-
-  snapshot(): ConnectionSnapshot | undefined {
-    return (this.system?.get(this.name) as ConnectionRef | undefined)?.getSnapshot();
-  }
-
-  state(): ConnectionState | 'stopped' {
-    const snapshot = this.snapshot();
-    if (!snapshot) return this.reported ?? 'stopped';
-    if (snapshot.status === 'done') return 'closed';
-    if (snapshot.status === 'error') return 'failed';
-    return topLevelState(snapshot.value) as ConnectionState;
-  }
-
-  session(): SessionInfo | undefined {
-    return this.snapshot()?.context.session;
-  }
-
-  lastError(): string | undefined {
-    return this.redact(this.snapshot()?.context.lastError ?? this.crashError);
-  }
-
-  /** Last keepalive round trip and misses in a row: the keepalive child's own count. */
-  keepalive(): { lastRttMs: number | undefined; missed: number } {
-    const child = this.snapshot()?.children.keepalive?.getSnapshot() as KeepaliveSnapshot | undefined;
-    return { lastRttMs: child?.context.lastRttMs, missed: child?.context.missed ?? 0 };
-  }
-
-  /** Reports a change of top-level state as a transition event (observation only: nothing is started here). */
-  onTransition(value: unknown, event: AnyEventObject): void {
-    const to = topLevelState(value) as ConnectionState;
-    const from = this.reported;
-    if (to === from) return;
-    this.reported = to;
-    if (to !== 'failed') this.nextAttemptAt = undefined;
-    const error = this.redact(eventError(event));
-    const transition = { server: this.name, from, to, cause: describeCause(event, value), error, at: Date.now() };
-    this.events.emit('transition', transition);
-    observeTransition(this, transition);
-  }
-
-  /** Text that leaves the runtime (transition errors, status) passes the one redaction rule. */
-  redact<T extends string | undefined>(text: T): T {
-    if (text === undefined) return text;
-    this.secrets ??= secretsOf([secretSources(this.config)]);
-    return redact(text, this.secrets) as T;
   }
 }

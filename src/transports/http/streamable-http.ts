@@ -3,7 +3,7 @@
  * the negotiated protocol version, and the headers derived from them. Every message is a POST;
  * responses arrive as JSON or as an SSE stream; the GET listener is opened on request.
  */
-import type { Dispatcher, Pool } from 'undici';
+import type { Pool } from 'undici';
 import {
   isResponse,
   parseMessages,
@@ -12,20 +12,15 @@ import {
   type RequestId,
 } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
-import { ProtocolError, SessionExpiredError, VersionRefusedError } from '../../errors.js';
-import { UNSUPPORTED_PROTOCOL_VERSION } from '../../protocol/era.js';
+import { ProtocolError, SessionExpiredError } from '../../errors.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../observe/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../headers.js';
-import {
-  describeMessage,
-  openEventStream,
-  postMessage,
-  statusError,
-  type EventStreamResult,
-} from '../http-requests.js';
-import { describeErrorBody, discardBody, readBodyBounded, type Body } from '../response-body.js';
+import { describeMessage, statusError, type EventStreamResult } from '../http-requests.js';
+import { describeErrorBody, discardBody, readBodyBounded } from '../response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
+import { refuseModernOnly, settleRefusal } from './refusal-bodies.js';
+import { deleteSigned, getStreamSigned, postSigned, type SignedEndpoint } from './signed-requests.js';
 import { followResponseStream, type ResponseStreamSource } from './resume.js';
 import { openSubscriptionStream } from './subscription-stream.js';
 import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
@@ -51,20 +46,6 @@ const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
 /** Statuses that mean "this server offers no listening stream" on the optional GET. */
 const NO_LISTENER_STATUSES = new Set([400, 404, 405, 406, 409]);
 const ACCEPT_BOTH = 'application/json, text/event-stream';
-const ERROR_BODY_LIMIT = 8 * 1024;
-
-/** The `error` of a JSON-RPC error response in `text`, if that is what it holds. */
-function jsonRpcErrorIn(text: string): { code: number; message: string; data?: unknown } | undefined {
-  try {
-    const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; data?: unknown } };
-    const error = parsed?.error;
-    if (typeof error?.code !== 'number') return undefined;
-    const message = typeof error.message === 'string' ? error.message : '';
-    return error.data === undefined ? { code: error.code, message } : { code: error.code, message, data: error.data };
-  } catch {
-    return undefined;
-  }
-}
 
 export class StreamableHttpTransport implements Transport, ResponseStreamSource {
   readonly kind = 'http' as const;
@@ -99,6 +80,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   private modern = false;
   private closed = false;
   private readonly credentials: HttpCredentials;
+  /** What the signed POST, GET and DELETE go to (signed-requests.ts). */
+  private readonly endpoint: SignedEndpoint;
   /** Rebuilt only when the session changes, then shared by every POST (no per-request allocation). */
   private postHeaders!: Record<string, string>;
 
@@ -116,6 +99,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     this.sink = options.sink;
     this.timers = options.timers ?? realTimers;
     this.credentials = new HttpCredentials(options.auth, options.url, options.server);
+    this.endpoint = { credentials: this.credentials, url: this.url, path: this.path, server: this.server };
     this.pool = acquirePool(this.origin);
     this.streams = streamPool(this.origin);
     this.rebuildHeaders();
@@ -178,12 +162,13 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     if (renewing) await renewing;
     if (this.credentials.stale) this.rebuildHeaders();
     const credentials = this.credentials.generation;
-    const response = await this.post(
-      message,
+    const params = options?.headers;
+    const response = await postSigned(
+      this.endpoint,
       this.poolFor(message, options?.handshake),
-      options?.signal,
-      timeoutMs,
-      options?.headers,
+      () => (this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders),
+      message,
+      { signal: options?.signal, timeoutMs },
     );
     const { statusCode, headers, body } = response;
     if (statusCode === 202) {
@@ -196,8 +181,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
         await body.dump().catch(() => {});
         throw refusal;
       }
-      if (this.modern) return this.settleRefusal(statusCode, body, message);
-      if (options?.handshake) await this.refuseModernOnly(statusCode, body, message);
+      if (this.modern) return settleRefusal(this, statusCode, body, message);
+      if (options?.handshake) await refuseModernOnly(this, statusCode, body, message);
       const detail = await describeErrorBody(body, (text) => this.redact(text));
       if (statusCode === 404 && carriedSession) {
         throw new SessionExpiredError(
@@ -238,74 +223,6 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     throw new ProtocolError(
       `unexpected content type ${JSON.stringify(headerValue(headers['content-type']) ?? '')} for ${describeMessage(message)} (expected application/json or text/event-stream)`,
       { server: this.server },
-    );
-  }
-
-  /** POSTs `message`, once more when a DPoP server asks for a proof with its nonce (RFC 9449 §9). */
-  private async post(
-    message: JsonRpcMessage,
-    pool: Pool,
-    signal: SendOptions['signal'],
-    timeoutMs: number,
-    params?: SendOptions['headers'],
-  ): Promise<Dispatcher.ResponseData> {
-    for (let retried = false; ; retried = true) {
-      const base = this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders;
-      const signed = this.credentials.sign('POST', this.url, base);
-      const headers = signed instanceof Promise ? await signed : signed;
-      const response = await postMessage(pool, this.path, headers, message, { signal, timeoutMs }, this.server);
-      if (!this.credentials.nonceRequested(response.statusCode, response.headers, this.url) || retried) return response;
-      await response.body.dump().catch(() => {});
-    }
-  }
-
-  /**
-   * A modern server answers a refused request with a JSON-RPC error in the 4xx body (404 -32601,
-   * 400 -32022 …): that error settles the request, as if it came with a 200.
-   */
-  private async settleRefusal(statusCode: number, body: Body, message: JsonRpcMessage): Promise<void> {
-    const requestId = 'method' in message && 'id' in message ? message.id : undefined;
-    let text = '';
-    try {
-      text = await readBodyBounded(body, undefined, ERROR_BODY_LIMIT, this.server);
-    } catch {
-      // an unreadable body is described by its status alone
-    }
-    const error = requestId === undefined ? undefined : jsonRpcErrorIn(text);
-    if (error !== undefined && requestId !== undefined) {
-      this.sink.onMessage({ jsonrpc: '2.0', id: requestId, error });
-      return;
-    }
-    const detail = text ? this.redact(text).slice(0, 200) : undefined;
-    throw statusError(statusCode, message, detail, this.server);
-  }
-
-  /**
-   * An `initialize` refused with -32022 comes from a modern-only server: say so (fatal) instead of
-   * trying legacy SSE. Any other refusal goes on as a status error, the body read into its detail.
-   */
-  private async refuseModernOnly(statusCode: number, body: Body, message: JsonRpcMessage): Promise<never> {
-    let text = '';
-    try {
-      text = await readBodyBounded(body, undefined, ERROR_BODY_LIMIT, this.server);
-    } catch {
-      // described by its status alone
-    }
-    const error = jsonRpcErrorIn(text);
-    if (error?.code === UNSUPPORTED_PROTOCOL_VERSION) {
-      const supported = (error.data as { supported?: unknown } | undefined)?.supported;
-      const requested = 'method' in message ? message.params?.protocolVersion : undefined;
-      throw new VersionRefusedError(String(requested), Array.isArray(supported) ? supported.map(String) : [], {
-        server: this.server,
-        hint: "it speaks only the modern era (set protocolVersion to 'auto' or 'modern')",
-      });
-    }
-    const detail = error?.message ?? (text ? text : undefined);
-    throw statusError(
-      statusCode,
-      message,
-      detail === undefined ? undefined : this.redact(detail).slice(0, 200),
-      this.server,
     );
   }
 
@@ -385,34 +302,14 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     headersTimeout: number,
     bodyTimeout = 0,
   ): Promise<EventStreamResult> {
-    for (let retried = false; ; retried = true) {
-      const generation = this.credentials.current;
-      let nonceRequested = false;
-      const signed = this.credentials.sign('GET', this.url, this.sessionHeaders('text/event-stream', lastEventId));
-      try {
-        return await openEventStream(
-          this.streams,
-          {
-            path: this.path,
-            headers: signed instanceof Promise ? await signed : signed,
-            signal,
-            headersTimeout,
-            bodyTimeout,
-          },
-          'the GET stream',
-          (text) => this.redact(text),
-          this.server,
-          NO_LISTENER_STATUSES,
-          (statusCode, headers) => {
-            nonceRequested = this.credentials.nonceRequested(statusCode, headers, this.url);
-            return this.credentials.refusal(statusCode, headers, 'the GET stream', generation);
-          },
-        );
-      } catch (error) {
-        // Refused for a DPoP nonce, or for credentials replaced while it was on its way: once more at once.
-        if (retried || !(nonceRequested || this.credentials.outdated(error))) throw error;
-      }
-    }
+    return getStreamSigned(
+      this.endpoint,
+      this.streams,
+      () => this.sessionHeaders('text/event-stream', lastEventId),
+      { signal, headersTimeout, bodyTimeout },
+      (text) => this.redact(text),
+      NO_LISTENER_STATUSES,
+    );
   }
 
   /** A bad event on a stream is reported, not fatal: the stream and the connection go on. */
@@ -428,20 +325,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
   async terminateSession(): Promise<void> {
     if (this.sessionId === undefined) return;
     try {
-      for (let retried = false; ; retried = true) {
-        const signed = this.credentials.sign('DELETE', this.url, this.sessionHeaders(ACCEPT_BOTH));
-        const { statusCode, headers, body } = await this.pool.request({
-          path: this.path,
-          method: 'DELETE',
-          headers: signed instanceof Promise ? await signed : signed,
-          signal: AbortSignal.timeout(this.terminateTimeoutMs),
-          headersTimeout: this.terminateTimeoutMs,
-          bodyTimeout: this.terminateTimeoutMs,
-        });
-        // 2xx, 404 (already gone) and 405 (server does not support DELETE) all end the session for us.
-        await body.dump().catch(() => {});
-        if (retried || !this.credentials.nonceRequested(statusCode, headers, this.url)) break;
-      }
+      await deleteSigned(this.endpoint, this.pool, () => this.sessionHeaders(ACCEPT_BOTH), this.terminateTimeoutMs);
     } catch {
       // Best effort: a server that is down has no session to keep.
     } finally {

@@ -1,0 +1,93 @@
+/**
+ * What the body of a refused POST (a 4xx) says. The modern (2026-07-28) wire answers a refused
+ * request with a JSON-RPC error there, which settles the request; a legacy `initialize` refused with
+ * -32022 comes from a modern-only server.
+ */
+import type { JsonRpcMessage } from '../../protocol/jsonrpc.js';
+import { VersionRefusedError } from '../../errors.js';
+import { UNSUPPORTED_PROTOCOL_VERSION } from '../../protocol/era.js';
+import { statusError } from '../http-requests.js';
+import { readBodyBounded, type Body } from '../response-body.js';
+import type { TransportSink } from '../transport.js';
+
+const ERROR_BODY_LIMIT = 8 * 1024;
+
+/** What reading a refusal needs from its transport. */
+export interface RefusalReader {
+  readonly server: string;
+  readonly sink: Pick<TransportSink, 'onMessage'>;
+  redact(text: string): string;
+}
+
+/** The `error` of a JSON-RPC error response in `text`, if that is what it holds. */
+function jsonRpcErrorIn(text: string): { code: number; message: string; data?: unknown } | undefined {
+  try {
+    const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; data?: unknown } };
+    const error = parsed?.error;
+    if (typeof error?.code !== 'number') return undefined;
+    const message = typeof error.message === 'string' ? error.message : '';
+    return error.data === undefined ? { code: error.code, message } : { code: error.code, message, data: error.data };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A modern server answers a refused request with a JSON-RPC error in the 4xx body (404 -32601,
+ * 400 -32022 …): that error settles the request, as if it came with a 200.
+ */
+export async function settleRefusal(
+  reader: RefusalReader,
+  statusCode: number,
+  body: Body,
+  message: JsonRpcMessage,
+): Promise<void> {
+  const requestId = 'method' in message && 'id' in message ? message.id : undefined;
+  let text = '';
+  try {
+    text = await readBodyBounded(body, undefined, ERROR_BODY_LIMIT, reader.server);
+  } catch {
+    // an unreadable body is described by its status alone
+  }
+  const error = requestId === undefined ? undefined : jsonRpcErrorIn(text);
+  if (error !== undefined && requestId !== undefined) {
+    reader.sink.onMessage({ jsonrpc: '2.0', id: requestId, error });
+    return;
+  }
+  const detail = text ? reader.redact(text).slice(0, 200) : undefined;
+  throw statusError(statusCode, message, detail, reader.server);
+}
+
+/**
+ * An `initialize` refused with -32022 comes from a modern-only server: say so (fatal) instead of
+ * trying legacy SSE. Any other refusal goes on as a status error, the body read into its detail.
+ */
+export async function refuseModernOnly(
+  reader: RefusalReader,
+  statusCode: number,
+  body: Body,
+  message: JsonRpcMessage,
+): Promise<never> {
+  let text = '';
+  try {
+    text = await readBodyBounded(body, undefined, ERROR_BODY_LIMIT, reader.server);
+  } catch {
+    // described by its status alone
+  }
+  const error = jsonRpcErrorIn(text);
+  if (error?.code === UNSUPPORTED_PROTOCOL_VERSION) {
+    const supported = (error.data as { supported?: unknown } | undefined)?.supported;
+    const requested = 'method' in message ? message.params?.protocolVersion : undefined;
+    throw new VersionRefusedError(String(requested), Array.isArray(supported) ? supported.map(String) : [], {
+      server: reader.server,
+      hint: "it speaks only the modern era (set protocolVersion to 'auto' or 'modern')",
+    });
+  }
+  const detail = error?.message ?? (text ? text : undefined);
+  throw statusError(
+    statusCode,
+    message,
+    detail === undefined ? undefined : reader.redact(detail).slice(0, 200),
+    reader.server,
+  );
+}
