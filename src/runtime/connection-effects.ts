@@ -55,7 +55,7 @@ export interface RuntimeOptions {
   createTransport?: TransportFactory | undefined;
 }
 
-export type { ConnectionRef, ConnectionSnapshot } from './connection-view.js';
+export type { ConnectionRef } from './connection-view.js';
 
 export abstract class ConnectionEffects extends ConnectionView {
   readonly pending: PendingRequests;
