@@ -57,6 +57,32 @@ describe('SEP-2243 header values', () => {
   );
 });
 
+describe('modern request headers, reused', () => {
+  const call = (name: string) => ({ jsonrpc: '2.0' as const, id: 1, method: 'tools/call', params: { name } });
+
+  it('one object per method and name while the shared headers stay the same', () => {
+    const base = { authorization: 'Bearer one' };
+    const first = modernRequestHeaders(base, call('echo'));
+    expect(modernRequestHeaders(base, { ...call('echo'), id: 2 })).toBe(first);
+    expect(modernRequestHeaders(base, call('other'))).toMatchObject({ 'mcp-name': 'other' });
+    expect(modernRequestHeaders(base, { jsonrpc: '2.0', id: 3, method: 'tools/list' })).not.toHaveProperty('mcp-name');
+  });
+
+  it('new shared headers (a new token, session or version) are never answered from the old ones', () => {
+    const before = modernRequestHeaders({ authorization: 'Bearer old' }, call('echo'));
+    const after = modernRequestHeaders({ authorization: 'Bearer new' }, call('echo'));
+    expect(before.authorization).toBe('Bearer old');
+    expect(after.authorization).toBe('Bearer new');
+  });
+
+  it('mirrored parameters are per call, never kept', () => {
+    const base = {};
+    const withParam = modernRequestHeaders(base, call('regional'), { 'mcp-param-region': 'eu' });
+    expect(withParam).toMatchObject({ 'mcp-name': 'regional', 'mcp-param-region': 'eu' });
+    expect(modernRequestHeaders(base, call('regional'))).not.toHaveProperty('mcp-param-region');
+  });
+});
+
 describe('protocolVersion pins', () => {
   it('reads an era or a version', () => {
     expect(pinOf('auto')).toEqual({ era: 'auto' });

@@ -29,16 +29,47 @@ export function encodeHeaderValue(value: string): string {
   return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 
-/** The shared POST headers plus this message's `Mcp-Method` / `Mcp-Name` (and a call's `Mcp-Param-*`). */
+/**
+ * The finished headers of each method (and name) per shared POST headers object. The transport
+ * builds a new shared object whenever the session, version or credentials change, so an entry
+ * never outlives what it was built from; the hot path then allocates nothing. Bounded: task ids
+ * and resource URIs are open-ended, and past the bound headers are built per request.
+ */
+const finished = new WeakMap<Record<string, string>, Map<string, Record<string, string>>>();
+const MAX_FINISHED_PER_BASE = 256;
+
+/**
+ * The shared POST headers plus this message's `Mcp-Method` / `Mcp-Name` (and a call's
+ * `Mcp-Param-*`). The result may be shared between requests: callers copy it, never change it.
+ */
 export function modernRequestHeaders(
   base: Record<string, string>,
   message: JsonRpcMessage,
   params?: Record<string, string>,
 ): Record<string, string> {
   if (!('method' in message)) return base;
-  const headers: Record<string, string> = { ...base, ...params, 'mcp-method': message.method };
   const field = NAMED_METHODS[message.method];
   const value = field === undefined ? undefined : message.params?.[field];
-  if (typeof value === 'string') headers['mcp-name'] = encodeHeaderValue(value);
+  const name = typeof value === 'string' ? value : undefined;
+  if (params !== undefined && Object.keys(params).length > 0) return build(base, message.method, name, params);
+  let byKey = finished.get(base);
+  if (byKey === undefined) finished.set(base, (byKey = new Map<string, Record<string, string>>()));
+  const key = name === undefined ? message.method : `${message.method} ${name}`;
+  let headers = byKey.get(key);
+  if (headers === undefined) {
+    headers = build(base, message.method, name, undefined);
+    if (byKey.size < MAX_FINISHED_PER_BASE) byKey.set(key, headers);
+  }
+  return headers;
+}
+
+function build(
+  base: Record<string, string>,
+  method: string,
+  name: string | undefined,
+  params: Record<string, string> | undefined,
+): Record<string, string> {
+  const headers: Record<string, string> = { ...base, ...params, 'mcp-method': method };
+  if (name !== undefined) headers['mcp-name'] = encodeHeaderValue(name);
   return headers;
 }
