@@ -102,13 +102,11 @@ export {
   ConfigError,
   UnknownToolError,
   ToolResultError,
-  InputRoundsExceededError,
-  InputRequestError,
-  UrlElicitationRequiredError,
-  type UrlElicitation,
   isMcpSupervisorError,
   type ErrorCode,
 } from './errors.js';
+export { InputRoundsExceededError, InputRequestError } from './runtime/input-errors.js';
+export { UrlElicitationRequiredError, type UrlElicitation } from './protocol/rpc-errors.js';
 export {
   SUPPORTED_PROTOCOL_VERSIONS,
   LATEST_PROTOCOL_VERSION,

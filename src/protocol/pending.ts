@@ -9,11 +9,10 @@
  * released at once (a server trickling its answer keeps no socket past the deadline). No
  * AbortController per request: the request already exists, and the listener slot is a field.
  */
-import { mcpErrorOf, RequestAbortedError, RequestTimeoutError } from '../errors.js';
+import { RequestAbortedError, RequestTimeoutError } from '../errors.js';
 import type { JsonRpcResponse } from './jsonrpc.js';
 import { Deadlines } from './deadlines.js';
-import { HEADER_MISMATCH } from './era.js';
-import { HeaderMismatchError } from './tool-header-errors.js';
+import { mcpErrorOf } from './rpc-errors.js';
 
 /** Whether a request whose outcome is unknown is sent again: `safe` (default) when repeating it is safe, `always`, or `never`. */
 export type RetryMode = 'safe' | 'always' | 'never';
@@ -236,12 +235,7 @@ export class PendingRequests {
     this.finish(request);
     if ('error' in response) {
       const { code, message, data } = response.error;
-      const details = { server: this.options.server };
-      request.reject(
-        code === HEADER_MISMATCH
-          ? new HeaderMismatchError(message, data, details)
-          : mcpErrorOf(code, message, data, details),
-      );
+      request.reject(mcpErrorOf(code, message, data, { server: this.options.server }));
     } else {
       request.resolve(response.result);
     }
