@@ -120,9 +120,7 @@ export class ServerHandle {
     options?: RequestOptions,
   ): Promise<CallToolResult> {
     // A tool the server runs as a task (required in 2025-11-25, the server's choice in 2026-07-28) is polled to its end.
-    const session = this.runtime.session();
-    if (session?.era === 'legacy' && takesToolTasks(session.capabilities))
-      return callLegacyTool(this.toolCall(name, args, options));
+    if (this.runtime.runsToolTasks) return callLegacyTool(this.toolCall(name, args, options));
     const send = () => this.request('tools/call', { name, arguments: args }, options);
     // Modern HTTP: a -32020 HeaderMismatch is answered by listing the tools once (tool-headers.ts).
     const raw = this.runtime.mirrorsToolHeaders

@@ -18,7 +18,7 @@ import { Authorization } from './authorization.js';
 import { ConnectionView } from './connection-view.js';
 import type { RequestOptions } from './events.js';
 import { probeVerdict } from './evidence.js';
-import { withTasksExtension } from '../tasks/context.js';
+import { takesToolTasks, withTasksExtension } from '../tasks/context.js';
 import { discover } from './discover.js';
 import { handshake } from './handshake.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
@@ -73,6 +73,11 @@ export abstract class ConnectionEffects extends ConnectionView {
   private readonly pin: VersionPin;
   /** The modern wire in use: every request's `_meta`. Undefined in the legacy era. */
   protected envelope: ModernEnvelope | undefined;
+  /**
+   * The 2025-era session's server runs `tools/call` as tasks (2025-11-25 `tasks.requests.tools.call`):
+   * read by callTool on every call, so kept here and not read from the machine's snapshot.
+   */
+  runsToolTasks = false;
   /** Modern era: the listen and the set it asks for (created by the first listen, task watch or change). */
   private listening: ModernListening | undefined;
   /** Requests sent past the gate by the machine's own effects (discover, probes): their failures are the machine's business. */
@@ -196,6 +201,7 @@ export abstract class ConnectionEffects extends ConnectionView {
     const transport = this.transport;
     if (!transport) throw new ConnectionClosedError('no transport: the connection is not open', { server: this.name });
     this.envelope = undefined;
+    this.runsToolTasks = false;
     const timeoutMs = Math.min(this.config.requestTimeoutMs, 10_000);
     const verdict = await discover({
       server: this.name,
@@ -276,6 +282,7 @@ export abstract class ConnectionEffects extends ConnectionView {
     });
     const replacing = this.connectedBefore;
     this.connectedBefore = true;
+    this.runsToolTasks = takesToolTasks(session.capabilities);
     if (replacing) this.toolOutput?.invalidate(); // a restarted server may declare other tools
     await this.restoreSessionState(transport, session.capabilities, replacing);
     return session;
