@@ -1,8 +1,8 @@
 /**
  * `connect()`: one server, as a supervisor of one, with the same recovery and restarts.
  */
-import type { ServerConfigInput } from './config.js';
-import { ConnectionClosedError } from './errors.js';
+import type { ServerConfigInput } from './config/server-config.js';
+import { ConnectionClosedError } from './core/errors.js';
 import type { ServerHandle } from './server-handle.js';
 import { createSupervisor, type SupervisorOptions } from './supervisor.js';
 

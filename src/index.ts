@@ -80,7 +80,7 @@ export {
   type StdioStderrConfig,
   type StderrForward,
   type StderrListener,
-} from './config.js';
+} from './config/server-config.js';
 export {
   McpSupervisorError,
   McpError,
@@ -104,7 +104,7 @@ export {
   ToolResultError,
   isMcpSupervisorError,
   type ErrorCode,
-} from './errors.js';
+} from './core/errors.js';
 export { InputRoundsExceededError, InputRequestError } from './runtime/input-errors.js';
 export { UrlElicitationRequiredError, type UrlElicitation } from './protocol/rpc-errors.js';
 export {
@@ -118,7 +118,7 @@ export {
 } from './protocol/messages.js';
 export type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from './protocol/jsonrpc.js';
 export type { TransportKind } from './transports/transport.js';
-export { VERSION } from './version.js';
+export { VERSION } from './core/version.js';
 // Authorization: the built-in OAuth 2.1 client, token stores, a loopback redirect for CLIs.
 // The OAuth building blocks (discovery, PKCE, JWT, …) are in `mcp-supervisor/auth`.
 export {

@@ -3,7 +3,7 @@
  * it talks to the server's runtime, never to a particular session or transport.
  */
 import type { z } from 'zod';
-import { ConfigError } from './errors.js';
+import { ConfigError } from './core/errors.js';
 import type { CallToolResult, Implementation, ListToolsResult } from './protocol/messages.js';
 import { allPages } from './protocol/pagination.js';
 import {

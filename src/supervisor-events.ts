@@ -3,7 +3,7 @@
  * listeners, and what the catalog and the log need to hear of them.
  */
 import type { CatalogSignal } from './catalog/catalog.js';
-import { Emitter } from './observe/emitter.js';
+import { Emitter } from './core/emitter.js';
 import { logTransition, type Logger } from './observe/logger.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Progress } from './protocol/pending.js';

@@ -14,13 +14,13 @@ import {
   type ParseOptions,
   type ServerConfig,
   type ServerConfigInput,
-} from './config.js';
+} from './config/server-config.js';
 import { planChanges, type ApplyResult } from './config/diff.js';
 import { disabledStatus, supervisedServer, waitForEnd, waitUntilForgotten } from './runtime/supervised-server.js';
 import { silentLogger, type Logger } from './observe/logger.js';
 import { createSanitizer, type Sanitizer } from './observe/inspection.js';
-import { secretsOf } from './observe/redact.js';
-import { ConfigError, ConnectionClosedError } from './errors.js';
+import { secretsOf } from './core/redact.js';
+import { ConfigError, ConnectionClosedError } from './core/errors.js';
 import { ToolCatalog } from './catalog/catalog.js';
 import type { CatalogOptions } from './catalog/options.js';
 import type { CatalogSnapshot } from './catalog/types.js';
@@ -30,9 +30,9 @@ import { extraCapabilities } from './runtime/client-capabilities.js';
 import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
 import { ServerRuntime } from './runtime/server-runtime.js';
 import { SupervisorEventRelay, type SupervisorEvents } from './supervisor-events.js';
-import type { TransportFactory } from './transports/create-transport.js';
+import type { TransportFactory } from './transports/factory/create-transport.js';
 import type { Timers } from './transports/transport.js';
-import { VERSION } from './version.js';
+import { VERSION } from './core/version.js';
 
 export interface SupervisorOptions {
   servers: Record<string, ServerConfigInput>;

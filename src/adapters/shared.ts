@@ -5,7 +5,7 @@
  */
 import type { ToolCatalog } from '../catalog/catalog.js';
 import type { CatalogTool } from '../catalog/types.js';
-import { ToolResultError } from '../errors.js';
+import { ToolResultError } from '../core/errors.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import type { RequestOptions } from '../runtime/events.js';
 

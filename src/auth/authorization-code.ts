@@ -2,7 +2,7 @@
  * The authorization code grant with PKCE (OAuth 2.1 §4.1): build the authorization URL, hand it
  * to `onRedirect`, check the redirect (state, iss per RFC 9207 / SEP-2468, error), and redeem the code.
  */
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../core/errors.js';
 import type { ClientCredentials } from './client-auth.js';
 import type { Discovery } from './discovery.js';
 import type { HttpContext } from './http.js';

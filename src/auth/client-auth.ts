@@ -3,7 +3,7 @@
  * from what the client holds and the server supports, and applying it to a request.
  */
 import type { KeyObject } from 'node:crypto';
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../core/errors.js';
 import { formEncode } from './http.js';
 import { clientAssertion, type SigningAlgorithm } from './jwt.js';
 import type { OAuthClientInformation, TokenEndpointAuthMethod } from './types.js';

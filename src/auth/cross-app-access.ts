@@ -4,7 +4,7 @@
  * (RFC 8693 token exchange), then present it to the MCP server's authorization server with the
  * JWT bearer grant (RFC 7523 §2.1).
  */
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../core/errors.js';
 import type { ClientCredentials } from './client-auth.js';
 import { formEncode, type HttpContext } from './http.js';
 import { postTokenRequest, requestTokens } from './token-endpoint.js';

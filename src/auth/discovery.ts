@@ -5,7 +5,7 @@
  * priority order. Without any PRM the 2025-03-26 rules apply: metadata at the MCP server's
  * origin, or the default `/authorize`, `/token` and `/register` there.
  */
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../core/errors.js';
 import { describeUrl, httpCall, parseJsonObject, type HttpCall, type HttpContext } from './http.js';
 import {
   authorizationServerMetadataSchema,

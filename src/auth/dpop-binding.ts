@@ -4,7 +4,7 @@
  * for requests to the MCP server, and the server nonces.
  */
 import type { JsonWebKey } from 'node:crypto';
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../core/errors.js';
 import type { CredentialBook } from './credential-book.js';
 import type { Discovery } from './discovery.js';
 import { DPOP_ALGORITHM, DpopNonces, DpopProver, generateDpopKey, isUsableDpopKey, type DpopSigner } from './dpop.js';

@@ -4,9 +4,9 @@
  * bodies, and errors that name the step and the URL (without its query) but no secret.
  */
 import { request } from 'undici';
-import { AuthorizationError } from '../errors.js';
-import { isAbortError, McpSupervisorError } from '../errors.js';
-import { readBodyBounded } from '../transports/response-body.js';
+import { AuthorizationError } from '../core/errors.js';
+import { isAbortError, McpSupervisorError } from '../core/errors.js';
+import { readBodyBounded } from '../core/response-body.js';
 import type { DpopSigner } from './dpop.js';
 
 /** Metadata documents and token responses are small; anything bigger is refused. */

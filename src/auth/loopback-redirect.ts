@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { AuthorizationError, ConfigError, describeError } from '../errors.js';
+import { AuthorizationError, ConfigError, describeError } from '../core/errors.js';
 
 export interface LoopbackRedirectOptions {
   /** The port to listen on; 0 (the default) picks a free one. */

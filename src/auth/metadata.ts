@@ -3,7 +3,7 @@
  * Authorization Server Metadata (RFC 8414 / OpenID Connect Discovery). Unknown fields pass.
  */
 import { z } from 'zod';
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../core/errors.js';
 
 const httpUrl = z
   .string()

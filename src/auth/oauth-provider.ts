@@ -4,7 +4,7 @@
  * discovery, client identity and a full grant; step-up on `insufficient_scope`; a limit on
  * attempts that do not lead to a successful request.
  */
-import { AuthorizationError, ConfigError, isAbortError } from '../errors.js';
+import { AuthorizationError, ConfigError, isAbortError } from '../core/errors.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import { chooseAuthMethod, type ClientCredentials, type SigningKey } from './client-auth.js';
 import { clientCredentialsGrant } from './client-credentials.js';

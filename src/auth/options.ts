@@ -3,7 +3,7 @@
  * from a config file; `onRedirect`, `idpIdToken` as a function, and `store` come from code.
  */
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { SIGNING_ALGORITHMS, defaultAlgorithm, keyMismatch, loadPrivateKey, type SigningAlgorithm } from './jwt.js';
 import type { TokenEndpointAuthMethod, TokenStore } from './types.js';
 

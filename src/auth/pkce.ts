@@ -3,7 +3,7 @@
  * refused rather than downgraded to `plain`.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../core/errors.js';
 import type { AuthorizationServerMetadata } from './metadata.js';
 
 export interface Pkce {

@@ -3,8 +3,8 @@
  * pre-registered, a stored registration, a Client ID Metadata Document URL (when the server
  * supports it), Dynamic Client Registration (RFC 7591), else a fatal error on how to pre-register.
  */
-import { AuthorizationError } from '../errors.js';
-import { excerpt } from '../protocol/jsonrpc.js';
+import { AuthorizationError } from '../core/errors.js';
+import { excerpt } from '../core/excerpt.js';
 import { registrationAuthMethod } from './client-auth.js';
 import type { Discovery } from './discovery.js';
 import { describeUrl, httpCall, parseJsonObject, type HttpCall, type HttpContext } from './http.js';

@@ -3,7 +3,7 @@
  * from it too, §2.1), then the access token. The server answers 200 for tokens it does not know,
  * so any 2xx is success; an error answer is reported, and the caller forgets the tokens anyway.
  */
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../core/errors.js';
 import { applyClientAuth, type ClientCredentials } from './client-auth.js';
 import { describeUrl, httpCall, type HttpContext } from './http.js';
 import type { OAuthTokens } from './types.js';

@@ -3,9 +3,9 @@
  * an OAuth error response an AuthorizationError carrying the server's `error` code. Secrets sent
  * in the request are redacted from anything the server echoes back.
  */
-import { AuthorizationError } from '../errors.js';
-import { NO_SECRETS, redact } from '../observe/redact.js';
-import { excerpt } from '../protocol/jsonrpc.js';
+import { AuthorizationError } from '../core/errors.js';
+import { NO_SECRETS, redact } from '../core/redact.js';
+import { excerpt } from '../core/excerpt.js';
 import { applyClientAuth, type ClientCredentials } from './client-auth.js';
 import { USE_DPOP_NONCE } from './dpop.js';
 import { describeUrl, httpCall, parseJsonObject, type HttpCall, type HttpContext } from './http.js';

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { AuthorizationError, ConfigError } from '../errors.js';
+import { AuthorizationError, ConfigError } from '../core/errors.js';
 import type { StoredAuthorization, TokenStore } from './types.js';
 
 export function memoryTokenStore(): TokenStore {

@@ -7,15 +7,10 @@
  */
 
 import type { JsonWebKey } from 'node:crypto';
+import type { AuthChallenge } from '../core/auth-challenge.js';
 
-/** What a 401, or a 403 with `insufficient_scope`, told the client. */
-export interface AuthChallenge {
-  status: 401 | 403;
-  /** The `WWW-Authenticate` header exactly as the server sent it (parsed by the provider). */
-  wwwAuthenticate: string | undefined;
-  /** The MCP endpoint that refused the request: the protected resource. */
-  resourceUrl: URL;
-}
+// Declared on the ground floor, beside the typed error that carries it (AuthorizationRequiredError).
+export type { AuthChallenge };
 
 export interface AuthProvider {
   /**

@@ -4,7 +4,7 @@
  * JWT-bearer grant. No browser, no dynamic registration; client authentication only when a client
  * id is configured. A refused assertion is reported, not retried with another grant.
  */
-import { AuthorizationError } from '../errors.js';
+import { AuthorizationError } from '../core/errors.js';
 import type { ClientCredentials } from './client-auth.js';
 import type { HttpContext } from './http.js';
 import { requestTokens } from './token-endpoint.js';

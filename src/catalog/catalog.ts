@@ -8,8 +8,8 @@
  * Until the first `list()` (or a `changed` listener) the catalog is passive: invalidations only
  * mark lists stale, so a supervisor nobody asks for tools sends no `tools/list`.
  */
-import { describeError, UnknownToolError } from '../errors.js';
-import { Emitter } from '../observe/emitter.js';
+import { describeError, UnknownToolError } from '../core/errors.js';
+import { Emitter } from '../core/emitter.js';
 import type { CallToolResult, ListToolsResult, Tool } from '../protocol/messages.js';
 import type { ConnectionState, RequestOptions, TransitionEvent } from '../runtime/events.js';
 import {

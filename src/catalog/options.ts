@@ -2,7 +2,7 @@
  * The catalog's options: naming (prefix, separator) and per-server allow/deny filters, checked
  * once with errors that name the field.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 
 /** A tool's original name, matched exactly (a string) or by a regular expression. */
 export type ToolPattern = string | RegExp;

@@ -5,10 +5,10 @@
 import { createOAuthProvider } from '../auth/oauth-provider.js';
 import { isAuthProvider } from '../auth/resolve-provider.js';
 import type { OAuthClientOptions } from '../auth/options.js';
-import { isMcpSupervisorError, McpError } from '../errors.js';
+import { isMcpSupervisorError, McpError } from '../core/errors.js';
 import type { ServerHandle } from '../server-handle.js';
 import { createSupervisor, type Supervisor } from '../supervisor.js';
-import { VERSION } from '../version.js';
+import { VERSION } from '../core/version.js';
 import { UsageError, type ServerMap } from './load-config.js';
 
 export interface CommandIo {

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { ServerConfigInput } from '../config.js';
+import type { ServerConfigInput } from '../config/server-config.js';
 import type { Supervisor } from '../supervisor.js';
 import type { Fault } from './chaos.js';
 import { startWorkload, type WorkloadRun } from './workload.js';

@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { RedirectHandler } from '../auth/options.js';
 import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
-import type { ServerConfigInput } from '../config.js';
+import type { ServerConfigInput } from '../config/server-config.js';
 import { parseConfigText } from '../config/load.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { createSupervisor } from '../supervisor.js';
 
 /** A mistake in what the user typed or wrote: printed as is, exit code 2. */

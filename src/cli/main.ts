@@ -4,9 +4,9 @@
  * Exit codes: 0 done, 1 a server or a request failed, 2 a usage or configuration error.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { createSupervisor, type SupervisorOptions } from '../supervisor.js';
-import { VERSION } from '../version.js';
+import { VERSION } from '../core/version.js';
 import type { Fault } from './chaos.js';
 import type { Demo } from './demo.js';
 import { runCall, runLogout, runStatus, runTools, type CommandIo } from './commands.js';

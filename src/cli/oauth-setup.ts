@@ -16,7 +16,7 @@ import type { OAuthClientOptions } from '../auth/options.js';
 import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
 import { fileTokenStore } from '../auth/token-store.js';
 import type { TokenStore } from '../auth/types.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import { UsageError, type ServerMap } from './load-config.js';
 
 export interface AuthOptions {

@@ -2,7 +2,7 @@
  * What `sup.apply(config)` changes: servers added, removed, restarted (their config changed),
  * enabled or disabled (only `disabled` changed), and the unchanged ones, left alone.
  */
-import type { ServerConfig } from '../config.js';
+import type { ServerConfig } from './server-config.js';
 
 export interface ApplyResult {
   added: string[];

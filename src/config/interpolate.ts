@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 
 export interface InterpolationOptions {
   /** Where `${VAR}` and `${env:VAR}` are looked up (default: `process.env`). */

@@ -5,8 +5,8 @@
  * server and the field, and nothing is returned half-checked.
  */
 import { readFile } from 'node:fs/promises';
-import { parseServerConfig, type ConfigWarning, type ServerConfigInput } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { parseServerConfig, type ConfigWarning, type ServerConfigInput } from './server-config.js';
+import { ConfigError } from '../core/errors.js';
 import { WARNINGS_REPORTED } from './fields.js';
 import { declaredInputs, interpolateServer, type InterpolationOptions } from './interpolate.js';
 import { JsonSyntaxError, parseJsonText } from './json-text.js';

@@ -6,7 +6,7 @@
  * are never touched.
  */
 import type { ActorRefLike, InspectionEvent } from 'xstate';
-import { isSecretName, redact, REDACTED, type Secrets } from './redact.js';
+import { isSecretName, redact, REDACTED, type Secrets } from '../core/redact.js';
 
 const MAX_DEPTH = 32;
 /** Fields of an inspection event that are actor references or machine definitions, not data. */

@@ -2,7 +2,8 @@
  * JSON-RPC 2.0 framing. Envelopes are checked cheaply by shape (no schema library on the hot
  * path); results are handed to the caller as-is and validated lazily where it matters.
  */
-import { ProtocolError } from '../errors.js';
+import { ProtocolError } from '../core/errors.js';
+import { excerpt } from '../core/excerpt.js';
 
 export type RequestId = string | number;
 
@@ -104,10 +105,4 @@ export function encodeMessage(message: JsonRpcMessage, server?: string): string 
 
 function describeCause(cause: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
-}
-
-export function excerpt(text: string, max = 120): string {
-  // Only the head is quoted: no need to rewrite a body of megabytes first.
-  const oneLine = (text.length > 4 * max ? text.slice(0, 4 * max) : text).replace(/\s+/g, ' ');
-  return oneLine.length > max ? `${oneLine.slice(0, max)}…` : oneLine;
 }

@@ -9,7 +9,7 @@
  * released at once (a server trickling its answer keeps no socket past the deadline). No
  * AbortController per request: the request already exists, and the listener slot is a field.
  */
-import { RequestAbortedError, RequestTimeoutError } from '../errors.js';
+import { RequestAbortedError, RequestTimeoutError } from '../core/errors.js';
 import type { JsonRpcResponse } from './jsonrpc.js';
 import { Deadlines } from './deadlines.js';
 import { mcpErrorOf } from './rpc-errors.js';

@@ -4,7 +4,7 @@
  * the `outputSchema` the tool declared (ToolOutputError). Both are ProtocolErrors
  * (code 'PROTOCOL_ERROR', not retryable: the same server would answer the same way).
  */
-import { ProtocolError, type ErrorDetails } from '../errors.js';
+import { ProtocolError, type ErrorDetails } from '../core/errors.js';
 
 export interface ResultIssue {
   /** Where in the result: `resources[2].uri`, `structuredContent.temperature`, `(root)`. */

@@ -2,7 +2,7 @@
  * A JSON-RPC error response as its typed error: an `McpError`, or the subclass its code names
  * (-32042 URLElicitationRequired, -32020 HeaderMismatch), so callers can act on what it carries.
  */
-import { McpError, type ErrorDetails } from '../errors.js';
+import { McpError, type ErrorDetails } from '../core/errors.js';
 import { HEADER_MISMATCH } from './era.js';
 import { HeaderMismatchError } from './tool-header-errors.js';
 

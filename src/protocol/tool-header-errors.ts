@@ -3,7 +3,7 @@
  * because its `x-mcp-header` annotations break the spec (InvalidToolDefinitionError), and a
  * server's `-32020` HeaderMismatch (HeaderMismatchError, an McpError naming the header).
  */
-import { McpError, ProtocolError, type ErrorDetails } from '../errors.js';
+import { McpError, ProtocolError, type ErrorDetails } from '../core/errors.js';
 import { HEADER_MISMATCH } from './era.js';
 
 /** The server's tool definition is invalid (spec 2026-07-28): the tool is excluded and cannot be called. */

@@ -4,7 +4,7 @@
  * mirrored into an `Mcp-Param-Name` request header on `tools/call`. A tool whose annotations
  * break the spec's constraints is invalid: an HTTP client must leave it out of `tools/list`.
  */
-import { encodeHeaderValue } from '../transports/http/modern-headers.js';
+import { encodeHeaderValue } from './header-value.js';
 
 const X_MCP_HEADER = 'x-mcp-header';
 /** RFC 9110 `token` (`1*tchar`): no spaces, control characters, non-ASCII or delimiters. */

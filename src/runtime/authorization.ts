@@ -5,8 +5,8 @@
  */
 import type { AuthChallenge, AuthProvider, AuthStatus } from '../auth/types.js';
 import { resolveAuth } from '../auth/resolve-provider.js';
-import type { ServerConfig } from '../config.js';
-import { AuthorizationError, AuthorizationRequiredError } from '../errors.js';
+import type { ServerConfig } from '../config/server-config.js';
+import { AuthorizationError, AuthorizationRequiredError } from '../core/errors.js';
 import type { ExchangeSignal } from '../protocol/pending.js';
 
 export class Authorization {

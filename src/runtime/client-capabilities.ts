@@ -8,7 +8,7 @@
  * Declaring `roots`, `sampling` or `elicitation` without the handler that answers it is refused:
  * the server would send requests nobody answers.
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../core/errors.js';
 import type { ClientCapabilities } from '../protocol/messages.js';
 import type { ClientHandlers } from './server-requests.js';
 

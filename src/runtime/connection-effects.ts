@@ -5,14 +5,14 @@
  */
 import type { DiscoverVerdict, ProbeVerdict, SessionInfo } from '../../machines/connection.machine.js';
 import type { ProbeOutput } from '../../machines/keepalive.machine.js';
-import type { ServerConfig } from '../config.js';
-import { ConnectionClosedError, McpError, ProtocolError, type AuthorizationRequiredError } from '../errors.js';
+import type { ServerConfig } from '../config/server-config.js';
+import { ConnectionClosedError, McpError, ProtocolError, type AuthorizationRequiredError } from '../core/errors.js';
 import { startOperation } from '../observe/telemetry/server-telemetry.js';
 import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { ModernEnvelope, pinOf, type VersionPin } from '../protocol/era.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
 import { PendingRequests, type ExchangeSignal, type PendingRequest } from '../protocol/pending.js';
-import type { TransportFactory } from '../transports/create-transport.js';
+import type { TransportFactory } from '../transports/factory/create-transport.js';
 import type { ListenerOpenResult, Timers, Transport } from '../transports/transport.js';
 import { Authorization } from './authorization.js';
 import { ConnectionView } from './connection-view.js';

@@ -7,10 +7,10 @@ import type { ActorRefFrom, AnyEventObject, SnapshotFrom } from 'xstate';
 import type { connectionMachine, SessionInfo } from '../../machines/connection.machine.js';
 import type { keepaliveMachine } from '../../machines/keepalive.machine.js';
 import { describeCause, eventError, topLevelState } from '../../machines/transition-cause.js';
-import { secretSources } from '../config.js';
-import { Emitter } from '../observe/emitter.js';
+import { secretSources } from '../config/server-config.js';
+import { Emitter } from '../core/emitter.js';
 import { observeTransition } from '../observe/telemetry/server-telemetry.js';
-import { redact, secretsOf, type Secrets } from '../observe/redact.js';
+import { redact, secretsOf, type Secrets } from '../core/redact.js';
 import type { ConnectionState, RuntimeEvents } from './events.js';
 import { TransportOwner } from './transport-owner.js';
 

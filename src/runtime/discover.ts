@@ -15,7 +15,7 @@ import {
   RequestTimeoutError,
   TransportError,
   UnsupportedProtocolVersionError,
-} from '../errors.js';
+} from '../core/errors.js';
 import {
   isModernErrorCode,
   LATEST_MODERN_VERSION,

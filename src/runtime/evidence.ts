@@ -21,7 +21,7 @@ import {
   SessionExpiredError,
   StreamEndedError,
   TransportError,
-} from '../errors.js';
+} from '../core/errors.js';
 
 export type Evidence =
   | { kind: 'session lost'; generation: number; evidence: string }

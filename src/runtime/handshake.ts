@@ -4,7 +4,7 @@
  * the session on the server before failing (fatal: a restart would negotiate the same).
  */
 import type { SessionInfo } from '../../machines/connection.machine.js';
-import { ProtocolError, UnsupportedProtocolVersionError } from '../errors.js';
+import { ProtocolError, UnsupportedProtocolVersionError } from '../core/errors.js';
 import {
   InitializeResultSchema,
   isSupportedProtocolVersion,

@@ -4,7 +4,7 @@
  * request it advertised from then on.
  */
 import type { ProbeOutput } from '../../machines/keepalive.machine.js';
-import { McpError } from '../errors.js';
+import { McpError } from '../core/errors.js';
 
 export class KeepaliveProbe {
   private method = 'ping';

@@ -16,7 +16,7 @@
  *   `notifications/cancelled`).
  * - `subscribeResource` waits for the acknowledgment of a listen opened after its change.
  */
-import { McpError, ProtocolError, RequestAbortedError, RequestTimeoutError } from '../errors.js';
+import { McpError, ProtocolError, RequestAbortedError, RequestTimeoutError } from '../core/errors.js';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { ListenerOpenResult, SubscriptionStream, Transport } from '../transports/transport.js';
 import { offersTaskNotifications } from './task-subscriptions.js';

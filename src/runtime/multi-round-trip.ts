@@ -16,7 +16,7 @@
  * The state of a round belongs to that call alone (it lives in this loop's locals): requests sent
  * in parallel never carry each other's responses or state.
  */
-import { RequestAbortedError } from '../errors.js';
+import { RequestAbortedError } from '../core/errors.js';
 import { InputRequestError, InputRoundsExceededError } from './input-errors.js';
 import { NoHandlerError, type HandlerContext } from './server-requests.js';
 

@@ -14,7 +14,7 @@ import {
   isAbortError,
   OutcomeUnknownError,
   type AuthorizationRequiredError,
-} from '../errors.js';
+} from '../core/errors.js';
 import type { RequestId } from '../protocol/jsonrpc.js';
 import type { PendingRequest } from '../protocol/pending.js';
 import { ConnectionEffects, type ConnectionRef } from './connection-effects.js';

@@ -5,7 +5,7 @@
  * `subscriptions/listen` asks for, the listen is issued again, and a subscription is accepted
  * once the server acknowledged a listen that carries it (listen.ts).
  */
-import { ProtocolError } from '../errors.js';
+import { ProtocolError } from '../core/errors.js';
 import { EmptyResultSchema, parseResult } from '../protocol/results.js';
 import type { RequestOptions } from './events.js';
 import type { ListenControl } from './listen.js';

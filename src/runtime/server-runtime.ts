@@ -9,7 +9,7 @@
  *
  * The transport's own life is in transport-owner.ts; the handshake in handshake.ts.
  */
-import { ConnectionClosedError, describeError, QueueFullError } from '../errors.js';
+import { ConnectionClosedError, describeError, QueueFullError } from '../core/errors.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../protocol/era.js';
 import type { CreateOptions, PendingRequest } from '../protocol/pending.js';

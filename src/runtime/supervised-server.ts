@@ -5,7 +5,7 @@
 import type { Actor, ActorRefFrom } from 'xstate';
 import { DEFAULT_RESTART_POLICY } from '../../machines/restart-policy.js';
 import type { SupervisedServer } from '../../machines/supervisor.machine.js';
-import type { ServerConfig } from '../config.js';
+import type { ServerConfig } from '../config/server-config.js';
 import { pinOf } from '../protocol/era.js';
 import type { ServerStatus } from '../server-handle.js';
 import type { providedConnectionMachine, providedSupervisorMachine } from './actors/connection-actors.js';

@@ -4,9 +4,9 @@
  * closed on close. The server runtime extends this and is the transports' sink.
  */
 import type { ConfiguredTransport } from '../../machines/connection.machine.js';
-import type { ServerConfig } from '../config.js';
-import { ConnectionClosedError, FallbackFailedError } from '../errors.js';
-import { createTransport, type TransportFactory } from '../transports/create-transport.js';
+import type { ServerConfig } from '../config/server-config.js';
+import { ConnectionClosedError, FallbackFailedError } from '../core/errors.js';
+import { createTransport, type TransportFactory } from '../transports/factory/create-transport.js';
 import type { ServerTelemetry } from '../observe/telemetry/server-telemetry.js';
 import type { JsonRpcMessage } from '../protocol/jsonrpc.js';
 import type { Timers, Transport, TransportKind, TransportSink } from '../transports/transport.js';

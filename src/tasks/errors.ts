@@ -1,5 +1,5 @@
 /** Typed errors of tasks: a task the server no longer knows, a task that ended cancelled. */
-import { McpError, McpSupervisorError, type ErrorDetails } from '../errors.js';
+import { McpError, McpSupervisorError, type ErrorDetails } from '../core/errors.js';
 
 /**
  * The server does not know the task (`-32602` on `tasks/get` or `tasks/result`): it expired

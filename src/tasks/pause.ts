@@ -4,7 +4,7 @@
  * (`notifications/tasks/status` in 2025-11-25, `notifications/tasks` in 2026-07-28), or by the
  * connection closing or failing (the poll that follows then fails fast).
  */
-import { RequestAbortedError } from '../errors.js';
+import { RequestAbortedError } from '../core/errors.js';
 import type { TaskContext } from './context.js';
 import { parseTask, type TaskEra, type TaskInfo } from './schemas.js';
 

@@ -2,7 +2,7 @@
  * `handle.tasks`: the task methods by task id, for a task created earlier (by this process or a
  * previous one: task ids are durable, a client may persist them and poll after a restart).
  */
-import { McpError } from '../errors.js';
+import { McpError } from '../core/errors.js';
 import type { RequestOptions } from '../runtime/events.js';
 import type { TaskContext } from './context.js';
 import type { TaskEra, TaskInfo } from './schemas.js';

@@ -4,7 +4,7 @@
  * handle's requests, so it outlives sessions: a poll after a re-initialization or a restart asks
  * about the same task id, and a server that lost the task answers with TaskNotFoundError.
  */
-import { McpError, RequestTimeoutError } from '../errors.js';
+import { McpError, RequestTimeoutError } from '../core/errors.js';
 import type { RequestOptions } from '../runtime/events.js';
 import type { TaskContext } from './context.js';
 import { TaskCancelledError } from './errors.js';

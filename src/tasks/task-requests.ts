@@ -3,7 +3,7 @@
  * `retry: 'always'`: asking a task's status or result again is harmless, so a broken connection
  * never turns a poll into an OutcomeUnknownError.
  */
-import { McpError } from '../errors.js';
+import { McpError } from '../core/errors.js';
 import { EmptyResultSchema, parseResult } from '../protocol/results.js';
 import type { RequestOptions } from '../runtime/events.js';
 import type { TaskContext } from './context.js';

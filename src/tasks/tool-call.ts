@@ -8,7 +8,7 @@
  * - `callToolAsTask`: a task when the era allows asking for one (2025-11-25, a tool that is not
  *   `forbidden`); the caller holds the TaskHandle.
  */
-import { ConfigError, ConnectionClosedError, RequestAbortedError } from '../errors.js';
+import { ConfigError, ConnectionClosedError, RequestAbortedError } from '../core/errors.js';
 import { InputRequestError, InputRoundsExceededError } from '../runtime/input-errors.js';
 import type { RequestOptions } from '../runtime/events.js';
 import { takesToolTasks, type TaskContext } from './context.js';

@@ -5,7 +5,7 @@
  */
 import type { AuthProvider } from '../auth/types.js';
 import type { Timers, TransportSink } from './transport.js';
-import { AuthorizationRequiredError } from '../errors.js';
+import { AuthorizationRequiredError } from '../core/errors.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 

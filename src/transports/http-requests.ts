@@ -3,12 +3,12 @@
  * stream. undici failures become typed errors; a non-2xx answer names the message it refused.
  */
 import type { Dispatcher, Pool } from 'undici';
-import { isAbortError, ProtocolError, TransportError } from '../errors.js';
+import { isAbortError, ProtocolError, TransportError } from '../core/errors.js';
 import { encodeMessage, type JsonRpcMessage } from '../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../protocol/pending.js';
-import { headerValue, mediaTypeEssence } from './headers.js';
-import { describeErrorBody, type Body } from './response-body.js';
-import { exchangeError } from './exchange-error.js';
+import { headerValue, mediaTypeEssence } from '../core/headers.js';
+import { describeErrorBody, type Body } from '../core/response-body.js';
+import { exchangeError } from '../core/exchange-error.js';
 
 /**
  * undici takes any object with `addEventListener`/`removeEventListener`, `aborted` and `reason`

@@ -7,7 +7,7 @@
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
-import { ProtocolError } from '../errors.js';
+import { ProtocolError } from '../core/errors.js';
 
 export interface SseHandlers {
   /** An event with data. `event` is undefined or 'message' for JSON-RPC payloads. */

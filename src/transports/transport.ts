@@ -4,7 +4,7 @@
  */
 import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../protocol/pending.js';
-import type { AuthorizationRequiredError } from '../errors.js';
+import type { AuthorizationRequiredError } from '../core/errors.js';
 
 export type TransportKind = 'http' | 'sse' | 'stdio';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assignNames, baseName, sanitizeName, TOOL_NAME_PATTERN } from '../../src/catalog/tool-names.js';
 import { isToolAllowed, resolveCatalogOptions } from '../../src/catalog/options.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/core/errors.js';
 
 describe('exposed tool names', () => {
   it('prefixes with the server and replaces characters providers refuse', () => {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { createSupervisor, type Supervisor } from '../../src/index.js';
 import { createSanitizer } from '../../src/observe/inspection.js';
-import { REDACTED, secretsOf } from '../../src/observe/redact.js';
+import { REDACTED, secretsOf } from '../../src/core/redact.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { nextTransition } from '../integration/helpers.js';
 

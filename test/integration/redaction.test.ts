@@ -1,5 +1,5 @@
 /**
- * One redaction rule (src/observe/redact.ts) for everything that leaves the runtime: the same
+ * One redaction rule (src/core/redact.ts) for everything that leaves the runtime: the same
  * secret-bearing headers, URL and server-echoed bodies go through errors, transition events,
  * logs, status and inspection, and no secret comes out of any of them.
  */

@@ -1,6 +1,10 @@
 /** The connection machine's model: events the real system can produce in each state, side effects. */
 import { expect } from 'vitest';
-import { AuthorizationError, AuthorizationRequiredError, UnsupportedProtocolVersionError } from '../../src/errors.js';
+import {
+  AuthorizationError,
+  AuthorizationRequiredError,
+  UnsupportedProtocolVersionError,
+} from '../../src/core/errors.js';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import { connectionMachine, type ConnectionInput, type SessionInfo } from '../../machines/connection.machine.js';
 import { checkRequests, driveRequests, requestActions } from './connection-requests.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { Emitter } from '../../src/observe/emitter.js';
+import { Emitter } from '../../src/core/emitter.js';
 
 type Events = { a: number; b: string };
 

@@ -1,7 +1,8 @@
 /** The modern wire's pure parts: the `_meta` envelope, SEP-2243 header values, version pins. */
 import { describe, expect, it } from 'vitest';
 import { ModernEnvelope, mutualModernVersion, pinOf } from '../../src/protocol/era.js';
-import { encodeHeaderValue, modernRequestHeaders } from '../../src/transports/http/modern-headers.js';
+import { encodeHeaderValue } from '../../src/protocol/header-value.js';
+import { modernRequestHeaders } from '../../src/transports/http/modern-headers.js';
 
 describe('the _meta envelope', () => {
   const envelope = new ModernEnvelope('2026-07-28', { roots: {} }, { name: 'agent', version: '1.0.0' });
@@ -99,8 +100,8 @@ describe('protocolVersion pins', () => {
 
 describe('the protocolVersion option', () => {
   it('defaults to auto; a value it does not know is a ConfigError naming the field', async () => {
-    const { parseServerConfig } = await import('../../src/config.js');
-    const { ConfigError } = await import('../../src/errors.js');
+    const { parseServerConfig } = await import('../../src/config/server-config.js');
+    const { ConfigError } = await import('../../src/core/errors.js');
     expect(parseServerConfig('a', { url: 'http://127.0.0.1/mcp' }).protocolVersion).toBe('auto');
     expect(() => parseServerConfig('a', { url: 'http://127.0.0.1/mcp', protocolVersion: '2024-01-01' })).toThrow(
       ConfigError,

@@ -22,7 +22,7 @@ import {
   type MCPToolFilterStatic,
 } from '@openai/agents';
 import type { ToolCatalog } from '../../catalog/catalog.js';
-import { describeError, ToolResultError, UnknownToolError } from '../../errors.js';
+import { describeError, ToolResultError, UnknownToolError } from '../../core/errors.js';
 import {
   callForFramework,
   catalogOf,

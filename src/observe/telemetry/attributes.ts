@@ -6,8 +6,8 @@
  * token or a header value.
  */
 import type { Attributes } from '@opentelemetry/api';
-import type { ServerConfig } from '../../config.js';
-import { McpError, McpSupervisorError } from '../../errors.js';
+import type { ServerConfig } from '../../config/server-config.js';
+import { McpError, McpSupervisorError } from '../../core/errors.js';
 
 export const ATTR = {
   methodName: 'mcp.method.name',

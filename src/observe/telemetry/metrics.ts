@@ -17,7 +17,7 @@ import {
   type MeterProvider,
   type ObservableResult,
 } from '@opentelemetry/api';
-import { VERSION } from '../../version.js';
+import { VERSION } from '../../core/version.js';
 import { ATTR } from './attributes.js';
 
 export const INSTRUMENTATION_NAME = 'mcp-supervisor';

@@ -14,7 +14,7 @@
  *   requests, keepalive round trips and misses, stdio process restarts.
  */
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
-import type { ServerConfig } from '../../config.js';
+import type { ServerConfig } from '../../config/server-config.js';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { TransportKind } from '../../transports/transport.js';
 import { ATTR, connectionAttributes, operationAttributes, targetOf } from './attributes.js';

@@ -6,7 +6,7 @@
  */
 import { fromCallback, type EventObject } from 'xstate';
 import type { FollowStreamInput, ListenerEvent, OpenFailure } from '../../../machines/listener.machine.js';
-import { describeError } from '../../errors.js';
+import { describeError } from '../../core/errors.js';
 import { readEvidence } from '../evidence.js';
 import { runtimeOf } from './runtime-registry.js';
 

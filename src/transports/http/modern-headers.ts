@@ -1,8 +1,9 @@
 /**
  * SEP-2243 request headers of the modern Streamable HTTP wire: `Mcp-Method` on every request,
- * `Mcp-Name` for the requests that name a tool, prompt, resource or task. A value that is not plain
- * header-safe ASCII (or looks like the sentinel itself) travels as `=?base64?…?=`.
+ * `Mcp-Name` for the requests that name a tool, prompt, resource or task, each value encoded as the
+ * spec says (protocol/header-value.ts).
  */
+import { encodeHeaderValue } from '../../protocol/header-value.js';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc.js';
 
 /**
@@ -18,16 +19,6 @@ const NAMED_METHODS: Readonly<Record<string, 'name' | 'uri' | 'taskId'>> = {
   'tasks/update': 'taskId',
   'tasks/cancel': 'taskId',
 };
-
-/** Visible ASCII and inner spaces/tabs; no leading or trailing whitespace. */
-const PLAIN_HEADER_VALUE = /^(?:[\x21-\x7E](?:[\x20\x21-\x7E\t]*[\x21-\x7E])?)?$/;
-const SENTINEL = /^=\?base64\?.*\?=$/;
-
-/** A header value as the spec's Value Encoding says: as is, or the Base64 sentinel. */
-export function encodeHeaderValue(value: string): string {
-  if (value !== '' && PLAIN_HEADER_VALUE.test(value) && !SENTINEL.test(value)) return value;
-  return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
-}
 
 /**
  * The finished headers of each method (and name) per shared POST headers object. The transport

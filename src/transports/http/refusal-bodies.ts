@@ -4,10 +4,10 @@
  * -32022 comes from a modern-only server.
  */
 import type { JsonRpcMessage } from '../../protocol/jsonrpc.js';
-import { VersionRefusedError } from '../../errors.js';
+import { VersionRefusedError } from '../../core/errors.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../../protocol/era.js';
 import { statusError } from '../http-requests.js';
-import { readBodyBounded, type Body } from '../response-body.js';
+import { readBodyBounded, type Body } from '../../core/response-body.js';
 import type { TransportSink } from '../transport.js';
 
 const ERROR_BODY_LIMIT = 8 * 1024;

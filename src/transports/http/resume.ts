@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { mayReconnectStream, streamReconnectDelay } from '../../../machines/stream-policy.js';
-import { AuthorizationRequiredError, ProtocolError, StreamEndedError } from '../../errors.js';
+import { AuthorizationRequiredError, ProtocolError, StreamEndedError } from '../../core/errors.js';
 import type { RequestId } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
 import { readSseStream } from '../sse-reader.js';

@@ -12,12 +12,12 @@ import {
   type RequestId,
 } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
-import { ProtocolError, SessionExpiredError } from '../../errors.js';
+import { ProtocolError, SessionExpiredError } from '../../core/errors.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
-import { redact, secretsOf } from '../../observe/redact.js';
-import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../headers.js';
+import { redact, secretsOf } from '../../core/redact.js';
+import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../../core/headers.js';
 import { describeMessage, statusError, type EventStreamResult } from '../http-requests.js';
-import { describeErrorBody, discardBody, readBodyBounded } from '../response-body.js';
+import { describeErrorBody, discardBody, readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
 import { refuseModernOnly, settleRefusal } from './refusal-bodies.js';
 import { deleteSigned, getStreamSigned, postSigned, type SignedEndpoint } from './signed-requests.js';

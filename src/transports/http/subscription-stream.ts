@@ -5,12 +5,12 @@
  * issued again as a new request by the listener.
  */
 import type { Dispatcher, Pool } from 'undici';
-import { ProtocolError } from '../../errors.js';
+import { ProtocolError } from '../../core/errors.js';
 import { encodeMessage, type JsonRpcRequest, type RequestId } from '../../protocol/jsonrpc.js';
-import { exchangeError } from '../exchange-error.js';
-import { headerValue, mediaTypeEssence } from '../headers.js';
+import { exchangeError } from '../../core/exchange-error.js';
+import { headerValue, mediaTypeEssence } from '../../core/headers.js';
 import { statusError } from '../http-requests.js';
-import { discardBody, readBodyBounded } from '../response-body.js';
+import { discardBody, readBodyBounded } from '../../core/response-body.js';
 import { readSseStream } from '../sse-reader.js';
 import type { SubscriptionStream } from '../transport.js';
 

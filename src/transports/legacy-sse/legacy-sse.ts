@@ -15,12 +15,12 @@ import {
   McpSupervisorError,
   ProtocolError,
   TransportError,
-} from '../../errors.js';
-import { redact, secretsOf } from '../../observe/redact.js';
+} from '../../core/errors.js';
+import { redact, secretsOf } from '../../core/redact.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
-import { lowercaseHeaders } from '../headers.js';
+import { lowercaseHeaders } from '../../core/headers.js';
 import { describeMessage, openEventStream, postMessage, statusError } from '../http-requests.js';
-import { describeErrorBody, discardBody } from '../response-body.js';
+import { describeErrorBody, discardBody } from '../../core/response-body.js';
 import { readSseStream } from '../sse-reader.js';
 import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
 import {

@@ -5,8 +5,8 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import type { StdioShutdownConfig } from '../../config.js';
-import { SpawnError } from '../../errors.js';
+import type { StdioShutdownConfig } from '../../config/server-config.js';
+import { SpawnError } from '../../core/errors.js';
 import { signalTree, SPAWN_DETACHED, treeAlive, untrackTree, waitTreeGone } from './process-tree.js';
 import { stdioEnvironment } from './environment.js';
 

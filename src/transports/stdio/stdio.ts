@@ -5,9 +5,10 @@
  * Starting and stopping the process (the spec's shutdown sequence) is server-process.ts.
  */
 import type { Writable } from 'node:stream';
-import type { StderrForward, StdioShutdownConfig } from '../../config.js';
-import { ConnectionClosedError, ProtocolError, type SpawnError } from '../../errors.js';
-import { encodeMessage, excerpt, parseMessages, type JsonRpcMessage } from '../../protocol/jsonrpc.js';
+import type { StderrForward, StdioShutdownConfig } from '../../config/server-config.js';
+import { ConnectionClosedError, ProtocolError, type SpawnError } from '../../core/errors.js';
+import { excerpt } from '../../core/excerpt.js';
+import { encodeMessage, parseMessages, type JsonRpcMessage } from '../../protocol/jsonrpc.js';
 import { LineReader } from './line-reader.js';
 import { trackTree } from './process-tree.js';
 import {

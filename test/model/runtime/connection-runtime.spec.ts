@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest';
 import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
-import { AuthorizationError } from '../../../src/errors.js';
+import { AuthorizationError } from '../../../src/core/errors.js';
 import { connectionMachine } from '../../../machines/connection.machine.js';
 import { AUTO_ERA_INPUT, connectionSpec, refused, session, unauthorized } from '../connection.spec.js';
 import type { Coverage } from '../coverage.js';

@@ -14,7 +14,7 @@
  */
 import { expect } from 'vitest';
 import type { AnyEventObject, AnyMachineSnapshot } from 'xstate';
-import { TransportError } from '../../../src/errors.js';
+import { TransportError } from '../../../src/core/errors.js';
 import { discovery, unauthorized as refusedOnOpen } from '../connection.spec.js';
 import { socketError, unauthorized } from './scripted-answers.js';
 import type { Exchange, Script } from './scripted-transport.js';

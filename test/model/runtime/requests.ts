@@ -5,7 +5,7 @@
  * src/runtime/replay-policy.ts, so a broken rule there disagrees with this table.
  */
 import { expect } from 'vitest';
-import { OutcomeUnknownError, TransportError } from '../../../src/errors.js';
+import { OutcomeUnknownError, TransportError } from '../../../src/core/errors.js';
 import type { ServerHandle } from '../../../src/server-handle.js';
 import type { Exchange, Script } from './scripted-transport.js';
 

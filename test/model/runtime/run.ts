@@ -14,7 +14,7 @@ import {
   OutcomeUnknownError,
   SessionExpiredError,
   TransportError,
-} from '../../../src/errors.js';
+} from '../../../src/core/errors.js';
 import type { ServerHandle } from '../../../src/server-handle.js';
 import { createSupervisor, type Supervisor } from '../../../src/supervisor.js';
 import type { Coverage } from '../coverage.js';

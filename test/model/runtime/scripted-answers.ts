@@ -1,5 +1,5 @@
 /** What the scripted server and network answer with: socket errors, a 401, the initialize result. */
-import { AuthorizationRequiredError } from '../../../src/errors.js';
+import { AuthorizationRequiredError } from '../../../src/core/errors.js';
 import { LATEST_PROTOCOL_VERSION } from '../../../src/protocol/messages.js';
 
 /** A socket error as undici reports it: the code on the cause. */

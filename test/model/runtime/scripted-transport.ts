@@ -5,9 +5,9 @@
  * hook, so everything above it (server runtime, gate, evidence, replay policy, machines) is real.
  * Nothing settles by itself: an open, a request, a listener or a DELETE waits for the script.
  */
-import type { ServerConfig } from '../../../src/config.js';
+import type { ServerConfig } from '../../../src/config/server-config.js';
 import type { JsonRpcMessage, JsonRpcRequest } from '../../../src/protocol/jsonrpc.js';
-import type { TransportContext, TransportFactory } from '../../../src/transports/create-transport.js';
+import type { TransportContext, TransportFactory } from '../../../src/transports/factory/create-transport.js';
 import type {
   ListenerOpenResult,
   SendOptions,

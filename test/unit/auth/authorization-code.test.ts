@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthorizationError } from '../../../src/errors.js';
+import { AuthorizationError } from '../../../src/core/errors.js';
 import { memoryTokenStore } from '../../../src/auth/index.js';
 import { startOAuthServer, type OAuthFixture, type OAuthFixtureOptions } from '../../../servers/oauth-server.js';
 import { callMcp, followRedirect, provider, REDIRECT_URI } from './helpers.js';

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthorizationError } from '../../../src/errors.js';
+import { AuthorizationError } from '../../../src/core/errors.js';
 import { authorizationServerMetadataUrls, protectedResourceMetadataUrls } from '../../../src/auth/discovery.js';
 import { canonicalResource, resourceCovers } from '../../../src/auth/resource.js';
 import { startOAuthServer, type OAuthFixture } from '../../../servers/oauth-server.js';

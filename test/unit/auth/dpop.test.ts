@@ -22,7 +22,7 @@ import { createOAuthProvider } from '../../../src/auth/oauth-provider.js';
 import { parseTokenResponse, postTokenRequest } from '../../../src/auth/token-endpoint.js';
 import { fileTokenStore, memoryTokenStore } from '../../../src/auth/token-store.js';
 import { parseBearerChallenge } from '../../../src/auth/www-authenticate.js';
-import { AuthorizationError } from '../../../src/errors.js';
+import { AuthorizationError } from '../../../src/core/errors.js';
 import { HttpCredentials } from '../../../src/transports/http-credentials.js';
 import { listenOnLoopback, readBody, type Listening } from '../../../servers/listen.js';
 

@@ -8,7 +8,7 @@ import {
   type LoopbackRedirect,
   type LoopbackRedirectOptions,
 } from '../../../src/auth/loopback-redirect.js';
-import { AuthorizationError, ConfigError } from '../../../src/errors.js';
+import { AuthorizationError, ConfigError } from '../../../src/core/errors.js';
 import { rejection } from '../../transports/helpers.js';
 
 interface Answer {

@@ -1,7 +1,7 @@
 import { createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOAuthProvider, signJwt } from '../../../src/auth/index.js';
-import { ConfigError } from '../../../src/errors.js';
+import { ConfigError } from '../../../src/core/errors.js';
 import { startOAuthServer, type OAuthFixture } from '../../../servers/oauth-server.js';
 import { callMcp } from './helpers.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fileTokenStore, memoryTokenStore } from '../../../src/auth/token-store.js';
 import type { StoredAuthorization } from '../../../src/auth/types.js';
-import { AuthorizationError, ConfigError } from '../../../src/errors.js';
+import { AuthorizationError, ConfigError } from '../../../src/core/errors.js';
 import { rejection } from '../../transports/helpers.js';
 
 const posix = process.platform !== 'win32';

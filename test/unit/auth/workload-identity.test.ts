@@ -2,7 +2,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOAuthProvider, signJwt } from '../../../src/auth/index.js';
-import { AuthorizationError, ConfigError } from '../../../src/errors.js';
+import { AuthorizationError, ConfigError } from '../../../src/core/errors.js';
 import { startOAuthServer, type OAuthFixture } from '../../../servers/oauth-server.js';
 import { callMcp } from './helpers.js';
 

@@ -4,7 +4,7 @@
  * or authorization headers.
  */
 
-import type { AuthChallenge } from './auth/types.js';
+import type { AuthChallenge } from './auth-challenge.js';
 
 export type ErrorCode =
   | 'MCP_ERROR'

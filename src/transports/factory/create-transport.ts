@@ -2,15 +2,15 @@
  * Picks and builds the transport a server config asks for. The one place that knows which
  * transports exist.
  */
-import type { CommandServerConfig, ServerConfig, UrlServerConfig } from '../config.js';
-import { ConfigError } from '../errors.js';
-import { StreamableHttpTransport } from './http/streamable-http.js';
-import { LegacySseTransport } from './legacy-sse/legacy-sse.js';
-import { StdioTransport } from './stdio/stdio.js';
-import type { Timers, Transport, TransportSink } from './transport.js';
-import type { ConfiguredTransport } from '../../machines/connection.machine.js';
-import type { AuthProvider } from '../auth/types.js';
-import type { HttpOptions } from './http-credentials.js';
+import type { CommandServerConfig, ServerConfig, UrlServerConfig } from '../../config/server-config.js';
+import { ConfigError } from '../../core/errors.js';
+import { StreamableHttpTransport } from '../http/streamable-http.js';
+import { LegacySseTransport } from '../legacy-sse/legacy-sse.js';
+import { StdioTransport } from '../stdio/stdio.js';
+import type { Timers, Transport, TransportSink } from '../transport.js';
+import type { ConfiguredTransport } from '../../../machines/connection.machine.js';
+import type { AuthProvider } from '../../auth/types.js';
+import type { HttpOptions } from '../http-credentials.js';
 
 export interface TransportContext {
   sink: TransportSink;

@@ -3,13 +3,13 @@
  * Desktop, Cursor and VS Code. Errors name the server and the field.
  */
 import { z } from 'zod';
-import type { SecretSources } from './observe/redact.js';
-import { PIN_VALUES } from './protocol/era.js';
-import { ConfigError } from './errors.js';
-import { isAuthProvider, type AuthConfig } from './auth/resolve-provider.js';
-import { parseOAuthOptions } from './auth/options.js';
-import { suggestField, unknownFields, warningsReported } from './config/fields.js';
-import { interpolatedSecretsOf, unexpandedVariable } from './config/interpolate.js';
+import type { SecretSources } from '../core/redact.js';
+import { PIN_VALUES } from '../protocol/era.js';
+import { ConfigError } from '../core/errors.js';
+import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
+import { parseOAuthOptions } from '../auth/options.js';
+import { suggestField, unknownFields, warningsReported } from './fields.js';
+import { interpolatedSecretsOf, unexpandedVariable } from './interpolate.js';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -188,7 +188,7 @@ function toConfigError(prefix: string, error: z.ZodError): ConfigError {
   return new ConfigError(`invalid configuration: ${lines.join('; ')}`, issues);
 }
 
-/** Where a server's configuration holds secrets, for the one redaction rule (observe/redact.ts). */
+/** Where a server's configuration holds secrets, for the one redaction rule (core/redact.ts). */
 export function secretSources(config: ServerConfig): SecretSources {
   return config.kind === 'command'
     ? { headers: config.headers, env: config.env, values: config.secrets }

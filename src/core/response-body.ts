@@ -1,7 +1,7 @@
 /** Reading (or abandoning) an HTTP response body: bounded, and never an unhandled error. */
 import type { Dispatcher } from 'undici';
-import { ProtocolError } from '../errors.js';
-import { excerpt } from '../protocol/jsonrpc.js';
+import { ProtocolError } from './errors.js';
+import { excerpt } from './excerpt.js';
 import { headerValue, type HeaderValue } from './headers.js';
 import { exchangeError } from './exchange-error.js';
 

@@ -4,7 +4,7 @@
  * Content-Length, BodyTimeoutError, …); a request released at its deadline rejects with the
  * typed error its caller already got, which passes through unchanged.
  */
-import { McpSupervisorError, TransportError } from '../errors.js';
+import { McpSupervisorError, TransportError } from './errors.js';
 
 /** `error` as a typed error of the exchange `what` (e.g. `POST 'tools/call'`): ours pass through. */
 export function exchangeError(what: string, error: unknown, server: string | undefined): McpSupervisorError {
