@@ -6,8 +6,6 @@
  * their own.
  */
 
-import type { JsonWebKey } from 'node:crypto';
-
 /** What a 401, or a 403 with `insufficient_scope`, told the client. */
 export interface AuthChallenge {
   status: 401 | 403;
@@ -99,7 +97,21 @@ export interface IssuerCredentials {
    * The DPoP key pair (RFC 9449) the tokens are bound to, as a private P-256 JWK. A secret like
    * the refresh token: never logged, never in status or errors.
    */
-  dpopKey?: JsonWebKey | undefined;
+  dpopKey?: PrivateJwk | undefined;
+}
+
+/**
+ * A private key as a JSON Web Key (RFC 7517): for DPoP, P-256 (`kty`, `crv`, `x`, `y`, `d`). Declared
+ * here rather than taken from `node:crypto`, whose export of `JsonWebKey` differs across `@types/node`
+ * majors (a consumer's type check must not depend on which one it has).
+ */
+export interface PrivateJwk {
+  kty?: string | undefined;
+  crv?: string | undefined;
+  x?: string | undefined;
+  y?: string | undefined;
+  d?: string | undefined;
+  [member: string]: unknown;
 }
 
 /**
