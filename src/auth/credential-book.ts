@@ -5,8 +5,13 @@
  * before, if anything. Also reads the token store's previous format (one issuer, top-level
  * `tokens` and `client`) without losing its tokens.
  */
-import type { JsonWebKey } from 'node:crypto';
-import type { IssuerCredentials, OAuthClientInformation, OAuthTokens, StoredAuthorization } from './types.js';
+import type {
+  IssuerCredentials,
+  OAuthClientInformation,
+  OAuthTokens,
+  StoredAuthorization,
+  PrivateJwk,
+} from './types.js';
 
 export class CredentialBook {
   #issuer: string | undefined;
@@ -29,10 +34,10 @@ export class CredentialBook {
     this.#current.client = client;
   }
 
-  get dpopKey(): JsonWebKey | undefined {
+  get dpopKey(): PrivateJwk | undefined {
     return this.#current.dpopKey;
   }
-  set dpopKey(key: JsonWebKey | undefined) {
+  set dpopKey(key: PrivateJwk | undefined) {
     this.#current.dpopKey = key;
   }
 

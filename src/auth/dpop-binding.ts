@@ -3,7 +3,7 @@
  * carry proofs, the key they are bound to (kept in the credential book, per issuer), the proofs
  * for requests to the MCP server, and the server nonces.
  */
-import type { JsonWebKey } from 'node:crypto';
+import type { PrivateJwk } from './types.js';
 import { AuthorizationError } from '../core/errors.js';
 import type { CredentialBook } from './credential-book.js';
 import type { Discovery } from './discovery.js';
@@ -14,7 +14,7 @@ export class DpopBinding {
   /** Server nonces, per origin (authorization and resource server). */
   readonly #nonces = new DpopNonces();
   /** The prover for the current issuer's key, made once per key. */
-  #prover: { key: JsonWebKey; prover: DpopProver } | undefined;
+  #prover: { key: PrivateJwk; prover: DpopProver } | undefined;
 
   constructor(
     private readonly book: CredentialBook,
@@ -75,7 +75,7 @@ export class DpopBinding {
     this.#prover = undefined;
   }
 
-  #proverFor(key: JsonWebKey | undefined): DpopProver | undefined {
+  #proverFor(key: PrivateJwk | undefined): DpopProver | undefined {
     if (!key) return undefined;
     if (this.#prover?.key !== key) this.#prover = { key, prover: new DpopProver(key) };
     return this.#prover.prover;

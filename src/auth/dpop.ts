@@ -12,16 +12,17 @@ import {
   randomUUID,
   sign,
   verify,
-  type JsonWebKey,
+  type JsonWebKeyInput,
   type KeyObject,
 } from 'node:crypto';
 import { SignJWT, type JWK } from 'jose';
+import type { PrivateJwk } from './types.js';
 
 /** The only algorithm this client signs proofs with (RFC 9449 §4.2 allows any asymmetric one). */
 export const DPOP_ALGORITHM = 'ES256';
 
 /** A fresh P-256 key pair as a private JWK (`kty`, `crv`, `x`, `y`, `d`): what the token store keeps. */
-export function generateDpopKey(): JsonWebKey {
+export function generateDpopKey(): PrivateJwk {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   return privateKey.export({ format: 'jwk' });
 }
@@ -29,12 +30,12 @@ export function generateDpopKey(): JsonWebKey {
 const KEY_CHECK = Buffer.from('dpop key check');
 
 /** True when `jwk` is a P-256 private key this client can sign with (a stored key may be damaged). */
-export function isUsableDpopKey(jwk: unknown): jwk is JsonWebKey {
+export function isUsableDpopKey(jwk: unknown): jwk is PrivateJwk {
   try {
-    const key = createPrivateKey({ key: jwk as JsonWebKey, format: 'jwk' });
+    const key = createPrivateKey({ key: jwk as JsonWebKeyInput['key'], format: 'jwk' });
     if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') return false;
     // The public half sent in proofs must verify what `d` signs (a JWK can hold a mismatched pair).
-    const { kty, crv, x, y } = jwk as JsonWebKey;
+    const { kty, crv, x, y } = jwk as JsonWebKeyInput['key'];
     const publicKey = createPublicKey({ key: { kty, crv, x, y }, format: 'jwk' });
     return verify('sha256', KEY_CHECK, publicKey, sign('sha256', KEY_CHECK, key));
   } catch {
@@ -68,7 +69,7 @@ export class DpopProver {
   /** `ath` of the last token: one hash per token, not per request. */
   #ath: { token: string; hash: string } | undefined;
 
-  constructor(privateJwk: JsonWebKey) {
+  constructor(privateJwk: PrivateJwk) {
     this.#key = createPrivateKey({ key: privateJwk, format: 'jwk' });
     const { kty, crv, x, y } = privateJwk;
     this.#publicJwk = { kty, crv, x, y };

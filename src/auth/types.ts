@@ -6,7 +6,6 @@
  * their own.
  */
 
-import type { JsonWebKey } from 'node:crypto';
 import type { AuthChallenge } from '../core/auth-challenge.js';
 
 // Declared on the ground floor, beside the typed error that carries it (AuthorizationRequiredError).
@@ -94,7 +93,21 @@ export interface IssuerCredentials {
    * The DPoP key pair (RFC 9449) the tokens are bound to, as a private P-256 JWK. A secret like
    * the refresh token: never logged, never in status or errors.
    */
-  dpopKey?: JsonWebKey | undefined;
+  dpopKey?: PrivateJwk | undefined;
+}
+
+/**
+ * A private key as a JSON Web Key (RFC 7517): for DPoP, P-256 (`kty`, `crv`, `x`, `y`, `d`). Declared
+ * here rather than taken from `node:crypto`, whose export of `JsonWebKey` differs across `@types/node`
+ * majors (a consumer's type check must not depend on which one it has).
+ */
+export interface PrivateJwk {
+  kty?: string | undefined;
+  crv?: string | undefined;
+  x?: string | undefined;
+  y?: string | undefined;
+  d?: string | undefined;
+  [member: string]: unknown;
 }
 
 /**
