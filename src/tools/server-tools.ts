@@ -54,13 +54,24 @@ export class ServerTools {
     const host = this.host;
     // A tool the server runs as a task (required in 2025-11-25, the server's choice in 2026-07-28) is polled to its end.
     if (host.runsToolTasks) return callLegacyTool(this.toolCall(name, args, options));
-    const send = () => host.request('tools/call', { name, arguments: args }, options);
     // Modern HTTP: a -32020 HeaderMismatch is answered by listing the tools once (tool-headers.ts).
+    // Elsewhere the call goes straight to the runtime (no closure per call).
     const raw = host.mirrorsToolHeaders
-      ? await host.toolHeaders.withRecovery(name, send, () => this.list(listingOptions(options)), host.name)
-      : await send();
+      ? await this.withHeaderRecovery(name, args, options)
+      : await host.request('tools/call', { name, arguments: args }, options);
     if (isModernCreated(raw)) return awaitModernTask(this.toolCall(name, args, options), raw);
     return toolResult(host, name, raw);
+  }
+
+  /** The call, sent once more after one listing when a -32020 is explained by changed declarations. */
+  private withHeaderRecovery(
+    name: string,
+    args: Record<string, unknown>,
+    options: RequestOptions | undefined,
+  ): Promise<unknown> {
+    const host = this.host;
+    const send = () => host.request('tools/call', { name, arguments: args }, options);
+    return host.toolHeaders.withRecovery(name, send, () => this.list(listingOptions(options)), host.name);
   }
 
   /** `handle.callToolAsTask`: the call as a task, when the era and the tool allow one (tasks/tool-call.ts). */
