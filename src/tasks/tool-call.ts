@@ -93,14 +93,18 @@ async function createLegacyTask<T>(call: ToolCall<T>, ttlMs: number | undefined)
 async function taskSupport<T>(call: ToolCall<T>, session: object) {
   const known = call.modes.modeOf(call.name, session);
   if (known !== undefined) return known;
-  const listing = call.options && { timeoutMs: call.options.timeoutMs, signal: call.options.signal };
   try {
-    await call.modes.listOnce(() => call.listTools(listing));
+    await call.modes.listOnce(() => call.listTools(listingOptions(call.options)));
   } catch (error) {
     // A listing that failed leaves the call as it is (a plain call), unless the caller gave up.
     if (call.options?.signal?.aborted) throw error;
   }
   return call.modes.modeOf(call.name, call.context.session()) ?? 'forbidden';
+}
+
+/** The listing a call makes first (output schemas, task modes, -32020): the call's deadline and signal, not its progress. */
+export function listingOptions(options: RequestOptions | undefined): RequestOptions | undefined {
+  return options && { timeoutMs: options.timeoutMs, signal: options.signal };
 }
 
 /**

@@ -1,0 +1,79 @@
+/**
+ * `handle.status()`: one server's state as an application or an operator reads it, assembled from
+ * its runtime. Nothing secret leaves: the session id is only said to exist, stderr lines are
+ * redacted, auth is the provider's own account without tokens.
+ */
+import type { AuthStatus } from './auth/types.js';
+import type { Implementation } from './protocol/messages.js';
+import type { ConnectionState } from './runtime/events.js';
+import type { TransportKind } from './transports/transport.js';
+
+export interface ServerStatus {
+  name: string;
+  /** The connection machine's top-level state; `stopped` before start, `disabled` for a server loaded with `disabled: true`. */
+  state: ConnectionState | 'stopped' | 'disabled';
+  transport: TransportKind | undefined;
+  protocolVersion: string | undefined;
+  /** `modern` (2026-07-28, per-request `_meta`) or `legacy` (an `initialize` session); undefined until the first success. */
+  era?: 'legacy' | 'modern' | undefined;
+  serverInfo: Implementation | undefined;
+  /** Never the id itself: '[redacted]' while a session exists. */
+  sessionId: '[redacted]' | undefined;
+  restarts: number;
+  lastError: string | undefined;
+  /** While `failed` and a revival is due: when the next attempt is (epoch ms). */
+  nextAttemptAt?: number | undefined;
+  keepalive: { lastRttMs: number | undefined; missed: number };
+  /** Requests sent and awaiting an answer, and requests waiting for the connection. */
+  requests: { inFlight: number; waiting: number };
+  /** stdio servers: the child's pid while it runs (undefined for URL servers). */
+  pid?: number | undefined;
+  /** stdio servers: the most recent stderr lines of the current or last process (undefined for URL servers). */
+  stderrTail?: string[] | undefined;
+  /** Servers with `auth`: whether credentials are held, their scope and expiry; never a token. */
+  auth?: AuthStatus | undefined;
+}
+
+/** What a status is read from; the server's runtime has each member. */
+export interface StatusSource {
+  readonly name: string;
+  readonly config: { kind: string };
+  readonly transportKind: TransportKind | undefined;
+  readonly transport:
+    { readonly hasSession: boolean; readonly pid?: number | undefined; stderrTail?(): string[] } | undefined;
+  readonly nextAttemptAt: number | undefined;
+  readonly pending: { readonly size: number };
+  readonly gate: { readonly waiting: number };
+  readonly authorization: { status(): AuthStatus | undefined };
+  state(): ConnectionState | 'stopped';
+  session(): { era: 'legacy' | 'modern'; protocolVersion: string; serverInfo: Implementation } | undefined;
+  lastError(): string | undefined;
+  keepalive(): { lastRttMs: number | undefined; missed: number };
+  redact<T extends string | undefined>(text: T): T;
+}
+
+/** The status now; `restarts` is the supervisor's count for this server. */
+export function serverStatus(source: StatusSource, restarts: number): ServerStatus {
+  const session = source.session();
+  const state = source.state();
+  return {
+    name: source.name,
+    state,
+    transport: source.transportKind,
+    protocolVersion: session?.protocolVersion,
+    era: session?.era,
+    serverInfo: session?.serverInfo,
+    sessionId: session && source.transport?.hasSession ? '[redacted]' : undefined,
+    restarts,
+    lastError: source.lastError(),
+    nextAttemptAt: state === 'failed' ? source.nextAttemptAt : undefined,
+    keepalive: source.keepalive(),
+    requests: { inFlight: Math.max(0, source.pending.size - source.gate.waiting), waiting: source.gate.waiting },
+    pid: source.transport?.pid,
+    stderrTail:
+      source.config.kind === 'command'
+        ? (source.transport?.stderrTail?.() ?? []).map((line) => source.redact(line))
+        : undefined,
+    auth: source.authorization.status(),
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The task parts of one server's tool calls, built by its first tool call or task method (an idle
+ * handle holds none): the context the task code runs in, what each tool says of tasks on this
+ * session, and `handle.tasks`.
+ */
+import type { RequestOptions, RuntimeEvents } from '../runtime/events.js';
+import type { HandlerContext } from '../runtime/server-requests.js';
+import { realTimers, type Timers } from '../transports/transport.js';
+import type { TaskContext } from './context.js';
+import type { TaskEra } from './schemas.js';
+import { TaskClient } from './task-client.js';
+import type { Finish } from './task-handle.js';
+import { ToolTaskModes } from './tool-task-modes.js';
+
+/** What tasks ask of their server; the server's runtime has each member. */
+export interface TaskHost {
+  readonly name: string;
+  readonly timers: Timers | undefined;
+  readonly maxInputRounds: number;
+  readonly events: {
+    on<K extends keyof RuntimeEvents>(event: K, listener: (payload: RuntimeEvents[K]) => void): () => void;
+  };
+  request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown>;
+  /** The current session (one object per session: what was learned on it is keyed by it). */
+  session(): { era: TaskEra; capabilities: Record<string, unknown> } | undefined;
+  answerInput(
+    method: string,
+    params: Record<string, unknown>,
+    context: HandlerContext,
+  ): Promise<Record<string, unknown>>;
+  watchTask(taskId: string): () => void;
+}
+
+export interface ToolTasks<T> {
+  context: TaskContext;
+  /** Each tool's `execution.taskSupport`, forgotten when the server's tools change. */
+  modes: ToolTaskModes;
+  client: TaskClient<T>;
+}
+
+/** The parts, wired to `host`; `finish` turns a task's raw result into the caller's. */
+export function toolTasks<T>(host: TaskHost, finish: Finish<T>): ToolTasks<T> {
+  const context: TaskContext = {
+    server: host.name,
+    timers: host.timers ?? realTimers,
+    request: (method, params, options) => host.request(method, params, options),
+    session: () => host.session(),
+    onNotification: (listener) => host.events.on('notification', listener),
+    onDown: (listener) => host.events.on('transition', ({ to }) => (to === 'closed' || to === 'failed') && listener()),
+    answerInput: (method, params, handlerContext) => host.answerInput(method, params, handlerContext),
+    maxInputRounds: host.maxInputRounds,
+    watch: (taskId) => host.watchTask(taskId),
+  };
+  const modes = new ToolTaskModes();
+  host.events.on('listChanged', ({ list }) => list === 'tools' && modes.invalidate());
+  return { context, modes, client: new TaskClient(context, finish) };
+}

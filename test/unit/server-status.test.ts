@@ -1,0 +1,64 @@
+/** handle.status() assembled from a server's runtime (src/server-status.ts). */
+import { describe, expect, it } from 'vitest';
+import { serverStatus, type StatusSource } from '../../src/server-status.js';
+
+type State = ReturnType<StatusSource['state']>;
+
+function source(state: State, overrides: Partial<StatusSource> = {}): StatusSource {
+  return {
+    name: 'files',
+    config: { kind: 'command' },
+    transportKind: 'stdio',
+    transport: { hasSession: true, pid: 42, stderrTail: () => ['token=s3cret', 'ok'] },
+    nextAttemptAt: 1_000,
+    pending: { size: 5 },
+    gate: { waiting: 2 },
+    authorization: { status: () => undefined },
+    state: () => state,
+    session: () => ({ era: 'legacy', protocolVersion: '2025-11-25', serverInfo: { name: 'files', version: '1' } }),
+    lastError: () => undefined,
+    keepalive: () => ({ lastRttMs: 3, missed: 0 }),
+    redact: <T extends string | undefined>(text: T) => text?.replace('s3cret', '[redacted]') as T,
+    ...overrides,
+  };
+}
+
+describe('a server status', () => {
+  it('says what the session is without its id, counts requests on the wire apart from waiting ones, redacts stderr', () => {
+    expect(serverStatus(source('ready'), 4)).toEqual({
+      name: 'files',
+      state: 'ready',
+      transport: 'stdio',
+      protocolVersion: '2025-11-25',
+      era: 'legacy',
+      serverInfo: { name: 'files', version: '1' },
+      sessionId: '[redacted]',
+      restarts: 4,
+      lastError: undefined,
+      nextAttemptAt: undefined,
+      keepalive: { lastRttMs: 3, missed: 0 },
+      requests: { inFlight: 3, waiting: 2 },
+      pid: 42,
+      stderrTail: ['token=[redacted]', 'ok'],
+      auth: undefined,
+    });
+  });
+
+  it('names the next attempt only while failed', () => {
+    expect(serverStatus(source('failed'), 0).nextAttemptAt).toBe(1_000);
+    expect(serverStatus(source('connecting'), 0).nextAttemptAt).toBeUndefined();
+  });
+
+  it('has no session id without a session or without one on the transport; no stderr for URL servers', () => {
+    expect(serverStatus(source('ready', { session: () => undefined }), 0).sessionId).toBeUndefined();
+    const stateless = source('ready', { transport: { hasSession: false }, config: { kind: 'url' } });
+    expect(serverStatus(stateless, 0)).toMatchObject({ sessionId: undefined, stderrTail: undefined, pid: undefined });
+  });
+
+  it('never counts fewer than zero requests in flight', () => {
+    expect(serverStatus(source('ready', { pending: { size: 1 }, gate: { waiting: 2 } }), 0).requests).toEqual({
+      inFlight: 0,
+      waiting: 2,
+    });
+  });
+});
