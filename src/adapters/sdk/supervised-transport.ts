@@ -13,7 +13,8 @@
  * - The client's `initialize` starts the connection and is answered from its handshake; what the
  *   client learned stays true across the connection's re-initializations, which it never sees.
  * - The connection's own traffic (handshakes, probes, keepalive) never reaches `onmessage`, nor
- *   an answer to a request the client cancelled.
+ *   an answer to a request the client cancelled. After a re-initialization the client hears
+ *   `list_changed` for every list the server says can change: the new session may list others.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -62,6 +63,7 @@ export interface SupervisedSendOptions {
 /** Longest a timer may wait: the client's own timeout bounds a held request, not the connection's. */
 const CLIENT_BOUND_MS = 2_147_483_647;
 const SENT: Promise<void> = Promise.resolve();
+const LISTS = ['tools', 'prompts', 'resources'] as const;
 
 export class SupervisedTransport {
   onclose?: (() => void) | undefined;
@@ -256,8 +258,21 @@ export class SupervisedTransport {
       void this.close();
       return;
     }
+    // A new session may list other tools, prompts or resources than the one the client read.
+    if (event.to === 'ready') this.announceLists();
     if (event.error !== undefined)
       this.onerror?.(new Error(`[${event.server}] ${event.from} -> ${event.to}: ${event.cause} (${event.error})`));
+  }
+
+  /** After a re-initialization: `list_changed` for each list the client was told can change, so it reads it again. */
+  private announceLists(): void {
+    const capabilities = this.initializeAnswer?.capabilities;
+    if (!isObject(capabilities)) return;
+    for (const list of LISTS) {
+      const capability = capabilities[list];
+      if (isObject(capability) && capability.listChanged === true)
+        this.deliver({ jsonrpc: '2.0', method: `notifications/${list}/list_changed` });
+    }
   }
 
   private deliver(message: WireMessage): void {

@@ -1,0 +1,209 @@
+/**
+ * `mcp-supervisor/sdk`: the official SDK's own `Client`, v1 (1.32.x) and v2 (2.4.x), unchanged,
+ * over `supervisedTransport()`, against real servers: the SDK's example server restarted (400
+ * and 404 for the old session), down for a while, killed mid-call; a tool server whose tools
+ * change; a v2 stdio server in modern-only mode. In each the Client sees answers, never its
+ * `onclose`; the rules the SDK's own code imposes on a transport are checked one by one.
+ */
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { supervisedTransport, SUPERVISOR_ERROR, type SupervisedTransport } from '../../src/adapters/sdk/index.js';
+import { startSdkExampleServer, type SdkExampleServer } from '../../servers/sdk-example-server.js';
+import { startSdkExampleProcess, type SdkExampleProcess } from '../../servers/fixture-process.js';
+import { startToolServer, type ToolServer } from '../catalog/tool-server.js';
+import { nextTransition } from '../integration/helpers.js';
+import { until } from './servers.js';
+import { clientNoticesClose, openClient, strayMessages, type SdkVersion, type TestClient } from './sdk-clients.js';
+
+const FAST = {
+  restart: { backoff: { initialMs: 20, maxMs: 50, factor: 2, jitter: 0 } },
+  revive: { initialMs: 20, maxMs: 50 },
+  keepalive: false as const,
+};
+const V2_STDIO = fileURLToPath(new URL('../../servers/v2-stdio-server.mjs', import.meta.url));
+
+let status400: SdkExampleServer;
+let status404: SdkExampleServer;
+let tools: ToolServer;
+let killable: SdkExampleProcess;
+const opened: TestClient[] = [];
+
+beforeAll(async () => {
+  [status400, status404, tools, killable] = await Promise.all([
+    startSdkExampleServer(),
+    startSdkExampleServer({ unknownSessionStatus: 404 }),
+    startToolServer([{ name: 'wait', hang: true }, { name: 'first' }]),
+    startSdkExampleProcess({ stallTools: ['lookup', 'increment'] }),
+  ]);
+}, 30_000);
+
+afterAll(async () => {
+  tools?.release();
+  await Promise.all(opened.map((client) => client.close().catch(() => {})));
+  await Promise.all([status400?.close(), status404?.close(), tools?.close(), killable?.close()]);
+});
+
+async function open(version: SdkVersion, transport: SupervisedTransport, options?: Parameters<typeof openClient>[2]) {
+  const client = await openClient(version, transport, options);
+  opened.push(client);
+  return client;
+}
+
+function text(result: { content: Array<{ text?: string }> }): string | undefined {
+  return result.content[0]?.text;
+}
+
+describe.each(['v1', 'v2'] as const)('the SDK %s Client over supervisedTransport', (version) => {
+  it('sessionId reads undefined until the supervised handshake; the Client learns the capabilities from it', async () => {
+    const transport = supervisedTransport({ url: status400.url, ...FAST });
+    await transport.start();
+    expect(transport.sessionId).toBeUndefined(); // a Client that saw one would skip initialize
+    const client = await open(version, transport);
+    expect(transport.sessionId).toEqual(expect.any(String));
+    expect(client.serverVersion()).toEqual({ name: 'sdk-example', version: '1.0.0' });
+    expect(client.serverCapabilities()).toHaveProperty('tools');
+    expect(await client.toolNames()).toEqual(['echo', 'lookup', 'upsert', 'increment']);
+    expect(transport.protocolVersion).toBe(transport.server!.status().protocolVersion);
+  });
+
+  it.each([
+    ['400 "No valid session ID provided"', () => status400],
+    ['404 "Session not found"', () => status404],
+  ])('a restart answering %s: every call answered, one re-initialize the Client never sees', async (_, server) => {
+    const transport = supervisedTransport({ url: server().url, ...FAST });
+    const client = await open(version, transport);
+    const learned = { info: client.serverVersion(), capabilities: client.serverCapabilities() };
+    const initializes = server().requests()['initialize'] ?? 0;
+    await server().restart();
+    await clientNoticesClose();
+    const results = await Promise.all([0, 1, 2].map((i) => client.call('echo', { text: `after ${i}` })));
+    expect(results.map(text)).toEqual(['after 0', 'after 1', 'after 2']);
+    expect(await client.toolNames()).toEqual(['echo', 'lookup', 'upsert', 'increment']);
+    expect(server().requests()['initialize']).toBe(initializes + 1);
+    expect({ info: client.serverVersion(), capabilities: client.serverCapabilities() }).toEqual(learned);
+    expect(client.closes).toBe(0);
+    // Our own traffic (the re-initialize, its initialized, the probe) never reached the Client.
+    expect(strayMessages(client.seen)).toEqual([]);
+    expect(client.seen.filter((m) => m.method !== undefined && m.id === undefined).map((m) => m.method)).toEqual([
+      'notifications/tools/list_changed', // the new session may list other tools: the Client reads them again
+    ]);
+  });
+
+  it('an outage: calls sent while the server is down are held and answered when it is back; onerror, not onclose', async () => {
+    const transport = supervisedTransport({ url: status400.url, ...FAST });
+    const client = await open(version, transport);
+    await status400.stop();
+    await clientNoticesClose();
+    const down = nextTransition(transport.server!, (t) => t.to === 'reconnecting' || t.to === 'failed');
+    const calls = [0, 1, 2].map((i) => client.call('echo', { text: `held ${i}` }));
+    await down;
+    expect(transport.server!.status().requests.waiting).toBeGreaterThan(0);
+    await status400.start();
+    expect((await Promise.all(calls)).map(text)).toEqual(['held 0', 'held 1', 'held 2']);
+    expect(client.closes).toBe(0);
+    expect(client.errors.length).toBeGreaterThan(0); // told, as non-fatal errors
+  });
+
+  it('a server killed mid-call: the read-only call is answered, the non-idempotent one is outcome-unknown', async () => {
+    const transport = supervisedTransport({ url: killable.url, ...FAST });
+    const client = await open(version, transport);
+    await client.toolNames(); // what the server says of its tools (readOnlyHint) decides what may be sent again
+    const before = await killable.executions();
+    const read = client.call('lookup', { key: 'k' });
+    const increment = client.call('increment');
+    const outcome = increment.then(
+      () => undefined,
+      (error: { code?: number; data?: { code?: string } }) => error,
+    );
+    for (let ran = false; !ran;) {
+      const now = await killable.executions();
+      ran = now['lookup'] === (before['lookup'] ?? 0) + 1 && now['increment'] === (before['increment'] ?? 0) + 1;
+    }
+    await killable.kill();
+    await killable.start({ stallTools: [] });
+    try {
+      expect(text(await read)).toBe('no k');
+      const error = await outcome;
+      expect(error?.code).toBe(SUPERVISOR_ERROR);
+      expect(error?.data?.code).toBe('OUTCOME_UNKNOWN');
+      expect((await killable.executions())['increment']).toBe((before['increment'] ?? 0) + 1); // not run twice
+      expect(client.closes).toBe(0);
+    } finally {
+      await killable.kill();
+      await killable.start({ stallTools: ['lookup', 'increment'] });
+    }
+  });
+
+  it('listChanged across a re-initialize: the Client hears of the new session and of later changes', async () => {
+    tools.setTools([{ name: 'wait', hang: true }, { name: 'first' }]);
+    const transport = supervisedTransport({ url: tools.url, ...FAST });
+    const client = await open(version, transport);
+    let changes = 0;
+    client.onToolsChanged(() => changes++);
+    expect(await client.toolNames()).toEqual(['wait', 'first']);
+    await tools.restart([{ name: 'wait', hang: true }, { name: 'second' }]);
+    await clientNoticesClose();
+    expect(await client.toolNames()).toEqual(['wait', 'second']); // the first call finds the session gone
+    await until(() => changes === 1);
+    // A list_changed of the new session (sent again until its stream is open: the server drops it before).
+    while (changes < 2) {
+      tools.setTools([{ name: 'wait', hang: true }, { name: 'third' }]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(await client.toolNames()).toEqual(['wait', 'third']);
+    expect(client.closes).toBe(0);
+  });
+
+  it("cancellation: the Client's abort reaches the server; the late answer never reaches the Client", async () => {
+    tools.setTools([{ name: 'wait', hang: true }]);
+    const transport = supervisedTransport({ url: tools.url, ...FAST });
+    const client = await open(version, transport);
+    const cancelled = tools.cancelled.length;
+    const controller = new AbortController();
+    const call = client.call('wait', { text: version }, { signal: controller.signal });
+    await until(() => tools.calls.includes(`wait(${version})`));
+    controller.abort();
+    await expect(call).rejects.toThrow();
+    await until(() => tools.cancelled.length === cancelled + 1);
+    tools.release();
+    expect(await client.toolNames()).toEqual(['wait']); // one more round trip: a late answer would be here by now
+    expect(strayMessages(client.seen)).toEqual([]);
+    expect(client.errors).toEqual([]);
+  });
+
+  it('close(): onclose once, the session ended; give-up (revive: false): onclose', async () => {
+    const transport = supervisedTransport({ url: status404.url, ...FAST });
+    const client = await open(version, transport);
+    await client.close();
+    expect(client.closes).toBe(1);
+    expect(transport.server!.status().state).toBe('closed');
+
+    const server = await startSdkExampleServer();
+    const doomed = supervisedTransport({ url: server.url, ...FAST, restart: { maxRestarts: 0 }, revive: false });
+    const gives = await open(version, doomed);
+    await server.close();
+    await expect(gives.call('echo', { text: 'x' })).rejects.toThrow();
+    await until(() => gives.closes === 1);
+    expect(doomed.server!.status().state).toBe('closed');
+  });
+
+  it('a v2 stdio server in modern-only mode: the Client speaks 2025, the connection 2026-07-28; a killed child is restarted', async () => {
+    const transport = supervisedTransport({ command: process.execPath, args: [V2_STDIO, 'modern'], ...FAST });
+    const client = await open(version, transport);
+    expect(transport.server!.status().era).toBe('modern');
+    expect(client.serverVersion()?.name).toBe('v2-stdio-modern');
+    const first = text(await client.call('echo', { text: 'a' }));
+    const pid = transport.server!.status().pid!;
+    expect(first).toBe(`a (pid ${pid})`);
+    // Killed while idle: the restart is under way before the next call (one written to the dead
+    // pipe would be outcome-unknown, a different test).
+    const restarted = nextTransition(transport.server!, (t) => t.to === 'ready');
+    process.kill(pid, 'SIGKILL');
+    await restarted;
+    const second = text(await client.call('echo', { text: 'b' }));
+    expect(second).toMatch(/^b \(pid \d+\)$/);
+    expect(second).not.toBe(`b (pid ${pid})`);
+    expect(await client.toolNames()).toContain('echo');
+    expect(client.closes).toBe(0);
+  });
+});
