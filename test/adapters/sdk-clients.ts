@@ -96,7 +96,7 @@ export async function openClient(
       call: (name, args = {}, o = {}) => client.callTool({ name, arguments: args }, undefined, o) as never,
       toolNames: async () => (await client.listTools()).tools.map((t) => t.name),
       serverVersion: () => client.getServerVersion(),
-      serverCapabilities: () => client.getServerCapabilities() as Result | undefined,
+      serverCapabilities: () => client.getServerCapabilities(),
       onToolsChanged: (listener) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => listener()),
       close: () => client.close(),
     };
@@ -118,10 +118,10 @@ export async function openClient(
       ...record,
       version,
       transport,
-      call: (name, args = {}, o = {}) => client.callTool({ name, arguments: args }, o) as never,
+      call: (name, args = {}, o = {}) => client.callTool({ name, arguments: args }, o),
       toolNames: async () => (await client.listTools()).tools.map((t) => t.name),
-      serverVersion: () => client.getServerVersion() as { name: string; version: string } | undefined,
-      serverCapabilities: () => client.getServerCapabilities() as Result | undefined,
+      serverVersion: () => client.getServerVersion(),
+      serverCapabilities: () => client.getServerCapabilities(),
       onToolsChanged: (listener) => client.setNotificationHandler('notifications/tools/list_changed', () => listener()),
       close: () => client.close(),
     };
