@@ -7,7 +7,12 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { supervisedTransport, SUPERVISOR_ERROR, type SupervisedTransport } from '../../src/adapters/sdk/index.js';
+import {
+  supervisedTransport,
+  SUPERVISOR_ERROR,
+  type SupervisedTransport,
+  type WireMessage,
+} from '../../src/adapters/sdk/index.js';
 import { startSdkExampleServer, type SdkExampleServer } from '../../servers/sdk-example-server.js';
 import { startSdkExampleProcess, type SdkExampleProcess } from '../../servers/fixture-process.js';
 import { startToolServer, type ToolServer } from '../catalog/tool-server.js';
@@ -104,36 +109,6 @@ describe.each(['v1', 'v2'] as const)('the SDK %s Client over supervisedTransport
     expect(client.errors.length).toBeGreaterThan(0); // told, as non-fatal errors
   });
 
-  it('a server killed mid-call: the read-only call is answered, the non-idempotent one is outcome-unknown', async () => {
-    const transport = supervisedTransport({ url: killable.url, ...FAST });
-    const client = await open(version, transport);
-    await client.toolNames(); // what the server says of its tools (readOnlyHint) decides what may be sent again
-    const before = await killable.executions();
-    const read = client.call('lookup', { key: 'k' });
-    const increment = client.call('increment');
-    const outcome = increment.then(
-      () => undefined,
-      (error: { code?: number; data?: { code?: string } }) => error,
-    );
-    for (let ran = false; !ran;) {
-      const now = await killable.executions();
-      ran = now['lookup'] === (before['lookup'] ?? 0) + 1 && now['increment'] === (before['increment'] ?? 0) + 1;
-    }
-    await killable.kill();
-    await killable.start({ stallTools: [] });
-    try {
-      expect(text(await read)).toBe('no k');
-      const error = await outcome;
-      expect(error?.code).toBe(SUPERVISOR_ERROR);
-      expect(error?.data?.code).toBe('OUTCOME_UNKNOWN');
-      expect((await killable.executions())['increment']).toBe((before['increment'] ?? 0) + 1); // not run twice
-      expect(client.closes).toBe(0);
-    } finally {
-      await killable.kill();
-      await killable.start({ stallTools: ['lookup', 'increment'] });
-    }
-  });
-
   it('listChanged across a re-initialize: the Client hears of the new session and of later changes', async () => {
     tools.setTools([{ name: 'wait', hang: true }, { name: 'first' }]);
     const transport = supervisedTransport({ url: tools.url, ...FAST });
@@ -205,5 +180,137 @@ describe.each(['v1', 'v2'] as const)('the SDK %s Client over supervisedTransport
     expect(second).not.toBe(`b (pid ${pid})`);
     expect(await client.toolNames()).toContain('echo');
     expect(client.closes).toBe(0);
+  });
+});
+
+describe('a server killed mid-call (SIGKILL, the same port again)', () => {
+  it('the read-only call is answered, the non-idempotent one is outcome-unknown: v1 and v2 at once', async () => {
+    const clients = await Promise.all(
+      (['v1', 'v2'] as const).map((version) => open(version, supervisedTransport({ url: killable.url, ...FAST }))),
+    );
+    // What the server says of its tools (readOnlyHint) decides what may be sent again.
+    for (const client of clients) await client.toolNames();
+    const before = await killable.executions();
+    const calls = clients.map((client) => ({
+      read: client.call('lookup', { key: client.version }),
+      increment: client.call('increment').then(
+        () => undefined,
+        (error: { code?: number; data?: { code?: string } }) => error,
+      ),
+    }));
+    for (let ran = false; !ran;) {
+      const now = await killable.executions();
+      ran = now['lookup'] === (before['lookup'] ?? 0) + 2 && now['increment'] === (before['increment'] ?? 0) + 2;
+    }
+    await killable.kill();
+    await killable.start({ stallTools: [] });
+    expect((await Promise.all(calls.map((call) => call.read))).map(text)).toEqual(['no v1', 'no v2']);
+    for (const call of calls) {
+      const error = await call.increment;
+      expect(error?.code).toBe(SUPERVISOR_ERROR);
+      expect(error?.data?.code).toBe('OUTCOME_UNKNOWN');
+    }
+    expect((await killable.executions())['increment']).toBe((before['increment'] ?? 0) + 2); // none run twice
+    expect(clients.map((client) => client.closes)).toEqual([0, 0]);
+  });
+});
+
+describe('the SDK v2 Client: what only v2 does', () => {
+  it("versionNegotiation 'auto': its in-place server/discover probe is answered as by a 2025-era server; it initializes", async () => {
+    const transport = supervisedTransport({ url: status404.url, ...FAST });
+    const client = await open('v2', transport, { v2: { versionNegotiation: { mode: 'auto' } } });
+    expect(client.serverVersion()?.name).toBe('sdk-example');
+    expect(await client.toolNames()).toContain('echo');
+  });
+
+  it("connect(transport, { prior: { kind: 'legacy' } }) skips the probe and initializes", async () => {
+    const client = await open('v2', supervisedTransport({ url: status404.url, ...FAST }), {
+      v2: { prior: { kind: 'legacy' } },
+    });
+    expect(await client.toolNames()).toContain('echo');
+  });
+
+  it('setSupportedProtocolVersions: the answer to initialize is a version the Client supports; setProtocolVersion records it', async () => {
+    const transport = supervisedTransport({ url: status404.url, ...FAST });
+    const client = await open('v2', transport, { v2: { supportedProtocolVersions: ['2025-06-18'] } });
+    expect(transport.server!.status().protocolVersion).toBe('2025-11-25'); // the wire speaks the server's
+    expect(transport.protocolVersion).toBe('2025-06-18');
+    expect(text(await client.call('echo', { text: 'v' }))).toBe('v');
+  });
+});
+
+describe('the transport seam itself (what a client may pass with a message)', () => {
+  async function raw(url: string) {
+    const transport = supervisedTransport({ url, ...FAST });
+    const got: WireMessage[] = [];
+    transport.onmessage = (message) => got.push(message);
+    let closes = 0;
+    transport.onclose = () => closes++;
+    await transport.start();
+    await transport.send({ jsonrpc: '2.0', id: 0, method: 'server/discover', params: {} });
+    await transport.send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    await until(() => got.length === 2);
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return { transport, got, closes: () => closes };
+  }
+
+  it('per-request headers, requestSignal, onRequestStreamEnd, resumption tokens: the request is answered, nothing else', async () => {
+    const { transport, got, closes } = await raw(status404.url);
+    expect(got[0]).toMatchObject({ id: 0, error: { code: -32601 } });
+    expect(got[1]).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: 'sdk-example' }, protocolVersion: '2025-11-25' },
+    });
+    let ended = 0;
+    const tokens: string[] = [];
+    await transport.send(
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'h' } } },
+      {
+        headers: { 'Mcp-Param-Text': 'h' },
+        requestSignal: new AbortController().signal,
+        onRequestStreamEnd: () => ended++,
+        onresumptiontoken: (token) => tokens.push(token),
+      },
+    );
+    await until(() => got.length === 3);
+    expect(got[2]).toEqual({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'h' }] } });
+    // A resumption token from an earlier transport: the request is sent as itself and answered.
+    await transport.send(
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'r' } } },
+      { resumptionToken: 'event-7' },
+    );
+    await until(() => got.length === 4);
+    expect(got[3]).toMatchObject({ id: 3, result: { content: [{ text: 'r' }] } });
+    expect({ ended, tokens, closes: closes() }).toEqual({ ended: 0, tokens: [], closes: 0 });
+    await transport.close();
+    expect(closes()).toBe(1);
+  });
+
+  it('requestSignal (v2) and signal (AI SDK) cancel the request at the server; its answer is never delivered', async () => {
+    tools.setTools([{ name: 'wait', hang: true }]);
+    const { transport, got } = await raw(tools.url);
+    const cancelled = tools.cancelled.length;
+    const controllers = [new AbortController(), new AbortController()];
+    await transport.send(
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'wait', arguments: { text: 'rs' } } },
+      { requestSignal: controllers[0]!.signal },
+    );
+    await transport.send(
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'wait', arguments: { text: 's' } } },
+      { signal: controllers[1]!.signal },
+    );
+    await until(() => tools.calls.includes('wait(rs)') && tools.calls.includes('wait(s)'));
+    for (const controller of controllers) controller.abort();
+    await until(() => tools.cancelled.length === cancelled + 2);
+    tools.release();
+    await transport.send({ jsonrpc: '2.0', id: 4, method: 'ping' });
+    await until(() => got.length === 3);
+    expect(got[2]).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
+    await transport.close();
   });
 });
