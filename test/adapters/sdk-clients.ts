@@ -42,6 +42,8 @@ export interface TestClient {
   serverVersion(): { name: string; version: string } | undefined;
   serverCapabilities(): Result | undefined;
   onToolsChanged(listener: () => void): void;
+  setLoggingLevel(level: 'debug' | 'info' | 'warning' | 'error'): Promise<unknown>;
+  subscribeResource(uri: string): Promise<unknown>;
   close(): Promise<void>;
   /** How often the Client's own `onclose` ran. */
   closes: number;
@@ -98,6 +100,8 @@ export async function openClient(
       serverVersion: () => client.getServerVersion(),
       serverCapabilities: () => client.getServerCapabilities(),
       onToolsChanged: (listener) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => listener()),
+      setLoggingLevel: (level) => client.setLoggingLevel(level),
+      subscribeResource: (uri) => client.subscribeResource({ uri }),
       close: () => client.close(),
     };
   } else {
@@ -123,6 +127,8 @@ export async function openClient(
       serverVersion: () => client.getServerVersion(),
       serverCapabilities: () => client.getServerCapabilities(),
       onToolsChanged: (listener) => client.setNotificationHandler('notifications/tools/list_changed', () => listener()),
+      setLoggingLevel: (level) => client.setLoggingLevel(level),
+      subscribeResource: (uri) => client.subscribeResource({ uri }),
       close: () => client.close(),
     };
   }

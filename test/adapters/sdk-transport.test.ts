@@ -16,6 +16,7 @@ import {
 import { startSdkExampleServer, type SdkExampleServer } from '../../servers/sdk-example-server.js';
 import { startSdkExampleProcess, type SdkExampleProcess } from '../../servers/fixture-process.js';
 import { startToolServer, type ToolServer } from '../catalog/tool-server.js';
+import { startStateServer, type StateServer } from '../../servers/sdk-state-server.js';
 import { nextTransition } from '../integration/helpers.js';
 import { until } from './servers.js';
 import { clientNoticesClose, openClient, strayMessages, type SdkVersion, type TestClient } from './sdk-clients.js';
@@ -31,21 +32,23 @@ let status400: SdkExampleServer;
 let status404: SdkExampleServer;
 let tools: ToolServer;
 let killable: SdkExampleProcess;
+let state: StateServer;
 const opened: TestClient[] = [];
 
 beforeAll(async () => {
-  [status400, status404, tools, killable] = await Promise.all([
+  [status400, status404, tools, killable, state] = await Promise.all([
     startSdkExampleServer(),
     startSdkExampleServer({ unknownSessionStatus: 404 }),
     startToolServer([{ name: 'wait', hang: true }, { name: 'first' }]),
     startSdkExampleProcess({ stallTools: ['lookup', 'increment'] }),
+    startStateServer(),
   ]);
 }, 30_000);
 
 afterAll(async () => {
   tools?.release();
   await Promise.all(opened.map((client) => client.close().catch(() => {})));
-  await Promise.all([status400?.close(), status404?.close(), tools?.close(), killable?.close()]);
+  await Promise.all([status400?.close(), status404?.close(), tools?.close(), killable?.close(), state?.close()]);
 });
 
 async function open(version: SdkVersion, transport: SupervisedTransport, options?: Parameters<typeof openClient>[2]) {
@@ -126,6 +129,27 @@ describe.each(['v1', 'v2'] as const)('the SDK %s Client over supervisedTransport
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(await client.toolNames()).toEqual(['wait', 'third']);
+    expect(client.closes).toBe(0);
+  });
+
+  it('the logging level and the subscriptions the Client set hold on the session after a restart', async () => {
+    const client = await open(version, supervisedTransport({ url: state.url, ...FAST }));
+    await client.setLoggingLevel('warning');
+    await client.subscribeResource(`file:///${version}.txt`);
+    const first = state.latest()!;
+    expect({ level: first.level, subscriptions: [...first.subscriptions] }).toEqual({
+      level: 'warning',
+      subscriptions: [`file:///${version}.txt`],
+    });
+    await state.restart();
+    await clientNoticesClose();
+    await client.toolNames();
+    const next = state.latest()!;
+    expect(next.id).not.toBe(first.id);
+    expect({ level: next.level, subscriptions: [...next.subscriptions] }).toEqual({
+      level: 'warning',
+      subscriptions: [`file:///${version}.txt`],
+    });
     expect(client.closes).toBe(0);
   });
 

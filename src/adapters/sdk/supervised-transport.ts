@@ -15,6 +15,7 @@
  * - The connection's own traffic (handshakes, probes, keepalive) never reaches `onmessage`, nor
  *   an answer to a request the client cancelled. After a re-initialization the client hears
  *   `list_changed` for every list the server says can change: the new session may list others.
+ *   The logging level and the subscriptions it set are set again on every new session.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -27,6 +28,7 @@ import {
 } from '../../index.js';
 import { serverHandshake } from '../../server-handshake.js';
 import { ClientAsks } from './client-asks.js';
+import { keptRequest } from './kept-requests.js';
 import {
   errorOf,
   handlersFor,
@@ -159,14 +161,17 @@ export class SupervisedTransport {
     if (progressToken !== undefined)
       options.onprogress = (progress) => this.inFlight.has(id) && this.deliver(progressOf(progressToken, progress));
     const signal = sendOptions?.requestSignal ?? sendOptions?.signal;
-    if (signal) signal.addEventListener('abort', () => this.cancel(id), { once: true });
-    handle.request(method, params, options).then(
-      (result) => this.answer(id, { jsonrpc: '2.0', id, result }),
-      (error: unknown) => this.answer(id, { jsonrpc: '2.0', id, error: errorOf(error) }),
+    const onAbort = signal && (() => this.cancel(id));
+    if (onAbort) signal.addEventListener('abort', onAbort, { once: true });
+    (keptRequest(handle, method, params, options) ?? handle.request(method, params, options)).then(
+      (result) => this.answer(id, { jsonrpc: '2.0', id, result }, signal, onAbort),
+      (error: unknown) => this.answer(id, { jsonrpc: '2.0', id, error: errorOf(error) }, signal, onAbort),
     );
   }
 
-  private answer(id: MessageId, message: WireMessage): void {
+  private answer(id: MessageId, message: WireMessage, signal?: AbortSignal, onAbort?: () => void): void {
+    // The client's signal may outlive the request (a shared one): its listener must not.
+    if (onAbort) signal!.removeEventListener('abort', onAbort);
     // A request the client cancelled is no longer awaited: its answer would be one it did not ask for.
     if (this.inFlight.delete(id)) this.deliver(message);
   }
