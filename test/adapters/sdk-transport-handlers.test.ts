@@ -2,25 +2,28 @@
  * `mcp-supervisor/sdk`: the server's requests reach the SDK Client's own handlers (form and URL
  * elicitation, sampling with tools, roots) and their answers go back; progress reaches the
  * Client's `onprogress` under its own token. Against @modelcontextprotocol/server-everything and
- * a 2025-11-25 server built with the SDK (servers/sdk-elicitation-server.ts), SDK v1 and v2.
+ * a 2025-11-25 server built with the SDK (servers/sdk-elicitation-server.ts), SDK v1 and v2; and a
+ * legacy HTTP+SSE server spoken to through the same transport.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { supervisedTransport } from '../../src/adapters/sdk/index.js';
 import { startEverythingServer, type EverythingServer } from '../../servers/everything-server.js';
 import { startSdkElicitationServer, type SdkElicitationServer } from '../../servers/sdk-elicitation-server.js';
+import { startSdkSseServer, type SdkSseServer } from '../../servers/sdk-sse-server.js';
 import { openClient, strayMessages, type ClientHandlersForTest, type TestClient } from './sdk-clients.js';
 
 let everything: EverythingServer;
+let legacy: SdkSseServer;
 const elicitations: SdkElicitationServer[] = [];
 const opened: TestClient[] = [];
 
 beforeAll(async () => {
-  everything = await startEverythingServer('streamableHttp');
+  [everything, legacy] = await Promise.all([startEverythingServer('streamableHttp'), startSdkSseServer()]);
 }, 30_000);
 
 afterAll(async () => {
   await Promise.all(opened.map((client) => client.close().catch(() => {})));
-  await Promise.all([everything?.close(), ...elicitations.map((server) => server.close())]);
+  await Promise.all([everything?.close(), legacy?.close(), ...elicitations.map((server) => server.close())]);
 });
 
 const asked: Array<{ method: string; params: Record<string, unknown> }> = [];
@@ -104,5 +107,16 @@ describe.each(['v1', 'v2'] as const)("the SDK %s Client's handlers over supervis
     expect(strayMessages(client.seen)).toEqual([]);
     expect(strayMessages(other.seen)).toEqual([]);
     expect([client.closes, other.closes]).toEqual([0, 0]);
+  });
+});
+
+describe.each(['v1', 'v2'] as const)('the SDK %s Client, a legacy HTTP+SSE server (2024-11-05)', (version) => {
+  it('the transport speaks legacy SSE; the Client needs no SSEClientTransport nor fallback code', async () => {
+    const transport = supervisedTransport({ url: legacy.url, keepalive: false });
+    const client = await openClient(version, transport);
+    opened.push(client);
+    expect(transport.server!.status().transport).toBe('sse');
+    expect(await client.toolNames()).toContain('echo');
+    expect(allText(await client.call('echo', { text: 'old' }))).toContain('old');
   });
 });
