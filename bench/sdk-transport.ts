@@ -98,8 +98,8 @@ export async function runSdkTransportBench(counts: BenchCounts): Promise<string>
   }
 }
 
-// Modest counts: the SDK's own v1 transport adds an abort listener per call to one signal that it
-// never removes (thousands by the end), which slows every later call of that client.
+// Modest counts: in a long run the SDK's own transports pile up abort listeners on one signal
+// (MaxListenersExceededWarning past 1,900 here), which slows every later call of that client.
 const FULL: BenchCounts = {
   seqCalls: 1000,
   concCalls: 4000,
