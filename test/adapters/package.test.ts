@@ -89,13 +89,20 @@ describe('adapter subpaths', () => {
     expect(JSON.parse(outcome)).toContain(name);
   });
 
+  it('mcp-supervisor/sdk imports with the core alone (it imports no SDK) and resolves through the exports map', async () => {
+    for (const cwd of [bare, built])
+      expect(JSON.parse(await importIn(cwd, 'mcp-supervisor/sdk'))).toContain('supervisedTransport');
+    expect(JSON.parse(await importIn(built, 'mcp-supervisor/ai-sdk'))).toContain('supervisedMcpTransport');
+  });
+
   it('declares each framework as an optional peer dependency', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
       peerDependencies: Record<string, string>;
       peerDependenciesMeta: Record<string, { optional?: boolean }>;
     };
-    for (const { framework } of Object.values(ADAPTERS)) {
+    const clients = ['@modelcontextprotocol/sdk', '@modelcontextprotocol/client', '@ai-sdk/mcp'];
+    for (const framework of [...Object.values(ADAPTERS).map((adapter) => adapter.framework), ...clients]) {
       expect(manifest.peerDependencies[framework]).toBeDefined();
       expect(manifest.peerDependenciesMeta[framework]?.optional).toBe(true);
     }

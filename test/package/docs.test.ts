@@ -71,6 +71,8 @@ describe('code blocks in the docs', () => {
             'mcp-supervisor': ['../src/index.ts'],
             'mcp-supervisor/auth': ['../src/auth/index.ts'],
             'mcp-supervisor/machines': ['../machines/index.ts'],
+            'mcp-supervisor/sdk': ['../src/adapters/sdk/index.ts'],
+            'mcp-supervisor/ai-sdk': ['../src/adapters/ai-sdk/index.ts'],
           },
         },
         include: ['*.ts'],

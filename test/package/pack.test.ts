@@ -67,6 +67,7 @@ describe('the packed tarball, installed into an empty project', () => {
     ['mcp-supervisor', ['createSupervisor', 'connect', 'loadConfig', 'ConfigError']],
     ['mcp-supervisor/machines', ['connectionMachine', 'supervisorMachine']],
     ['mcp-supervisor/auth', ['createOAuthProvider', 'discover']],
+    ['mcp-supervisor/sdk', ['supervisedTransport']],
   ])(
     '`import … from %s` works',
     async (specifier, names) => {
@@ -83,11 +84,13 @@ describe('the packed tarball, installed into an empty project', () => {
       `import { createSupervisor, loadConfig, type ServerStatus, type ApplyResult } from 'mcp-supervisor';
 import { connectionMachine } from 'mcp-supervisor/machines';
 import { createPkce } from 'mcp-supervisor/auth';
-export async function run(file: string): Promise<[ServerStatus['state'], ApplyResult, string, string]> {
+import { supervisedTransport } from 'mcp-supervisor/sdk';
+export async function run(file: string): Promise<[ServerStatus['state'], ApplyResult, string, string, boolean]> {
   const sup = createSupervisor(await loadConfig(file));
   const result = await sup.apply(await loadConfig(file));
   const pkce = createPkce();
-  return [sup.status()['docs']!.state, result, connectionMachine.id, pkce.challenge];
+  const transport = supervisedTransport({ url: 'http://127.0.0.1:3000/mcp' });
+  return [sup.status()['docs']!.state, result, connectionMachine.id, pkce.challenge, transport.sessionId === undefined];
 }
 `,
     );

@@ -80,3 +80,6 @@ function convertPart(part: CallToolResult['content'][number]): ModelOutputPart |
       return { type: 'text', text: JSON.stringify(part) };
   }
 }
+
+export { supervisedMcpTransport } from './mcp-transport.js';
+export type { SupervisedTransport, SupervisedTransportOptions } from '../sdk/supervised-transport.js';

@@ -1,0 +1,286 @@
+/**
+ * One supervised connection behind the transport seam that the official SDK's `Client` (v1 and
+ * v2) and the AI SDK's MCP client share. The client keeps its code; the connection recovers
+ * sessions, rides out outages (its sends are held; the client's own request timeout is the
+ * bound), restarts stdio children and falls back to legacy SSE.
+ *
+ * The rules the clients' own code imposes (docs/migrating-from-sdk.md):
+ * - `onclose` is final for a client (it rejects everything pending): it fires only on `close()`
+ *   or when supervision gives up (`revive: false` and the server failed). Recoverable events
+ *   reach `onerror`, which the SDK documents as non-fatal.
+ * - `sessionId` is undefined until the supervised handshake is done (a client that sees one
+ *   before `connect` skips `initialize`), then one id of the transport's own, for good.
+ * - The client's `initialize` starts the connection and is answered from its handshake; what the
+ *   client learned stays true across the connection's re-initializations, which it never sees.
+ * - The connection's own traffic (handshakes, probes, keepalive) never reaches `onmessage`, nor
+ *   an answer to a request the client cancelled. After a re-initialization the client hears
+ *   `list_changed` for every list the server says can change: the new session may list others.
+ *   The logging level and the subscriptions it set are set again on every new session.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  connect,
+  type ConnectOptions,
+  type RequestOptions,
+  type ServerConfigInput,
+  type ServerHandle,
+  type TransitionEvent,
+} from '../../index.js';
+import { serverHandshake } from '../../server-handshake.js';
+import { ClientAsks } from './client-asks.js';
+import { keptRequest } from './kept-requests.js';
+import {
+  errorOf,
+  handlersFor,
+  initializeResult,
+  isObject,
+  METHOD_NOT_FOUND,
+  progressOf,
+  samplingOptionsFor,
+  splitProgress,
+  type MessageId,
+  type WireError,
+  type WireMessage,
+} from './wire.js';
+
+/** The connection's options, as for `connect()`; `clientInfo` and the handlers come from the client's `initialize`. */
+export type SupervisedTransportOptions = Omit<ConnectOptions, 'handlers' | 'clientInfo' | 'sampling'>;
+
+/** What a client may pass with a message (the SDK's `TransportSendOptions`, the AI SDK's `MCPTransportSendOptions`). */
+export interface SupervisedSendOptions {
+  relatedRequestId?: MessageId | undefined;
+  /** The connection resumes its own streams; a token from elsewhere is not needed (see the docs). */
+  resumptionToken?: string | undefined;
+  onresumptiontoken?: ((token: string) => void) | undefined;
+  /** SDK v2: aborting it cancels this request (as `notifications/cancelled` does). */
+  requestSignal?: AbortSignal | undefined;
+  /** SDK v2: never called: every request the client sent gets an answer, a result or an error. */
+  onRequestStreamEnd?: (() => void) | undefined;
+  /** SDK v2: the connection sets the SEP-2243 `Mcp-Param-*` headers itself from the tool's declarations. */
+  headers?: Readonly<Record<string, string>> | undefined;
+  /** AI SDK: aborting it cancels this request. */
+  signal?: AbortSignal | undefined;
+}
+
+/** Longest a timer may wait: the client's own timeout bounds a held request, not the connection's. */
+const CLIENT_BOUND_MS = 2_147_483_647;
+const SENT: Promise<void> = Promise.resolve();
+const LISTS = ['tools', 'prompts', 'resources'] as const;
+
+export class SupervisedTransport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: WireMessage, extra?: unknown) => void) | undefined;
+  /** SDK v2: each request can be cancelled on its own (`requestSignal`). */
+  readonly hasPerRequestStream = true;
+  /** The version the client settled on (`setProtocolVersion`); the wire speaks the server's. */
+  protocolVersion: string | undefined;
+
+  private handle: ServerHandle | undefined;
+  private connecting: Promise<ServerHandle> | undefined;
+  private ownSessionId: string | undefined;
+  private initializeAnswer: Record<string, unknown> | undefined;
+  private supportedVersions: readonly string[] | undefined;
+  private readonly inFlight = new Map<MessageId, AbortController>();
+  private readonly asks = new ClientAsks((message) => this.deliver(message));
+  private unsubscribe: (() => void)[] = [];
+  private closed = false;
+  private readonly timeoutMs: number | undefined;
+
+  constructor(
+    private readonly config: ServerConfigInput,
+    private readonly options: SupervisedTransportOptions = {},
+  ) {
+    // A timeout the user configured stays theirs; otherwise the client's own timeout is the bound.
+    this.timeoutMs = isObject(config) && 'requestTimeoutMs' in config ? undefined : CLIENT_BOUND_MS;
+  }
+
+  /** Undefined until the supervised handshake is done; then the transport's own id for good. */
+  get sessionId(): string | undefined {
+    return this.ownSessionId;
+  }
+
+  /** The supervised connection once the client's `initialize` started it (status, events, `reconnect()`). */
+  get server(): ServerHandle | undefined {
+    return this.handle;
+  }
+
+  start(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the supervised transport is closed; make a new one'));
+    return SENT;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
+  }
+
+  setSupportedProtocolVersions(versions: string[]): void {
+    this.supportedVersions = versions;
+  }
+
+  send(message: WireMessage, options?: SupervisedSendOptions): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the supervised transport is closed'));
+    const method = message.method;
+    const id = message.id;
+    if (method === undefined) {
+      // An answer to one of the server's requests; anything else is not ours to forward.
+      this.asks.answer(message);
+      return SENT;
+    }
+    if (id === undefined || id === null) return this.notification(method, message.params);
+    if (method === 'initialize') void this.initialize(id, message.params);
+    else if (method === 'server/discover')
+      this.answerError(id, { code: METHOD_NOT_FOUND, message: 'Method not found' });
+    else this.request(id, method, message.params, options);
+    return SENT;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const stop of this.unsubscribe) stop();
+    this.unsubscribe = [];
+    for (const controller of this.inFlight.values()) controller.abort();
+    this.inFlight.clear();
+    this.asks.closeAll(this.handle?.name ?? 'server');
+    const handle = this.handle ?? (await this.connecting?.catch(() => undefined));
+    this.ownSessionId = undefined;
+    await handle?.close();
+    this.onclose?.();
+  }
+
+  // ---- the client's requests
+
+  private request(id: MessageId, method: string, raw: unknown, sendOptions: SupervisedSendOptions | undefined): void {
+    const handle = this.handle;
+    if (!handle) return this.answerError(id, { code: -32002, message: 'not initialized: send initialize first' });
+    const { params, progressToken } = splitProgress(raw);
+    const controller = new AbortController();
+    this.inFlight.set(id, controller);
+    const options: RequestOptions = { signal: controller.signal, timeoutMs: this.timeoutMs };
+    if (progressToken !== undefined)
+      options.onprogress = (progress) => this.inFlight.has(id) && this.deliver(progressOf(progressToken, progress));
+    const signal = sendOptions?.requestSignal ?? sendOptions?.signal;
+    const onAbort = signal && (() => this.cancel(id));
+    if (onAbort) signal.addEventListener('abort', onAbort, { once: true });
+    (keptRequest(handle, method, params, options) ?? handle.request(method, params, options)).then(
+      (result) => this.answer(id, { jsonrpc: '2.0', id, result }, signal, onAbort),
+      (error: unknown) => this.answer(id, { jsonrpc: '2.0', id, error: errorOf(error) }, signal, onAbort),
+    );
+  }
+
+  private answer(id: MessageId, message: WireMessage, signal?: AbortSignal, onAbort?: () => void): void {
+    // The client's signal may outlive the request (a shared one): its listener must not.
+    if (onAbort) signal!.removeEventListener('abort', onAbort);
+    // A request the client cancelled is no longer awaited: its answer would be one it did not ask for.
+    if (this.inFlight.delete(id)) this.deliver(message);
+  }
+
+  private answerError(id: MessageId, error: WireError): void {
+    this.deliver({ jsonrpc: '2.0', id, error });
+  }
+
+  private cancel(id: MessageId): void {
+    const controller = this.inFlight.get(id);
+    if (!controller) return;
+    this.inFlight.delete(id);
+    controller.abort();
+  }
+
+  private notification(method: string, params: unknown): Promise<void> {
+    switch (method) {
+      case 'notifications/initialized':
+        return SENT; // the connection's own handshake sent it
+      case 'notifications/cancelled': {
+        const requestId = isObject(params) ? params.requestId : undefined;
+        if (typeof requestId === 'string' || typeof requestId === 'number') this.cancel(requestId);
+        return SENT;
+      }
+      default: {
+        const handle = this.handle;
+        if (!handle) return SENT;
+        // Not serving right now: a notification is not held; the client hears of it as a non-fatal error.
+        return handle.notify(method, isObject(params) ? params : undefined).catch((error: unknown) => {
+          this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        });
+      }
+    }
+  }
+
+  // ---- the handshake
+
+  private async initialize(id: MessageId, params: unknown): Promise<void> {
+    const asked = isObject(params) ? params : {};
+    try {
+      const handle = this.handle ?? (await (this.connecting ??= this.open(asked)));
+      if (this.closed) return;
+      const handshake = serverHandshake(handle);
+      if (!handshake) throw new Error('the supervised connection has no session');
+      // A second `initialize` (a client that connects again) hears what the first one did.
+      this.initializeAnswer ??= initializeResult(handshake, asked.protocolVersion, this.supportedVersions);
+      this.ownSessionId ??= randomUUID();
+      this.deliver({ jsonrpc: '2.0', id, result: this.initializeAnswer });
+    } catch (error) {
+      this.connecting = undefined;
+      this.answerError(id, errorOf(error));
+    }
+  }
+
+  private async open(asked: Record<string, unknown>): Promise<ServerHandle> {
+    const clientInfo = isObject(asked.clientInfo) ? (asked.clientInfo as { name: string; version: string }) : undefined;
+    const handlers = handlersFor(asked.capabilities, (method, params, signal) => this.asks.ask(method, params, signal));
+    const handle = await connect(
+      this.config,
+      Object.assign({}, this.options, { clientInfo, handlers, sampling: samplingOptionsFor(asked.capabilities) }),
+    );
+    if (this.closed) {
+      await handle.close();
+      throw new Error('the supervised transport was closed during the handshake');
+    }
+    this.handle = handle;
+    this.unsubscribe.push(
+      handle.on('notification', (notification) => this.serverNotification(notification as WireMessage)),
+      handle.on('transition', (event) => this.transition(event)),
+    );
+    return handle;
+  }
+
+  // ---- what the server says
+
+  private serverNotification(notification: WireMessage): void {
+    // Progress goes to the request's own token (onprogress); a cancellation of a server request
+    // reaches the client as ours (client-asks.ts).
+    const method = notification.method;
+    if (method === 'notifications/progress' || method === 'notifications/cancelled') return;
+    this.deliver(notification);
+  }
+
+  private transition(event: TransitionEvent): void {
+    if (this.closed) return;
+    const gaveUp =
+      event.to === 'closed' || (event.to === 'failed' && isObject(this.config) && this.config.revive === false);
+    if (gaveUp) {
+      void this.close();
+      return;
+    }
+    // A new session may list other tools, prompts or resources than the one the client read.
+    if (event.to === 'ready') this.announceLists();
+    if (event.error !== undefined)
+      this.onerror?.(new Error(`[${event.server}] ${event.from} -> ${event.to}: ${event.cause} (${event.error})`));
+  }
+
+  /** After a re-initialization: `list_changed` for each list the client was told can change, so it reads it again. */
+  private announceLists(): void {
+    const capabilities = this.initializeAnswer?.capabilities;
+    if (!isObject(capabilities)) return;
+    for (const list of LISTS) {
+      const capability = capabilities[list];
+      if (isObject(capability) && capability.listChanged === true)
+        this.deliver({ jsonrpc: '2.0', method: `notifications/${list}/list_changed` });
+    }
+  }
+
+  private deliver(message: WireMessage): void {
+    if (!this.closed) this.onmessage?.(message);
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * What the current session's handshake told the client: the server's capabilities, identity,
+ * instructions and protocol version. `status()` carries only the identity and version; a
+ * drop-in transport (mcp-supervisor/sdk, mcp-supervisor/ai-sdk) must answer the application's
+ * own `initialize` with the whole of it.
+ */
+import type { ServerHandle } from './server-handle.js';
+import type { Implementation } from './protocol/messages.js';
+
+export interface ServerHandshake {
+  /** `legacy` (an `initialize` session) or `modern` (2026-07-28 `server/discover`). */
+  era: 'legacy' | 'modern';
+  protocolVersion: string;
+  serverInfo: Implementation;
+  capabilities: Record<string, unknown>;
+  instructions?: string | undefined;
+}
+
+/** The handle's runtime, as far as this accessor reads it. */
+interface SessionSource {
+  session():
+    | (ServerHandshake & { serverInfo: Implementation; instructions?: string | undefined; sessionGeneration: number })
+    | undefined;
+}
+
+/**
+ * The current handshake, or undefined while no session serves. It is a copy: later sessions do
+ * not change it.
+ *
+ * TODO(integrator): this belongs on ServerHandle as `handshake()`; it reads the handle's runtime
+ * here only because server-handle.ts is being reworked in parallel.
+ */
+export function serverHandshake(handle: ServerHandle): ServerHandshake | undefined {
+  const session = (handle as unknown as { runtime: SessionSource }).runtime.session();
+  if (!session) return undefined;
+  const { era, protocolVersion, serverInfo, capabilities, instructions } = session;
+  return { era, protocolVersion, serverInfo, capabilities, instructions };
+}
