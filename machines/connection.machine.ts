@@ -14,15 +14,15 @@
  * The runtime reports evidence (SESSION_EXPIRED, SESSION_IN_DOUBT, SERVER_UNREACHABLE,
  * CONNECTION_LOST, AUTHORIZATION_REQUIRED); the machine decides; the runtime executes the
  * provided actions: `hold requests` / `release requests` (the request gate), `reject waiting
- * requests`, `fail parked requests`, `settle doubtful requests`. Requests
- * never pass through the machine: while `ready.serving` they go straight to the transport.
+ * requests`, `fail parked requests`, `settle doubtful requests`. Requests never pass through the
+ * machine: while `ready.serving` they go straight to the transport.
  *
  * The era is chosen by the spec's negotiation rules (docs/protocol-eras.md): a `server/discover`
  * probe unless the era is pinned or latched legacy; the era that worked is latched like the transport.
  *
  * It says what happened (connection.facts.ts): each move names its cause and ends with a
  * `state changed` fact, after the lifecycle facts of that move (session started or ended, the
- * fallback, the restart, giving up, the revival …).
+ * fallback, the restart, giving up …); `revival scheduled` follows the move into `failed`.
  *
  * The states live beside their concept: connection.opening.ts (connecting, discovering,
  * initializing), connection.session.ts (ready, probing, expired, reinitializing, authorizing),
