@@ -3,7 +3,8 @@
  * (the ones on requests are provided by the runtime; the others keep the context), its guards
  * and its delays. connection.machine.ts says when each happens.
  */
-import { assign, sendParent, setup, type PromiseActorLogic } from 'xstate';
+import { assign, emit, enqueueActions, sendParent, setup, type PromiseActorLogic } from 'xstate';
+import type { Cause, ConnectionFact, SessionEndReason } from './connection.facts.js';
 import {
   needsAuthorization,
   statusOf,
@@ -47,6 +48,19 @@ export const connectionSetup = setup({
     input: {} as ConnectionInput,
     context: {} as ConnectionContext,
     events: {} as ConnectionEvent,
+    /** What happened, for whoever listens (connection.facts.ts). */
+    emitted: {} as ConnectionFact,
+    children: {} as {
+      transport: 'connect transport';
+      'sse-fallback': 'sse-fallback';
+      discover: 'discover server';
+      handshake: 'initialize session';
+      probe: 'probe session';
+      authorize: 'authorize';
+      close: 'close session';
+      listener: 'listener';
+      keepalive: 'keepalive';
+    },
   },
   actors: {
     'connect transport': {} as PromiseActorLogic<{ transport: TransportKind }, ConnectTransportInput>,
@@ -73,10 +87,79 @@ export const connectionSetup = setup({
     'settle doubtful requests': (_, _params: { lost: boolean }) => {},
     /** The runtime's first attempt is over (serving, or down): `start()` and `connect()` resolve. */
     'settle attempt': () => {},
-    /** The next revival is due in `delayMs` (status() says when). */
-    'schedule revival': (_, _params: { delayMs: number }) => {},
     /** The next `connecting` opens a new transport (a new stdio process, a fresh HTTP pool share). */
     'replace transport': () => {},
+
+    // What happened (connection.facts.ts): the cause of a move, the state entered, the lifecycle facts.
+    'note cause': assign((_, cause: Cause) => ({ cause })),
+    announce: emit(({ context }, { state }: { state: string }) => ({
+      type: 'state changed' as const,
+      to: state,
+      cause: context.cause.cause,
+      error: context.cause.error,
+    })),
+    tell: emit((_, fact: ConnectionFact) => fact),
+    'tell connection down': emit(({ context }) => ({
+      type: 'connection down' as const,
+      error: context.lastError ?? 'connection lost',
+      fatal: context.fatal,
+    })),
+    'tell revival scheduled': emit(({ context }) => ({
+      type: 'revival scheduled' as const,
+      delayMs: context.revive === false ? 0 : reviveDelay(context.revivals, context.revive),
+    })),
+    /** After `remember session` / `remember discovery`: the new session's facts. */
+    'tell session started': enqueueActions<
+      ConnectionContext,
+      ConnectionEvent,
+      undefined,
+      ConnectionEvent,
+      never,
+      never,
+      never,
+      never,
+      ConnectionFact
+    >(({ context, enqueue }) => {
+      const session = context.session;
+      if (!session) return;
+      enqueue.emit({
+        type: 'session started',
+        era: session.era,
+        protocolVersion: session.protocolVersion,
+        generation: session.sessionGeneration,
+        transport: context.transport,
+      });
+    }),
+    /** At a close: the session ends (told only when there was one); the close itself still needs it. */
+    'tell session ended': enqueueActions<
+      ConnectionContext,
+      ConnectionEvent,
+      { reason: SessionEndReason },
+      ConnectionEvent,
+      never,
+      never,
+      never,
+      never,
+      ConnectionFact
+    >(({ context, enqueue }, { reason }) => {
+      if (context.session) enqueue.emit({ type: 'session ended', reason, era: context.session.era });
+    }),
+    /** The session is gone: told (when there was one), then forgotten. */
+    'forget session': enqueueActions<
+      ConnectionContext,
+      ConnectionEvent,
+      { reason: SessionEndReason },
+      ConnectionEvent,
+      never,
+      never,
+      never,
+      never,
+      ConnectionFact
+    >(({ context, enqueue }, { reason }) => {
+      if (!context.session) return;
+      enqueue.emit({ type: 'session ended', reason, era: context.session.era });
+      enqueue.assign({ session: undefined });
+    }),
 
     'remember transport': assign((_, params: { transport: TransportKind }) => ({ transport: params.transport })),
     'remember session': assign(({ context }, session: SessionInfo) => sessionKept(context, session)),
@@ -90,7 +173,6 @@ export const connectionSetup = setup({
       lastError: context.lastError ?? params.reason,
       fatal: context.fatal || params.fatal === true,
     })),
-    'forget session': assign({ session: undefined }),
     /** A handshake failed: the next attempt probes the era again (the server may have been replaced). */
     'forget era': assign(({ context }) => ({
       latchedEra: context.preferredEra === 'auto' ? undefined : context.latchedEra,

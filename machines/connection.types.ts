@@ -2,6 +2,7 @@
  * What the connection machine works with: its input and context, the evidence the runtime sends
  * it (events), what it reports to its supervisor, and the outputs of its actors.
  */
+import type { Cause } from './connection.facts.js';
 import type { KeepaliveReport, KeepaliveSettings } from './keepalive.machine.js';
 import type { ListenerReport } from './listener.machine.js';
 import type { ReviveSettings } from './restart-policy.js';
@@ -58,6 +59,8 @@ export interface ConnectionContext {
   lastError: string | undefined;
   /** The last failure was one a restart cannot fix (e.g. unsupported protocol version). */
   fatal: boolean;
+  /** Why the top-level state last changed (set by the transition, reported by the state entered). */
+  cause: Cause;
 }
 
 /** Evidence from the runtime, reports from the children, answers from the supervisor. */

@@ -1,12 +1,17 @@
 /** The pure machines, for diagrams, inspection and custom composition. */
 export {
   connectionMachine,
+  CONNECTION_FACT_KINDS,
+  CONNECTION_STATES,
+  type ConnectionFact,
+  type ConnectionState,
   type ConnectionContext,
   type ConnectionEvent,
   type ConnectionInput,
   type ConnectionReport,
   type SessionInfo,
 } from './connection.machine.js';
+/** @deprecated Read causes from the machine's `state changed` facts (`actor.on('state changed')`). */
 export { describeCause, eventError, topLevelState } from './transition-cause.js';
 export { listenerMachine, type ListenerContext, type ListenerEvent, type ListenerReport } from './listener.machine.js';
 export {

@@ -41,6 +41,7 @@ export const keepaliveMachine = setup({
   types: {
     input: {} as KeepaliveInput,
     context: {} as KeepaliveContext,
+    children: {} as { probe: 'probe' },
   },
   actors: {
     probe: {} as PromiseActorLogic<ProbeOutput, ProbeInput>,

@@ -70,6 +70,7 @@ export const listenerMachine = setup({
     input: {} as ListenerInput,
     context: {} as ListenerContext,
     events: {} as ListenerEvent,
+    children: {} as { stream: 'follow stream' },
   },
   actors: {
     // Provided by src/runtime/actors: opens the stream and reports STREAM_* / EVENT_ID / RETRY.

@@ -26,6 +26,7 @@ export const sseFallbackMachine = setup({
     input: {} as SseFallbackInput,
     context: {} as SseFallbackContext,
     output: {} as SseFallbackOutput,
+    children: {} as { probe: 'open legacy stream' },
   },
   actors: {
     // Provided by src/runtime/actors: opens the legacy stream, resolves once `endpoint` arrived.

@@ -76,11 +76,15 @@ function recordOf(context: SupervisorContext, server: string): RestartRecord {
   return context.restarts[server] ?? NEW_RESTART_RECORD;
 }
 
+/** One connection actor per server, its id the server's name. */
+const connectionChildren: Record<string, 'connection'> = {};
+
 export const supervisorMachine = setup({
   types: {
     input: {} as SupervisorInput,
     context: {} as SupervisorContext,
     events: {} as SupervisorEvent,
+    children: connectionChildren,
   },
   actors: {
     // Provided by src/supervisor.ts: the connection machine with its effects bound.
@@ -89,6 +93,12 @@ export const supervisorMachine = setup({
   actions: {
     /** A connection actor threw (a bug): its runtime fails the server's requests (provided by src/). */
     'fail crashed server': (_, _params: { server: string; error: unknown }) => {},
+    /**
+     * A connection actor was spawned at run time and starts after this macrostep: its facts are
+     * followed from the first (provided by src/; the first servers' are followed before the
+     * supervisor starts, when their actors exist but have not started).
+     */
+    'follow connection': (_, _params: ServerRef) => {},
     'start connections': enqueueActions(({ context, enqueue }) => {
       for (const server of context.servers) {
         enqueue.spawnChild('connection', { id: server.name, systemId: server.name, input: server.connection });
@@ -252,6 +262,7 @@ export const supervisorMachine = setup({
           actions: [
             { type: 'add server', params: ({ event }) => event },
             { type: 'start connection', params: ({ event }) => event },
+            { type: 'follow connection', params: ({ event }) => ({ server: event.server.name }) },
           ],
         },
         REMOVE_SERVER: {

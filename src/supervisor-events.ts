@@ -1,13 +1,15 @@
 /**
  * The supervisor's events: every server's events, tagged with the server, for the supervisor's
- * listeners, and what the catalog and the log need to hear of them.
+ * listeners, and what the catalog and the log need to hear of them (a transition comes with the
+ * lifecycle facts of its move: runtime/lifecycle-facts.ts).
  */
 import type { CatalogSignal } from './catalog/catalog.js';
 import { Emitter } from './core/emitter.js';
-import { logTransition, type Logger } from './observe/logger.js';
+import { logMove, type Logger } from './observe/logger.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Progress } from './protocol/pending.js';
 import type { LogMessage, ResourceUpdated, RuntimeEvents, TransitionEvent } from './runtime/events.js';
+import { factsOfMove } from './runtime/lifecycle-facts.js';
 
 export interface SupervisorEvents extends Record<string, unknown> {
   transition: TransitionEvent;
@@ -39,14 +41,15 @@ export class SupervisorEventRelay {
   }
 
   /** Takes every event of one server's runtime from now on. */
-  follow(server: string, events: Emitter<RuntimeEvents>, logger: Logger): void {
+  follow(server: string, runtime: { readonly events: Emitter<RuntimeEvents> }, logger: Logger): void {
     // One hook per server, not a subscription per event: every server pays for it while idle.
-    events.forward((event, payload) => this.relay(server, logger, event, payload));
+    runtime.events.forward((event, payload) => this.relay(server, runtime, logger, event, payload));
   }
 
   /** A server's event, as the supervisor's own (tagged with the server) and as log entries. */
   private relay<K extends keyof RuntimeEvents>(
     server: string,
+    runtime: object,
     logger: Logger,
     event: K,
     payload: RuntimeEvents[K],
@@ -54,8 +57,9 @@ export class SupervisorEventRelay {
     switch (event) {
       case 'transition': {
         const transition = payload as RuntimeEvents['transition'];
-        logTransition(logger, transition, this.owner.restartsOf(server));
-        this.owner.catalog.observe({ type: 'transition', transition });
+        const facts = factsOfMove(runtime);
+        logMove(logger, transition, facts, this.owner.restartsOf(server));
+        this.owner.catalog.observe({ type: 'transition', transition, facts });
         this.events.emit('transition', transition);
         break;
       }

@@ -5,7 +5,8 @@
  */
 import { createActor, type Actor, type ActorRefFrom, type InspectionEvent, type Observer } from 'xstate';
 import { type providedConnectionMachine, providedSupervisorMachine } from './runtime/actors/connection-actors.js';
-import { registerRuntimes } from './runtime/actors/runtime-registry.js';
+import { registerRuntimes, runtimeOf } from './runtime/actors/runtime-registry.js';
+import { followConnection } from './runtime/lifecycle-facts.js';
 import {
   parseServerConfig,
   parseServers,
@@ -240,7 +241,7 @@ export class Supervisor implements HandleOwner {
       createTransport: this.options.createTransport,
     });
     const server = config.name;
-    this.events.follow(server, runtime.events, this.options.logger ?? silentLogger);
+    this.events.follow(server, runtime, this.options.logger ?? silentLogger);
     const handle = new ServerHandle(runtime, this);
     this.runtimes.set(server, runtime);
     this.handles.set(server, handle);
@@ -260,9 +261,9 @@ export class Supervisor implements HandleOwner {
       if (!runtime) throw new Error(`unknown server '${name}'`);
       return runtime;
     };
-    const actor = createActor(providedSupervisorMachine, {
+    const actor = createActor(supervisedMachine, {
       input: { servers: [...this.configs.values()].map(supervisedServer), random: this.options.random },
-      inspect: (event) => this.inspect(event),
+      inspect: this.options.inspect ? (event) => this.inspect(event) : undefined,
     });
     this.actor = actor;
     registerRuntimes(actor.system, lookup);
@@ -276,22 +277,18 @@ export class Supervisor implements HandleOwner {
           );
       },
     });
-    for (const runtime of this.runtimes.values()) runtime.system = actor.system;
+    for (const runtime of this.runtimes.values()) {
+      runtime.system = actor.system;
+      // Spawned with the supervisor, started with it: followed now, before the first fact.
+      const connection = actor.system.get(runtime.name) as ConnectionRef | undefined;
+      if (connection) followConnection(connection, runtime);
+    }
     actor.start();
     await Promise.all([...this.runtimes.values()].map((runtime) => runtime.firstOutcome));
   }
 
-  /** Observes: transitions become events (nothing is started or decided here), the user's inspector sees sanitized copies. */
+  /** The user's inspector sees sanitized copies; nothing else reads inspection events. */
   private inspect(event: InspectionEvent): void {
-    // Microsteps show transient states (expired) too; the snapshot event covers the start.
-    if (event.type === '@xstate.microstep' || event.type === '@xstate.snapshot') {
-      const systemId = (event.actorRef as { systemId?: string }).systemId;
-      const runtime = systemId === undefined ? undefined : this.runtimes.get(systemId);
-      const snapshot = event.snapshot as { status?: string; value?: unknown };
-      if (runtime && event.actorRef !== this.actor && snapshot.status !== 'error') {
-        runtime.onTransition(snapshot.value, event.event);
-      }
-    }
     const user = this.options.inspect;
     if (!user || !this.sanitizer) return;
     const safe = this.sanitizer.event(event);
@@ -389,6 +386,19 @@ export class Supervisor implements HandleOwner {
     return this.actor?.system.get(name) as ConnectionRef | undefined;
   }
 }
+
+/**
+ * Each connection actor's facts go to its runtime from the first on (machines/connection.facts.ts):
+ * a server added at run time is followed when the supervisor machine spawns it, before it starts.
+ */
+const supervisedMachine = providedSupervisorMachine.provide({
+  actions: {
+    'follow connection': ({ system }, { server }) => {
+      const connection = system.get(server) as ConnectionRef | undefined;
+      if (connection) followConnection(connection, runtimeOf(system, server));
+    },
+  },
+});
 
 export function createSupervisor(options: SupervisorOptions): Supervisor {
   return new Supervisor(options);

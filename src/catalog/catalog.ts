@@ -8,6 +8,7 @@
  * Until the first `list()` (or a `changed` listener) the catalog is passive: invalidations only
  * mark lists stale, so a supervisor nobody asks for tools sends no `tools/list`.
  */
+import type { ConnectionFact, FactOf } from '../../machines/connection.facts.js';
 import { describeError, UnknownToolError } from '../core/errors.js';
 import { Emitter } from '../core/emitter.js';
 import type { CallToolResult, ListToolsResult, Tool } from '../protocol/messages.js';
@@ -47,10 +48,25 @@ export interface ToolServers {
 
 /** What the supervisor tells the catalog. */
 export type CatalogSignal =
-  | { type: 'transition'; transition: TransitionEvent }
+  /** A server's move: its transition and the lifecycle facts that came with it. */
+  | { type: 'transition'; transition: TransitionEvent; facts: readonly ConnectionFact[] }
   | { type: 'listChanged'; server: string }
   | { type: 'added'; server: string }
   | { type: 'removed'; server: string };
+
+/**
+ * The facts after which a server's list is fetched again: a new session (first, re-initialized,
+ * restarted, revived) may have other tools, and so may new credentials on the same session. A
+ * probe that found the session well changes nothing.
+ */
+export const RELIST_AFTER = {
+  'session started': () => true,
+  authorized: (fact) => fact.sessionKept,
+} satisfies { [K in ConnectionFact['type']]?: (fact: FactOf<K>) => boolean };
+
+function relists(fact: ConnectionFact): boolean {
+  return (RELIST_AFTER as Record<string, ((fact: ConnectionFact) => boolean) | undefined>)[fact.type]?.(fact) === true;
+}
 
 interface ServerEntry {
   readonly name: string;
@@ -164,14 +180,12 @@ export class ToolCatalog {
   observe(signal: CatalogSignal): void {
     switch (signal.type) {
       case 'transition': {
-        const { server, from, to } = signal.transition;
+        const { server, to } = signal.transition;
         const entry = this.entries.get(server);
         if (!entry) return;
         entry.state = to;
         if (entry.tools === undefined) this.built = undefined; // `missing` shows the state
-        // A new session (first, re-initialized, restarted, revived) may have other tools; a
-        // probe that found the session well (probing → ready) changes nothing.
-        if (to === 'ready' && from !== 'probing' && from !== 'ready') this.markStale(entry, 'ready');
+        if (signal.facts.some(relists)) this.markStale(entry, 'ready');
         return;
       }
       case 'listChanged': {

@@ -69,13 +69,19 @@ function transitionsOf(node: AnyStateNode): Transition[] {
   );
 }
 
-/** Named actions (strings or `{ type }`); inline functions have no name to show. */
+/** What the machine only says (machines/connection.facts.ts): every move has them, a diagram shows what it does. */
+const SAYING = new Set(['announce', 'note cause']);
+
+/** Named actions (strings or `{ type }`); inline functions have no name to show; a fact told is named by its kind. */
 function actionNames(actions: readonly unknown[] | undefined): string[] {
   const names: string[] = [];
   for (const action of actions ?? []) {
     if (typeof action === 'string') names.push(action);
-    else if (typeof action === 'object' && action !== null && typeof (action as { type?: unknown }).type === 'string')
-      names.push((action as { type: string }).type);
+    else if (typeof action === 'object' && action !== null && typeof (action as { type?: unknown }).type === 'string') {
+      const { type, params } = action as { type: string; params?: { type?: unknown } };
+      if (SAYING.has(type)) continue;
+      names.push(type === 'tell' && typeof params?.type === 'string' ? `tell ${params.type}` : type);
+    }
   }
   return names;
 }

@@ -82,11 +82,18 @@ export function rowsOf(
   });
 }
 
+/** Serving is green, failed red, ended dim; every other state (on its way) yellow. Typed: only states that exist. */
+const STATE_COLORS: Partial<Record<ServerStatus['state'], string>> = {
+  ready: ANSI.green,
+  failed: ANSI.red,
+  closing: ANSI.dim,
+  closed: ANSI.dim,
+  stopped: ANSI.dim,
+  disabled: ANSI.dim,
+};
+
 function stateColor(state: string): string {
-  if (state === 'ready') return ANSI.green;
-  if (state === 'failed') return ANSI.red;
-  if (state === 'closed' || state === 'closing' || state === 'stopped' || state === 'disabled') return ANSI.dim;
-  return ANSI.yellow;
+  return STATE_COLORS[state as ServerStatus['state']] ?? ANSI.yellow;
 }
 
 /** The table as lines: a header and one line per server. */

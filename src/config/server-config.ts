@@ -2,6 +2,7 @@
  * Server configuration: zod schemas, defaults, and the `mcpServers` JSON format used by Claude
  * Desktop, Cursor and VS Code. Errors name the server and the field.
  */
+import type { BackoffPolicy, RestartPolicy } from '../../machines/restart-policy.js';
 import { z } from 'zod';
 import type { SecretSources } from '../core/redact.js';
 import { PIN_VALUES } from '../protocol/era.js';
@@ -137,8 +138,13 @@ const CommandServerSchema = z.looseObject({
 });
 
 export type ServerConfigInput = z.input<typeof UrlServerSchema> | z.input<typeof CommandServerSchema>;
-export type BackoffPolicy = z.output<typeof BackoffSchema>;
-export type RestartPolicy = z.output<typeof RestartSchema>;
+/** Declared once, by the supervisor machine's restart policy; the schema must produce exactly it. */
+export type { BackoffPolicy, RestartPolicy };
+type Exactly<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const restartSchemaIsThePolicy: Exactly<z.output<typeof RestartSchema>, RestartPolicy> = true;
+const backoffSchemaIsThePolicy: Exactly<z.output<typeof BackoffSchema>, BackoffPolicy> = true;
+void restartSchemaIsThePolicy;
+void backoffSchemaIsThePolicy;
 export type KeepaliveConfig = z.output<typeof KeepaliveSchema>;
 export type ReviveConfig = z.output<typeof ReviveSchema>;
 export type StdioShutdownConfig = z.output<typeof ShutdownSchema>;

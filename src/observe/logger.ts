@@ -3,7 +3,7 @@
  * default is silent. Every entry carries `event` and `server`; none carries a secret (transition
  * errors are already redacted at their source).
  */
-import type { TransitionEvent } from '../runtime/events.js';
+import type { ConnectionFact, FactOf } from '../../machines/connection.facts.js';
 
 type LogFn = (fields: Record<string, unknown>, message?: string) => void;
 
@@ -17,24 +17,76 @@ export interface Logger {
 const noop: LogFn = () => {};
 export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
 
+/** The transition a log entry is about (the public TransitionEvent). */
+export interface LoggedTransition {
+  server: string;
+  from: string | null;
+  to: string;
+  cause: string;
+  error?: string | undefined;
+}
+
+interface Entry {
+  level: keyof Logger;
+  event: string;
+  message: (server: string, transition: LoggedTransition, restarts: number) => string;
+  restarts?: true;
+}
+
+/** The entry each of the machine's lifecycle facts gets; a move with none of them is a debug `transition`. */
+export const LOG_ENTRIES = {
+  'fell back to legacy SSE': () => ({
+    level: 'warn',
+    event: 'fallback',
+    message: (server) => `${server}: Streamable HTTP refused, trying legacy SSE`,
+  }),
+  restarted: () => ({
+    level: 'info',
+    event: 'restart',
+    restarts: true,
+    message: (server, _, restarts) => `${server}: restart ${restarts}`,
+  }),
+  'connection down': () => ({
+    level: 'warn',
+    event: 'connection down',
+    message: (server) => `${server}: connection down, retrying with backoff`,
+  }),
+  'session ended': (fact) =>
+    fact.reason === 'expired'
+      ? { level: 'info', event: 'session expired', message: (server) => `${server}: session expired, re-initializing` }
+      : undefined,
+  'gave up': () => ({
+    level: 'error',
+    event: 'failed',
+    message: (server, { error }) => `${server}: failed${error ? `: ${error}` : ''}`,
+  }),
+} satisfies { [K in ConnectionFact['type']]?: (fact: FactOf<K>) => Entry | undefined };
+
+function entryOf(fact: ConnectionFact): Entry | undefined {
+  const entry = (LOG_ENTRIES as Record<string, ((fact: ConnectionFact) => Entry | undefined) | undefined>)[fact.type];
+  return entry?.(fact);
+}
+
 /**
- * One entry per lifecycle change, named for what it means: `fallback`, `restart`,
- * `connection down`, `session expired`, `failed`, or plain `transition`.
+ * One entry per move, named for what it means (`fallback`, `restart`, `connection down`,
+ * `session expired`, `failed`), else a plain debug `transition`.
  */
-export function logTransition(logger: Logger, event: TransitionEvent, restarts: number): void {
-  const { server, from, to, cause, error } = event;
+export function logMove(
+  logger: Logger,
+  transition: LoggedTransition,
+  facts: readonly ConnectionFact[],
+  restarts: number,
+): void {
+  const { server, from, to, cause, error } = transition;
   const fields = { server, from, to, cause, ...(error ? { error } : {}) };
-  if (to === 'connecting' && from === 'initializing') {
-    logger.warn({ event: 'fallback', ...fields }, `${server}: Streamable HTTP refused, trying legacy SSE`);
-  } else if (to === 'connecting' && from === 'reconnecting') {
-    logger.info({ event: 'restart', restarts, ...fields }, `${server}: restart ${restarts}`);
-  } else if (to === 'reconnecting') {
-    logger.warn({ event: 'connection down', ...fields }, `${server}: connection down, retrying with backoff`);
-  } else if (to === 'expired') {
-    logger.info({ event: 'session expired', ...fields }, `${server}: session expired, re-initializing`);
-  } else if (to === 'failed') {
-    logger.error({ event: 'failed', ...fields }, `${server}: failed${error ? `: ${error}` : ''}`);
-  } else {
-    logger.debug({ event: 'transition', ...fields }, `${server}: ${from ?? '(start)'} -> ${to}`);
+  for (const fact of facts) {
+    const entry = entryOf(fact);
+    if (!entry) continue;
+    logger[entry.level](
+      { event: entry.event, ...(entry.restarts ? { restarts } : {}), ...fields },
+      entry.message(server, transition, restarts),
+    );
+    return;
   }
+  logger.debug({ event: 'transition', ...fields }, `${server}: ${from ?? '(start)'} -> ${to}`);
 }

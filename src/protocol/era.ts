@@ -4,10 +4,11 @@
  * request's `_meta`. What a pinned `protocolVersion` means, which modern errors are recognized,
  * and the `_meta` envelope of a modern request.
  */
+import type { EraPreference } from '../../machines/connection.types.js';
 import { SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities, type Implementation } from './messages.js';
 
-export type Era = 'legacy' | 'modern';
-export type EraPreference = 'auto' | Era;
+/** Declared once, by the connection machine. */
+export type { EraPreference };
 
 /** Modern versions this client speaks, newest first. */
 export const MODERN_PROTOCOL_VERSIONS = ['2026-07-28'] as const;

@@ -3,20 +3,18 @@
  * status(), the keepalive child's counts, and transition events. Read-only: nothing is started
  * here. Every text that leaves the runtime passes `redact()`.
  */
-import type { ActorRefFrom, AnyEventObject, SnapshotFrom } from 'xstate';
-import type { connectionMachine, SessionInfo } from '../../machines/connection.machine.js';
-import type { keepaliveMachine } from '../../machines/keepalive.machine.js';
-import { describeCause, eventError, topLevelState } from '../../machines/transition-cause.js';
+import type { ActorRefFrom, SnapshotFrom } from 'xstate';
+import type { connectionMachine, FactOf, SessionInfo } from '../../machines/connection.machine.js';
 import { secretSources } from '../config/server-config.js';
 import { Emitter } from '../core/emitter.js';
-import { observeTransition } from '../observe/telemetry/server-telemetry.js';
+import { observeMove } from '../observe/telemetry/server-telemetry.js';
 import { redact, secretsOf, type Secrets } from '../core/redact.js';
 import type { ConnectionState, RuntimeEvents } from './events.js';
+import { factsOfMove } from './lifecycle-facts.js';
 import { TransportOwner } from './transport-owner.js';
 
 export type ConnectionRef = ActorRefFrom<typeof connectionMachine>;
 export type ConnectionSnapshot = SnapshotFrom<typeof connectionMachine>;
-type KeepaliveSnapshot = SnapshotFrom<typeof keepaliveMachine>;
 
 export abstract class ConnectionView extends TransportOwner {
   readonly events = new Emitter<RuntimeEvents>();
@@ -40,7 +38,8 @@ export abstract class ConnectionView extends TransportOwner {
     if (!snapshot) return this.reported ?? 'stopped';
     if (snapshot.status === 'done') return 'closed';
     if (snapshot.status === 'error') return 'failed';
-    return topLevelState(snapshot.value) as ConnectionState;
+    const value = snapshot.value;
+    return (typeof value === 'string' ? value : Object.keys(value)[0]) as ConnectionState;
   }
 
   session(): SessionInfo | undefined {
@@ -53,21 +52,28 @@ export abstract class ConnectionView extends TransportOwner {
 
   /** Last keepalive round trip and misses in a row: the keepalive child's own count. */
   keepalive(): { lastRttMs: number | undefined; missed: number } {
-    const child = this.snapshot()?.children.keepalive?.getSnapshot() as KeepaliveSnapshot | undefined;
+    const child = this.snapshot()?.children.keepalive?.getSnapshot();
     return { lastRttMs: child?.context.lastRttMs, missed: child?.context.missed ?? 0 };
   }
 
-  /** Reports a change of top-level state as a transition event (observation only: nothing is started here). */
-  onTransition(value: unknown, event: AnyEventObject): void {
-    const to = topLevelState(value) as ConnectionState;
+  /** The machine's `state changed` fact, as a transition event (observation only: nothing is started here). */
+  onTransition(change: FactOf<'state changed'>): void {
+    const to = change.to as ConnectionState;
     const from = this.reported;
     if (to === from) return;
     this.reported = to;
-    if (to !== 'failed') this.nextAttemptAt = undefined;
-    const error = this.redact(eventError(event));
-    const transition = { server: this.name, from, to, cause: describeCause(event, value), error, at: Date.now() };
+    // A revival, when one is scheduled, is told right after the move into `failed`.
+    this.nextAttemptAt = undefined;
+    const transition = {
+      server: this.name,
+      from,
+      to,
+      cause: change.cause,
+      error: this.redact(change.error),
+      at: Date.now(),
+    };
     this.events.emit('transition', transition);
-    observeTransition(this, transition);
+    observeMove(this, transition, factsOfMove(this));
   }
 
   /** Text that leaves the runtime (transition errors, status) passes the one redaction rule. */

@@ -2,24 +2,13 @@
  * What a server's runtime tells its listeners, and what a request may ask for. Public types:
  * the handle and the supervisor hand these to users.
  */
+import type { ConnectionState } from '../../machines/connection.machine.js';
 import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
 import type { Progress, RetryMode } from '../protocol/pending.js';
 import type { RestoreReport } from './session-state.js';
 
-export type ConnectionState =
-  | 'connecting'
-  /** Modern era: the `server/discover` probe (spec 2026-07-28). */
-  | 'discovering'
-  | 'initializing'
-  | 'ready'
-  | 'probing'
-  | 'expired'
-  | 'reinitializing'
-  | 'authorizing'
-  | 'reconnecting'
-  | 'failed'
-  | 'closing'
-  | 'closed';
+/** Where a connection is: the connection machine's top-level states, derived from the machine. */
+export type { ConnectionState };
 
 export interface TransitionEvent {
   server: string;

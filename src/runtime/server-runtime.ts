@@ -13,7 +13,8 @@ import { ConnectionClosedError, describeError, QueueFullError } from '../core/er
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../protocol/era.js';
 import type { CreateOptions, PendingRequest } from '../protocol/pending.js';
-import { observeTransition, startOperation } from '../observe/telemetry/server-telemetry.js';
+import { startOperation } from '../observe/telemetry/server-telemetry.js';
+import { tellFact } from './lifecycle-facts.js';
 import type { RuntimeOptions } from './connection-effects.js';
 import type { RequestOptions } from './events.js';
 import { dispatchNotification } from './notifications.js';
@@ -261,20 +262,11 @@ export class ServerRuntime extends RequestRecovery {
 
   /** The connection actor threw (a bug): the server is failed, nothing waits forever. */
   onCrash(error: unknown): void {
-    const from = this.reported;
     this.crashError = `the connection actor crashed: ${describeError(error)}`;
-    this.reported = 'failed';
     const text = this.redact(this.crashError);
-    const transition = {
-      server: this.name,
-      from,
-      to: 'failed' as const,
-      cause: 'crashed',
-      error: text,
-      at: Date.now(),
-    };
-    this.events.emit('transition', transition);
-    observeTransition(this, transition);
+    // The machine is gone and says nothing more: its runtime tells the move into `failed`.
+    tellFact(this, { type: 'gave up', reason: text, fatal: true });
+    tellFact(this, { type: 'state changed', to: 'failed', cause: 'crashed', error: text });
     this.rejectWaitingRequests(text);
     this.settleFirstOutcome();
     void this.closeSession().catch(ignore);

@@ -2,11 +2,13 @@
  * What the runtime needs from a transport: Streamable HTTP, legacy HTTP+SSE and stdio implement
  * the same shape.
  */
+import type { TransportKind } from '../../machines/connection.types.js';
 import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../protocol/pending.js';
 import type { AuthorizationRequiredError } from '../core/errors.js';
 
-export type TransportKind = 'http' | 'sse' | 'stdio';
+/** Declared once, by the connection machine. */
+export type { TransportKind };
 
 /** Timer functions, injectable so tests drive reconnect delays with a simulated clock. */
 export interface Timers {

@@ -1,7 +1,7 @@
 /**
  * The requests around a pure connection machine: the machine's request actions (`hold requests`,
  * `release requests`, `reject waiting requests`, `fail parked requests`, `settle doubtful
- * requests`, `schedule revival`, ...) are provided by a ledger that keeps requests as the
+ * requests`, ...) are provided by a ledger that keeps requests as the
  * runtime's gate does, and the model drives callers and evidence into it. After every step the
  * ledger is checked against what the state promises: nothing waits while serving, everything
  * waiting is rejected when the server is gone for good, refused and lost requests are sent again
@@ -129,7 +129,6 @@ export function requestActions(h: Harness) {
       ledgerOf(h).settleDoubtful(params.lost);
     },
     'settle attempt': () => record('settle attempt'),
-    'schedule revival': (_: unknown, params: { delayMs: number }) => record('schedule revival', params),
     'replace transport': () => record('replace transport'),
   };
 }
@@ -145,6 +144,7 @@ function generationOf(snapshot: AnyMachineSnapshot): number | undefined {
 export function driveRequests(event: AnyEventObject, h: Harness, before: AnyMachineSnapshot): void {
   const ledger = ledgerOf(h);
   ledger.calls = [];
+  h.facts.length = 0;
   if (before.status !== 'active') return;
   ledger.issue();
   // Only requests on the wire bring evidence back: while ready (serving), or just before a probe.
@@ -239,9 +239,8 @@ export function checkRequests({ h, event, before, after }: StepContext): void {
 
 /** `failed`: a revival is scheduled with the capped backoff, and taken after exactly that delay. */
 function checkRevival({ h, event, before, after }: Omit<StepContext, 'reportsFrom'>): void {
-  const ledger = ledgerOf(h);
   const context = after.context as ConnectionContext;
-  const scheduled = calls(ledger, 'schedule revival') as Array<{ delayMs: number }>;
+  const scheduled = h.facts.filter((f) => f.type === 'revival scheduled').map(({ delayMs }) => ({ delayMs }));
   if (entered(before, after, { failed: 'waiting to revive' })) {
     const settings = context.revive;
     if (settings === false) throw new Error('revival scheduled with revive: false');

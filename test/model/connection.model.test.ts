@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectionMachine } from '../../machines/connection.machine.js';
+import { CONNECTION_FACT_KINDS, connectionMachine } from '../../machines/connection.machine.js';
 import { ledgerOf } from './connection-requests.js';
 import { AUTO_ERA_INPUT, connectionSpec, INPUT, session, unsupportedVersion } from './connection.spec.js';
 import { flush, reportsOf, snapshotOf, type Harness } from './harness.js';
@@ -8,8 +8,15 @@ import { modelSuite } from './suite.js';
 
 const spec = connectionSpec(connectionMachine);
 
-modelSuite('connection', spec, {
+const coverage = modelSuite('connection', spec, {
   variants: [{ label: 'auto era', spec: connectionSpec(connectionMachine, AUTO_ERA_INPUT) }],
+});
+
+describe('connection: fact coverage', () => {
+  it('every fact kind the machine declares is emitted by some path, and it emits no other', () => {
+    // After the transition coverage gate, which replays every path.
+    expect([...coverage.facts].sort()).toEqual([...CONNECTION_FACT_KINDS].sort());
+  });
 });
 
 async function startReady(): Promise<Harness> {
@@ -109,7 +116,7 @@ describe('connection: requests around recovery', () => {
     await flush();
     h.actor.send({ type: 'GIVE_UP', reason: 'restart budget spent' });
     expect(snapshotOf(h).value).toEqual({ failed: 'waiting to revive' });
-    const delays = ledger.calls.filter((c) => c.action === 'schedule revival').map((c) => c.params);
+    const delays = h.facts.filter((f) => f.type === 'revival scheduled').map(({ delayMs }) => ({ delayMs }));
     expect(delays).toEqual([{ delayMs: 1_000 }]);
     h.clock.advance(999);
     expect(snapshotOf(h).value).toEqual({ failed: 'waiting to revive' });

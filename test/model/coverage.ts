@@ -38,6 +38,8 @@ export function allTransitionKeys(machine: AnyStateMachine): string[] {
 /** Collects the keys of taken transitions across many replays of one machine. */
 export class Coverage {
   readonly taken = new Set<string>();
+  /** The kinds of the facts the machine emitted (`actor.on('*')`) across the replays. */
+  readonly facts = new Set<string>();
 
   constructor(readonly machine: AnyStateMachine) {}
 

@@ -159,6 +159,8 @@ export interface Harness {
   reports: Report[];
   /** Errors the machine under test reported. */
   errors: unknown[];
+  /** What the machine under test emitted (`actor.on('*')`), in order. */
+  facts: AnyEventObject[];
   actor: AnyActorRef;
   /** Free per-run state for side-effect checks. */
   scratch: Record<string, any>;
@@ -170,6 +172,7 @@ export interface StartOptions {
   input: unknown;
   implementations: (h: Harness) => any;
   onMicrostep?: (event: Extract<InspectionEvent, { type: '@xstate.microstep' }>) => void;
+  onFact?: (fact: AnyEventObject) => void;
 }
 
 /** Lets promise reactions and relayed events settle. */
@@ -181,7 +184,7 @@ export function startHarness(options: StartOptions): Harness {
   const clock = new TrackingClock();
   const controls = new Controls();
   const reports: Report[] = [];
-  const h = { clock, controls, reports, errors: [], scratch: {} } as unknown as Harness;
+  const h = { clock, controls, reports, errors: [], facts: [], scratch: {} } as unknown as Harness;
   // The recorder is the root: it owns the system (and so the clock and the inspection).
   const recorder = createActor(
     fromCallback<AnyEventObject>(({ receive }) => {
@@ -205,6 +208,11 @@ export function startHarness(options: StartOptions): Harness {
   const logic = options.machine.provide(options.implementations(h));
   h.actor = createActor(logic, { input: options.input, parent: recorder, id: 'sut' });
   h.actor.subscribe({ error: (error: unknown) => h.errors.push(error) });
+  // Before start: the facts of the initial state are emitted when the actor starts.
+  h.actor.on('*', (fact: AnyEventObject) => {
+    h.facts.push(fact);
+    options.onFact?.(fact);
+  });
   h.stop = () => recorder.stop();
   h.actor.start();
   return h;

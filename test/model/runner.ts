@@ -246,6 +246,7 @@ export function startModel(spec: ModelSpec, coverage?: Coverage): Harness {
     input: spec.input,
     implementations: spec.implementations,
     onMicrostep: (event) => coverage?.record(event._transitions),
+    onFact: (fact) => coverage?.facts.add(fact.type),
   });
 }
 

@@ -4,6 +4,7 @@
  * requests, keepalive round trips and misses, stdio process restarts), read by a metric reader
  * and scraped from the standard Prometheus exporter's own endpoint.
  */
+import { CONNECTION_STATES } from '../../machines/connection.machine.js';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type ServerHandle } from '../../src/index.js';
@@ -113,7 +114,8 @@ describe('metrics', () => {
     expect(total(metrics.get('mcp_supervisor.connection.restarts'), here)).toBe(1);
     const sessions = pointsOf(metrics.get('mcp.client.session.duration'), here);
     expect(sessions.map((p) => p.attributes['error.type'])).toEqual(['connection_lost']);
-    expect(pointsOf(metrics.get('mcp_supervisor.connection.state'), here)).toHaveLength(11);
+    // One series per top-level state of the connection machine (read from the machine).
+    expect(pointsOf(metrics.get('mcp_supervisor.connection.state'), here)).toHaveLength(CONNECTION_STATES.length);
 
     // A closed server reads `closed` (not its last state); its session ends without an error.type.
     await handle.close();

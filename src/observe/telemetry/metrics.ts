@@ -17,6 +17,7 @@ import {
   type MeterProvider,
   type ObservableResult,
 } from '@opentelemetry/api';
+import { CONNECTION_STATES } from '../../../machines/connection.machine.js';
 import { VERSION } from '../../core/version.js';
 import { ATTR } from './attributes.js';
 
@@ -26,21 +27,6 @@ export { VERSION as INSTRUMENTATION_VERSION };
 /** The conventions' advisory buckets for both MCP duration histograms (seconds). */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 const RTT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10];
-
-/** Every state a connection can report: the state gauge gives each server one series per state (1 = current). */
-export const CONNECTION_STATES = [
-  'connecting',
-  'initializing',
-  'ready',
-  'probing',
-  'expired',
-  'reinitializing',
-  'authorizing',
-  'reconnecting',
-  'failed',
-  'closing',
-  'closed',
-] as const;
 
 /** What the state gauge reads from each live connection. */
 export interface ObservedConnection {
@@ -71,6 +57,7 @@ export function forgetConnection(connection: ObservedConnection): void {
     observed.set(key, { identity: connection.identity, currentState: () => 'closed' });
 }
 
+/** The gauge has one series per server and state: every top-level state of the connection machine. */
 function reportStates(result: ObservableResult): void {
   for (const connection of observed.values()) {
     const current = connection.currentState();

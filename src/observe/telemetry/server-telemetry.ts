@@ -12,8 +12,12 @@
  *   with one event per transition and its plain-words cause;
  * - the session duration, the transitions, restarts, re-initializations, replays, held
  *   requests, keepalive round trips and misses, stdio process restarts.
+ *
+ * The lifecycle is read from the machine's facts (machines/connection.facts.ts), one move at a
+ * time: `FACT_REACTIONS` says what each fact means here; no state name is looked up.
  */
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import type { ConnectionFact, FactOf, SessionEndReason } from '../../../machines/connection.facts.js';
 import type { ServerConfig } from '../../config/server-config.js';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { TransportKind } from '../../transports/transport.js';
@@ -39,23 +43,57 @@ export interface ObservedTransition {
   error?: string | undefined;
 }
 
-/** What a request waiting for a release lost, by the state the connection left `ready` for. */
-const LOST: Record<string, string> = {
+/** What a request waiting for a release lost, by why the connection stopped serving. */
+const LOST: Record<SessionEndReason, string | undefined> = {
   expired: 'session expiry',
-  reinitializing: 'session expiry',
-  probing: 'a session check',
-  reconnecting: 'connection loss',
-  authorizing: 'authorization',
+  'connection lost': 'connection loss',
+  closed: undefined,
+  'reconnect requested': undefined,
 };
 
-/** A session ends when the connection enters one of these; the value is its `error.type` (none for a close). */
-const SESSION_ENDS = new Map<string, string | undefined>([
-  ['expired', 'session_expired'],
-  ['reconnecting', 'connection_lost'],
-  ['failed', 'failed'],
-  ['closing', undefined],
-  ['closed', undefined],
-]);
+/** A session's end as its `error.type` (none for a close or a reconnect). */
+const SESSION_END_ERRORS: Record<SessionEndReason, string | undefined> = {
+  expired: 'session_expired',
+  'connection lost': 'connection_lost',
+  closed: undefined,
+  'reconnect requested': undefined,
+};
+
+/** How a move ends the episode away from `ready`: serving again (`ok`) or failed (`error`). */
+type EpisodeEnd = 'ok' | 'error' | undefined;
+
+/** What each of the machine's facts means for the telemetry; the move's episode end, if it ends one. */
+export const FACT_REACTIONS = {
+  'session started': (telemetry, fact) => telemetry.sessionStarted(fact),
+  'session ended': (telemetry, fact, instruments) => telemetry.sessionEnded(fact, instruments),
+  'session confirmed': (telemetry) => telemetry.servingAgain(),
+  'session in doubt': (telemetry) => telemetry.servingStopped('a session check'),
+  'authorization required': (telemetry) => telemetry.servingStopped('authorization'),
+  authorized: (telemetry, fact) => (fact.sessionKept ? telemetry.servingAgain() : undefined),
+  restarted: (telemetry, _fact, instruments) => {
+    instruments?.restarts.add(1, telemetry.attributes);
+    return undefined;
+  },
+  'gave up': () => 'error',
+  'close requested': () => 'ok',
+  closed: (telemetry) => {
+    forgetConnection(telemetry);
+    return 'ok';
+  },
+} satisfies {
+  [K in ConnectionFact['type']]?: (
+    telemetry: ServerTelemetry,
+    fact: FactOf<K>,
+    instruments: Instruments | undefined,
+  ) => EpisodeEnd;
+};
+
+function reactTo(telemetry: ServerTelemetry, fact: ConnectionFact, instruments: Instruments | undefined): EpisodeEnd {
+  const react = (
+    FACT_REACTIONS as Record<string, (t: ServerTelemetry, f: ConnectionFact, i?: Instruments) => EpisodeEnd>
+  )[fact.type];
+  return react?.(telemetry, fact, instruments);
+}
 
 /**
  * Where every copy of `@opentelemetry/api` 1.x keeps what was registered (its global registry):
@@ -77,11 +115,15 @@ export function startOperation(
   return (source.telemetry ??= new ServerTelemetry(source)).start(method, params, instruments);
 }
 
-/** Records a transition (builds the server's telemetry when an SDK is registered). */
-export function observeTransition(source: TelemetrySource, transition: ObservedTransition): void {
+/** Records a move: its transition and the facts that came with it (builds the server's telemetry when an SDK is registered). */
+export function observeMove(
+  source: TelemetrySource,
+  transition: ObservedTransition,
+  facts: readonly ConnectionFact[],
+): void {
   if ((globalThis as Record<symbol, unknown>)[API_REGISTRY] === undefined) return;
   if (!source.telemetry && !currentTracer() && !currentInstruments()) return;
-  (source.telemetry ??= new ServerTelemetry(source)).onTransition(transition);
+  (source.telemetry ??= new ServerTelemetry(source)).onMove(transition, facts);
 }
 
 export class ServerTelemetry {
@@ -96,6 +138,8 @@ export class ServerTelemetry {
   /** The span of the current episode away from `ready` (connect, recover). */
   private episode: Span | undefined;
   private lost = 'reconnect';
+  /** In `ready`: what stops it names what the waiting requests lost. */
+  private serving = false;
   private sessionStartedAt: number | undefined;
   private protocolVersion: string | undefined;
   private readonly redact: (text: string) => string;
@@ -168,16 +212,46 @@ export class ServerTelemetry {
     currentInstruments()?.held.add(1, { ...this.attributes, [ATTR.state]: state });
   }
 
-  onTransition(transition: ObservedTransition): void {
+  onMove(transition: ObservedTransition, facts: readonly ConnectionFact[]): void {
     const instruments = currentInstruments();
-    const { from, to, cause } = transition;
+    const { from, to } = transition;
     instruments?.transitions.add(1, { ...this.attributes, [ATTR.state]: to, [ATTR.fromState]: from ?? 'none' });
-    if (cause === 'restart') instruments?.restarts.add(1, this.attributes);
-    if (to === 'reinitializing') instruments?.reinitializations.add(1, this.attributes);
-    if (from === 'ready' && LOST[to]) this.lost = LOST[to];
-    this.recordSession(from, to, instruments);
-    this.recordEpisode(transition);
-    if (to === 'closed') forgetConnection(this);
+    let end: EpisodeEnd;
+    for (const fact of facts) end = reactTo(this, fact, instruments) ?? end;
+    this.recordEpisode(transition, end);
+  }
+
+  /** A new session (perhaps another version or transport); the modern era has no session to time. */
+  sessionStarted(fact: FactOf<'session started'>): EpisodeEnd {
+    this.learnSession(fact.protocolVersion, fact.transport);
+    if (fact.era === 'legacy') this.sessionStartedAt = performance.now();
+    return this.servingAgain();
+  }
+
+  sessionEnded(fact: FactOf<'session ended'>, instruments: Instruments | undefined): EpisodeEnd {
+    this.servingStopped(LOST[fact.reason]);
+    if (fact.reason === 'expired' && fact.era === 'legacy') instruments?.reinitializations.add(1, this.attributes);
+    if (this.sessionStartedAt === undefined) return undefined;
+    const seconds = (performance.now() - this.sessionStartedAt) / 1000;
+    const errorType = SESSION_END_ERRORS[fact.reason];
+    this.sessionStartedAt = undefined;
+    instruments?.sessionDuration.record(
+      seconds,
+      errorType ? { ...this.attributes, [ATTR.errorType]: errorType } : this.attributes,
+    );
+    return undefined;
+  }
+
+  servingAgain(): EpisodeEnd {
+    this.serving = true;
+    return 'ok';
+  }
+
+  /** Requests wait from now on; what they lost is said when one is replayed. */
+  servingStopped(lost: string | undefined): EpisodeEnd {
+    if (this.serving && lost !== undefined) this.lost = lost;
+    this.serving = false;
+    return undefined;
   }
 
   /** One keepalive probe: its round trip, or a miss. */
@@ -239,43 +313,25 @@ export class ServerTelemetry {
     }
   }
 
-  private recordSession(from: string | null, to: string, instruments: Instruments | undefined): void {
-    if (to === 'ready' && (from === 'initializing' || from === 'reinitializing')) {
-      // A new session (perhaps another version or transport): read on the next operation, the snapshot is not updated yet.
-      this.protocolVersion = undefined;
-      this.sessionStartedAt = performance.now();
-      return;
-    }
-    if (this.sessionStartedAt === undefined || !SESSION_ENDS.has(to)) return;
-    if (this.protocolVersion === undefined) this.learnSession();
-    const seconds = (performance.now() - this.sessionStartedAt) / 1000;
-    const errorType = SESSION_ENDS.get(to);
-    this.sessionStartedAt = undefined;
-    instruments?.sessionDuration.record(
-      seconds,
-      errorType ? { ...this.attributes, [ATTR.errorType]: errorType } : this.attributes,
-    );
-  }
-
   /** The session's protocol version and the transport it runs on (after a fallback: legacy SSE). */
-  private learnSession(): void {
-    const version = this.source.session()?.protocolVersion;
+  private learnSession(version?: string, transport?: TransportKind): void {
+    version ??= this.source.session()?.protocolVersion;
     if (version === undefined) return;
     this.protocolVersion = version;
     this.attributes = {
-      ...connectionAttributes(this.source.config, this.source.transportKind),
+      ...connectionAttributes(this.source.config, transport ?? this.source.transportKind),
       [ATTR.protocolVersion]: version,
     };
   }
 
-  /** Connect and recover episodes: one span from leaving `ready` (or starting) until `ready`, `failed` or closed. */
-  private recordEpisode({ from, to, cause, error }: ObservedTransition): void {
+  /** Connect and recover episodes: one span from leaving `ready` (or starting) until serving again, failing or closing. */
+  private recordEpisode({ from, to, cause, error }: ObservedTransition, end: EpisodeEnd): void {
     const tracer = currentTracer();
     if (!tracer) {
       this.episode = undefined;
       return;
     }
-    if (!this.episode && to !== 'ready' && to !== 'closing' && to !== 'closed') {
+    if (!this.episode && end !== 'ok') {
       const name = from === null ? 'mcp_supervisor.connect' : 'mcp_supervisor.recover';
       const attributes = { ...this.attributes, [ATTR.cause]: cause };
       this.episode = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, ROOT_CONTEXT);
@@ -285,8 +341,8 @@ export class ServerTelemetry {
     const event: Attributes = { [ATTR.fromState]: from ?? 'none', [ATTR.state]: to, [ATTR.cause]: cause };
     if (error !== undefined) event[ATTR.error] = this.redact(error);
     episode.addEvent(`${to}: ${cause}`, event);
-    if (to !== 'ready' && to !== 'failed' && to !== 'closing' && to !== 'closed') return;
-    if (to === 'failed') episode.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(error ?? cause) });
+    if (end === undefined) return;
+    if (end === 'error') episode.setStatus({ code: SpanStatusCode.ERROR, message: this.redact(error ?? cause) });
     episode.end();
     this.episode = undefined;
   }

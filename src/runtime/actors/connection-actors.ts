@@ -65,8 +65,6 @@ export const providedConnectionMachine = connectionMachine.provide({
     'settle doubtful requests': ({ context, system }, { lost }) =>
       runtimeOf(system, context.server).settleDoubtfulRequests(lost),
     'settle attempt': ({ context, system }) => runtimeOf(system, context.server).settleAttempt(),
-    'schedule revival': ({ context, system }, { delayMs }) =>
-      runtimeOf(system, context.server).scheduleRevival(delayMs),
     'replace transport': ({ context, system }) => runtimeOf(system, context.server).replaceTransport(),
   },
 });
