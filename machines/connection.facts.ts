@@ -8,7 +8,7 @@
  * The machine decides the words: each transition that changes the top-level state names its
  * cause (`because`), and each top-level state announces itself on entry (`announce`).
  */
-import type { Era, TransportKind } from './connection.types.js';
+import type { Cause, Era, TransportKind } from './connection.types.js';
 
 /** Why a session ended: its `expired` (the server forgot it), the connection was lost, a close, or `handle.reconnect()`. */
 export type SessionEndReason = 'expired' | 'connection lost' | 'closed' | 'reconnect requested';
@@ -66,12 +66,6 @@ export const CONNECTION_FACT_KINDS = Object.keys({
   'close requested': true,
   closed: true,
 } satisfies Record<ConnectionFactKind, true>) as ConnectionFactKind[];
-
-/** Why the machine last changed its top-level state: reported by the next `state changed`. */
-export interface Cause {
-  cause: string;
-  error: string | undefined;
-}
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -4,10 +4,11 @@
  * and its delays. connection.machine.ts says when each happens.
  */
 import { assign, emit, enqueueActions, sendParent, setup, type PromiseActorLogic } from 'xstate';
-import type { Cause, ConnectionFact, SessionEndReason } from './connection.facts.js';
+import type { ConnectionFact, SessionEndReason } from './connection.facts.js';
 import {
   needsAuthorization,
   statusOf,
+  type Cause,
   type ConnectionContext,
   type ConnectionEvent,
   type ConnectionInput,

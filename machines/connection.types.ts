@@ -2,7 +2,6 @@
  * What the connection machine works with: its input and context, the evidence the runtime sends
  * it (events), what it reports to its supervisor, and the outputs of its actors.
  */
-import type { Cause } from './connection.facts.js';
 import type { KeepaliveReport, KeepaliveSettings } from './keepalive.machine.js';
 import type { ListenerReport } from './listener.machine.js';
 import type { ReviveSettings } from './restart-policy.js';
@@ -13,6 +12,12 @@ export type ConfiguredTransport = 'auto' | TransportKind;
 export type Era = 'legacy' | 'modern';
 /** `auto`: probe with `server/discover` and fall back to `initialize` (spec 2026-07-28, versioning). */
 export type EraPreference = 'auto' | Era;
+
+/** Why the machine last changed its top-level state: reported by the next `state changed`. */
+export interface Cause {
+  cause: string;
+  error: string | undefined;
+}
 
 export interface ConnectionInput {
   server: string;
