@@ -4,6 +4,7 @@
 export { connect, type ConnectOptions } from './connect.js';
 export { createSupervisor, Supervisor, type SupervisorOptions, type SupervisorEvents } from './supervisor.js';
 export { ServerHandle, type ServerStatus } from './server-handle.js';
+export type { ServerHandshake } from './server-handshake.js';
 export { TaskHandle } from './tasks/task-handle.js';
 export type { TaskClient } from './tasks/task-client.js';
 export type { TaskCallOptions } from './tasks/tool-call.js';

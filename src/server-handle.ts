@@ -29,6 +29,7 @@ import { subscribeResource, unsubscribeResource } from './runtime/resource-subsc
 import type { Root } from './runtime/session-state.js';
 import type { RejectedTool } from './runtime/tool-headers.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime } from './runtime/server-runtime.js';
+import { serverHandshake, type ServerHandshake } from './server-handshake.js';
 import { serverStatus, type ServerStatus } from './server-status.js';
 import { setLoggingLevel, setRoots } from './session-settings.js';
 import type { TaskClient } from './tasks/task-client.js';
@@ -194,6 +195,15 @@ export class ServerHandle {
 
   status(): ServerStatus {
     return serverStatus(this.runtime, this.owner.restartsOf(this.runtime.name));
+  }
+
+  /**
+   * What the current session's handshake said: era, protocol version, server info, capabilities
+   * and instructions (a copy); undefined while no session serves. The drop-in transports answer
+   * the application's own `initialize` with it.
+   */
+  handshake(): ServerHandshake | undefined {
+    return serverHandshake(this.runtime);
   }
 
   /**

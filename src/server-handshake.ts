@@ -4,7 +4,6 @@
  * drop-in transport (mcp-supervisor/sdk, mcp-supervisor/ai-sdk) must answer the application's
  * own `initialize` with the whole of it.
  */
-import type { ServerHandle } from './server-handle.js';
 import type { Implementation } from './protocol/messages.js';
 
 export interface ServerHandshake {
@@ -16,22 +15,16 @@ export interface ServerHandshake {
   instructions?: string | undefined;
 }
 
-/** The handle's runtime, as far as this accessor reads it. */
-interface SessionSource {
+/** The runtime's side: its current session (the machine's `SessionInfo`). */
+export interface SessionSource {
   session():
     | (ServerHandshake & { serverInfo: Implementation; instructions?: string | undefined; sessionGeneration: number })
     | undefined;
 }
 
-/**
- * The current handshake, or undefined while no session serves. It is a copy: later sessions do
- * not change it.
- *
- * TODO(integrator): this belongs on ServerHandle as `handshake()`; it reads the handle's runtime
- * here only because server-handle.ts is being reworked in parallel.
- */
-export function serverHandshake(handle: ServerHandle): ServerHandshake | undefined {
-  const session = (handle as unknown as { runtime: SessionSource }).runtime.session();
+/** The current handshake, or undefined while no session serves: a copy, later sessions do not change it. */
+export function serverHandshake(source: SessionSource): ServerHandshake | undefined {
+  const session = source.session();
   if (!session) return undefined;
   const { era, protocolVersion, serverInfo, capabilities, instructions } = session;
   return { era, protocolVersion, serverInfo, capabilities, instructions };

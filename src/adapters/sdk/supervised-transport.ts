@@ -26,7 +26,6 @@ import {
   type ServerHandle,
   type TransitionEvent,
 } from '../../index.js';
-import { serverHandshake } from '../../server-handshake.js';
 import { ClientAsks } from './client-asks.js';
 import { keptRequest } from './kept-requests.js';
 import {
@@ -214,7 +213,7 @@ export class SupervisedTransport {
     try {
       const handle = this.handle ?? (await (this.connecting ??= this.open(asked)));
       if (this.closed) return;
-      const handshake = serverHandshake(handle);
+      const handshake = handle.handshake();
       if (!handshake) throw new Error('the supervised connection has no session');
       // A second `initialize` (a client that connects again) hears what the first one did.
       this.initializeAnswer ??= initializeResult(handshake, asked.protocolVersion, this.supportedVersions);
