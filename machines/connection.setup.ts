@@ -5,6 +5,7 @@
  */
 import { assign, sendParent, setup, type PromiseActorLogic } from 'xstate';
 import {
+  isCurrentSession,
   needsAuthorization,
   statusOf,
   type ConnectionContext,
@@ -127,7 +128,7 @@ export const connectionSetup = setup({
     'has session': ({ context }) => context.session !== undefined,
     'found legacy endpoint': (_, params: SseFallbackOutput) => params.found,
     'is current session': ({ context }, params: { generation: number }) =>
-      context.session !== undefined && params.generation === context.session.sessionGeneration,
+      isCurrentSession(context.session, params.generation),
     'session is alive': (_, probe: ProbeVerdict) => probe.verdict === 'alive',
     'session is lost': (_, probe: ProbeVerdict) => probe.verdict === 'session lost',
     'probe was refused': (_, probe: ProbeVerdict) => probe.verdict === 'unauthorized',

@@ -29,10 +29,10 @@ export type {
   LogMessage,
   ResourceUpdated,
 } from './runtime/server-runtime.js';
-export type { Root, RestoreReport } from './runtime/session-state.js';
+export type { Root, RestoreReport } from './runtime/session/session-state.js';
 export { InvalidResultError, ToolOutputError, type ResultIssue } from './protocol/result-errors.js';
 export { HeaderMismatchError, InvalidToolDefinitionError } from './protocol/tool-header-errors.js';
-export type { RejectedTool } from './runtime/tool-headers.js';
+export type { RejectedTool } from './runtime/requests/tool-headers.js';
 export {
   LOGGING_LEVELS,
   type LoggingLevel,
@@ -56,7 +56,7 @@ export type {
   HandlerContext,
   ElicitationOptions,
   SamplingOptions,
-} from './runtime/server-requests.js';
+} from './runtime/server-input/server-requests.js';
 export type { Progress } from './protocol/pending.js';
 export {
   fromMcpServersJson,
@@ -105,7 +105,7 @@ export {
   isMcpSupervisorError,
   type ErrorCode,
 } from './errors.js';
-export { InputRoundsExceededError, InputRequestError } from './runtime/input-errors.js';
+export { InputRoundsExceededError, InputRequestError } from './runtime/requests/input-errors.js';
 export { UrlElicitationRequiredError, type UrlElicitation } from './protocol/rpc-errors.js';
 export {
   SUPPORTED_PROTOCOL_VERSIONS,

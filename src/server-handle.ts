@@ -27,9 +27,9 @@ import {
   type LoggingLevel,
   type ReadResourceResult,
 } from './protocol/results.js';
-import { subscribeResource, unsubscribeResource } from './runtime/resource-subscriptions.js';
-import type { Root } from './runtime/session-state.js';
-import type { RejectedTool } from './runtime/tool-headers.js';
+import { subscribeResource, unsubscribeResource } from './runtime/listening/resource-subscriptions.js';
+import type { Root } from './runtime/session/session-state.js';
+import type { RejectedTool } from './runtime/requests/tool-headers.js';
 import { InvalidToolDefinitionError } from './protocol/tool-header-errors.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime, ConnectionState } from './runtime/server-runtime.js';
 import type { TransportKind } from './transports/transport.js';

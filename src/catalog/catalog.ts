@@ -28,7 +28,7 @@ import type {
   MissingServer,
   RejectedCatalogTool,
 } from './types.js';
-import type { RejectedTool } from '../runtime/tool-headers.js';
+import type { RejectedTool } from '../runtime/requests/tool-headers.js';
 
 /** What the catalog needs of a server's handle. */
 export interface ToolServer {

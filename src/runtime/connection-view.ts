@@ -1,59 +1,43 @@
 /**
  * What the connection actor looks like from its runtime: its state, session and last error for
  * status(), the keepalive child's counts, and transition events. Read-only: nothing is started
- * here. Every text that leaves the runtime passes `redact()`.
+ * here. Every text that leaves the runtime passes `redact()` (server-context.ts).
  */
-import type { ActorRefFrom, AnyEventObject, SnapshotFrom } from 'xstate';
-import type { connectionMachine, SessionInfo } from '../../machines/connection.machine.js';
+import type { AnyEventObject, SnapshotFrom } from 'xstate';
 import type { keepaliveMachine } from '../../machines/keepalive.machine.js';
 import { describeCause, eventError, topLevelState } from '../../machines/transition-cause.js';
-import { secretSources } from '../config.js';
-import { Emitter } from '../observe/emitter.js';
+import { describeError } from '../errors.js';
 import { observeTransition } from '../observe/telemetry/server-telemetry.js';
-import { redact, secretsOf, type Secrets } from '../observe/redact.js';
-import type { ConnectionState, RuntimeEvents } from './events.js';
-import { TransportOwner } from './transport-owner.js';
+import type { ConnectionState } from './events.js';
+import type { ServerContext } from './server-context.js';
 
-export type ConnectionRef = ActorRefFrom<typeof connectionMachine>;
-export type ConnectionSnapshot = SnapshotFrom<typeof connectionMachine>;
 type KeepaliveSnapshot = SnapshotFrom<typeof keepaliveMachine>;
 
-export abstract class ConnectionView extends TransportOwner {
-  readonly events = new Emitter<RuntimeEvents>();
-  /** The actor system the connection actor runs in (set by the supervisor). */
-  system: { get(systemId: string): unknown } | undefined;
+export class ConnectionView {
   /** When a failed server is tried again (epoch ms), for status(). */
-  nextAttemptAt: number | undefined;
+  nextAttemptAt: number | undefined = undefined;
   /** The last state reported in a transition event (only for reporting). */
-  protected reported: ConnectionState | null = null;
+  private reported: ConnectionState | null = null;
   /** Set when the connection actor threw (a bug). */
-  protected crashError: string | undefined;
-  /** Built on first use (an error or a status), not per idle server. */
-  private secrets: Secrets | undefined;
+  private crashError: string | undefined = undefined;
 
-  snapshot(): ConnectionSnapshot | undefined {
-    return (this.system?.get(this.name) as ConnectionRef | undefined)?.getSnapshot();
-  }
+  constructor(private readonly context: ServerContext) {}
 
   state(): ConnectionState | 'stopped' {
-    const snapshot = this.snapshot();
+    const snapshot = this.context.snapshot();
     if (!snapshot) return this.reported ?? 'stopped';
     if (snapshot.status === 'done') return 'closed';
     if (snapshot.status === 'error') return 'failed';
     return topLevelState(snapshot.value) as ConnectionState;
   }
 
-  session(): SessionInfo | undefined {
-    return this.snapshot()?.context.session;
-  }
-
   lastError(): string | undefined {
-    return this.redact(this.snapshot()?.context.lastError ?? this.crashError);
+    return this.context.redact(this.context.snapshot()?.context.lastError ?? this.crashError);
   }
 
   /** Last keepalive round trip and misses in a row: the keepalive child's own count. */
   keepalive(): { lastRttMs: number | undefined; missed: number } {
-    const child = this.snapshot()?.children.keepalive?.getSnapshot() as KeepaliveSnapshot | undefined;
+    const child = this.context.snapshot()?.children.keepalive?.getSnapshot() as KeepaliveSnapshot | undefined;
     return { lastRttMs: child?.context.lastRttMs, missed: child?.context.missed ?? 0 };
   }
 
@@ -64,16 +48,35 @@ export abstract class ConnectionView extends TransportOwner {
     if (to === from) return;
     this.reported = to;
     if (to !== 'failed') this.nextAttemptAt = undefined;
-    const error = this.redact(eventError(event));
-    const transition = { server: this.name, from, to, cause: describeCause(event, value), error, at: Date.now() };
-    this.events.emit('transition', transition);
-    observeTransition(this, transition);
+    const error = this.context.redact(eventError(event));
+    const transition = {
+      server: this.context.name,
+      from,
+      to,
+      cause: describeCause(event, value),
+      error,
+      at: Date.now(),
+    };
+    this.context.events.emit('transition', transition);
+    observeTransition(this.context.observed, transition);
   }
 
-  /** Text that leaves the runtime (transition errors, status) passes the one redaction rule. */
-  redact<T extends string | undefined>(text: T): T {
-    if (text === undefined) return text;
-    this.secrets ??= secretsOf([secretSources(this.config)]);
-    return redact(text, this.secrets) as T;
+  /** The connection actor threw (a bug): reported as a transition to `failed`; returns the redacted reason. */
+  onCrash(error: unknown): string {
+    const from = this.reported;
+    this.crashError = `the connection actor crashed: ${describeError(error)}`;
+    this.reported = 'failed';
+    const text = this.context.redact(this.crashError);
+    const transition = {
+      server: this.context.name,
+      from,
+      to: 'failed' as const,
+      cause: 'crashed',
+      error: text,
+      at: Date.now(),
+    };
+    this.context.events.emit('transition', transition);
+    observeTransition(this.context.observed, transition);
+    return text;
   }
 }

@@ -4,7 +4,7 @@
  */
 import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
 import type { Progress, RetryMode } from '../protocol/pending.js';
-import type { RestoreReport } from './session-state.js';
+import type { RestoreReport } from './session/session-state.js';
 
 export type ConnectionState =
   | 'connecting'

@@ -9,6 +9,7 @@ import type { ServerConfig } from '../config.js';
 import { pinOf } from '../protocol/era.js';
 import type { ServerStatus } from '../server-handle.js';
 import type { providedConnectionMachine, providedSupervisorMachine } from './actors/connection-actors.js';
+import { probeTimeoutMs } from '../core/probe-timeout.js';
 
 type ConnectionRef = ActorRefFrom<typeof providedConnectionMachine>;
 
@@ -65,7 +66,7 @@ export function supervisedServer(config: ServerConfig): SupervisedServer {
     connection: {
       server: config.name,
       transport: config.type,
-      listenerOpenTimeoutMs: Math.min(config.requestTimeoutMs, 10_000),
+      listenerOpenTimeoutMs: probeTimeoutMs(config),
       provenAfterMs: config.restart.provenAfterMs,
       keepalive: config.keepalive,
       revive: config.revive,

@@ -5,7 +5,7 @@
  */
 import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
 import type { RequestOptions } from '../runtime/events.js';
-import type { HandlerContext } from '../runtime/server-requests.js';
+import type { HandlerContext } from '../runtime/server-input/server-requests.js';
 import type { Timers } from '../transports/transport.js';
 import type { TaskEra } from './schemas.js';
 

@@ -9,7 +9,7 @@
  *   `forbidden`); the caller holds the TaskHandle.
  */
 import { ConfigError, ConnectionClosedError, RequestAbortedError } from '../errors.js';
-import { InputRequestError, InputRoundsExceededError } from '../runtime/input-errors.js';
+import { InputRequestError, InputRoundsExceededError } from '../runtime/requests/input-errors.js';
 import type { RequestOptions } from '../runtime/events.js';
 import { takesToolTasks, type TaskContext } from './context.js';
 import { isModernCreated, parseLegacyCreated, parseTask } from './schemas.js';

@@ -16,9 +16,9 @@
  *   `notifications/cancelled`).
  * - `subscribeResource` waits for the acknowledgment of a listen opened after its change.
  */
-import { McpError, ProtocolError, RequestAbortedError, RequestTimeoutError } from '../errors.js';
-import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { ListenerOpenResult, SubscriptionStream, Transport } from '../transports/transport.js';
+import { McpError, ProtocolError, RequestAbortedError, RequestTimeoutError } from '../../errors.js';
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { ListenerOpenResult, SubscriptionStream, Transport } from '../../transports/transport.js';
 import { offersTaskNotifications } from './task-subscriptions.js';
 
 export const SUBSCRIPTION_ID_META = 'io.modelcontextprotocol/subscriptionId';

@@ -9,9 +9,9 @@
  * declarations changed (the spec's SHOULD). A second `-32020`, or one the list does not explain,
  * is the caller's HeaderMismatchError: never a loop.
  */
-import { mirroredHeaders, scanToolHeaders, type ToolHeaderScan } from '../protocol/tool-headers.js';
-import { HeaderMismatchError, InvalidToolDefinitionError } from '../protocol/tool-header-errors.js';
-import type { ListToolsResult, Tool } from '../protocol/messages.js';
+import { mirroredHeaders, scanToolHeaders, type ToolHeaderScan } from '../../protocol/tool-headers.js';
+import { HeaderMismatchError, InvalidToolDefinitionError } from '../../protocol/tool-header-errors.js';
+import type { ListToolsResult, Tool } from '../../protocol/messages.js';
 
 /** A tool left out of `tools/list` and why. */
 export interface RejectedTool {

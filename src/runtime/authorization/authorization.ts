@@ -3,11 +3,11 @@
  * tokens outlive reconnects), the challenge the next authorization answers, and the first success
  * after new credentials, which confirms them to the provider (resetting its step-up count).
  */
-import type { AuthChallenge, AuthProvider, AuthStatus } from '../auth/types.js';
-import { resolveAuth } from '../auth/resolve-provider.js';
-import type { ServerConfig } from '../config.js';
-import { AuthorizationError, AuthorizationRequiredError } from '../errors.js';
-import type { ExchangeSignal } from '../protocol/pending.js';
+import type { AuthChallenge, AuthProvider, AuthStatus } from '../../auth/types.js';
+import { resolveAuth } from '../../auth/resolve-provider.js';
+import type { ServerConfig } from '../../config.js';
+import { AuthorizationError, AuthorizationRequiredError } from '../../errors.js';
+import type { ExchangeSignal } from '../../protocol/pending.js';
 
 export class Authorization {
   readonly provider: AuthProvider | undefined;

@@ -3,7 +3,7 @@
  * 2026-07-28, and the tasks extension's `inputRequests`): too many rounds, or input the client
  * could not give.
  */
-import { McpSupervisorError, type ErrorDetails } from '../errors.js';
+import { McpSupervisorError, type ErrorDetails } from '../../errors.js';
 
 /**
  * A modern server (spec 2026-07-28, multi round-trip requests) still asked for input after

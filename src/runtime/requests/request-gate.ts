@@ -10,7 +10,7 @@
  * - `doubtful`: answered with a 400 that may be about the session or about the request; a probe
  *   decides, and each is then parked (the session was lost) or fails with its own 400.
  */
-import type { PendingRequest } from '../protocol/pending.js';
+import type { PendingRequest } from '../../protocol/pending.js';
 
 export type GatePhase = 'open' | 'holding' | 'closed';
 

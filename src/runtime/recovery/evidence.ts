@@ -14,14 +14,14 @@
  *   unknown: the request is replayed only when repeating it is safe (replay-policy.ts).
  * - `request`: about this request only (any other failure): it fails, the connection goes on.
  */
-import type { ProbeVerdict } from '../../machines/connection.machine.js';
+import type { ProbeVerdict } from '../../../machines/connection.machine.js';
 import {
   describeError,
   RequestTimeoutError,
   SessionExpiredError,
   StreamEndedError,
   TransportError,
-} from '../errors.js';
+} from '../../errors.js';
 
 export type Evidence =
   | { kind: 'session lost'; generation: number; evidence: string }

@@ -3,8 +3,8 @@
  * proves the server alive; a server without `ping` (-32601) is probed with the cheapest list
  * request it advertised from then on.
  */
-import type { ProbeOutput } from '../../machines/keepalive.machine.js';
-import { McpError } from '../errors.js';
+import type { ProbeOutput } from '../../../machines/keepalive.machine.js';
+import { McpError } from '../../errors.js';
 
 export class KeepaliveProbe {
   private method = 'ping';

@@ -5,11 +5,11 @@
  * `subscriptions/listen` asks for, the listen is issued again, and a subscription is accepted
  * once the server acknowledged a listen that carries it (listen.ts).
  */
-import { ProtocolError } from '../errors.js';
-import { EmptyResultSchema, parseResult } from '../protocol/results.js';
-import type { RequestOptions } from './events.js';
+import { ProtocolError } from '../../errors.js';
+import { EmptyResultSchema, parseResult } from '../../protocol/results.js';
+import type { RequestOptions } from '../events.js';
 import type { ListenControl } from './listen.js';
-import type { SessionState } from './session-state.js';
+import type { SessionState } from '../session/session-state.js';
 
 export interface SubscriptionHost {
   readonly name: string;

@@ -3,8 +3,8 @@
  * version this client speaks), then `notifications/initialized`. A version we do not speak ends
  * the session on the server before failing (fatal: a restart would negotiate the same).
  */
-import type { SessionInfo } from '../../machines/connection.machine.js';
-import { ProtocolError, UnsupportedProtocolVersionError } from '../errors.js';
+import type { SessionInfo } from '../../../machines/connection.machine.js';
+import { ProtocolError, UnsupportedProtocolVersionError } from '../../errors.js';
 import {
   InitializeResultSchema,
   isSupportedProtocolVersion,
@@ -12,8 +12,8 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type ClientCapabilities,
   type Implementation,
-} from '../protocol/messages.js';
-import type { Transport } from '../transports/transport.js';
+} from '../../protocol/messages.js';
+import type { Transport } from '../../transports/transport.js';
 
 export interface HandshakeInput {
   server: string;

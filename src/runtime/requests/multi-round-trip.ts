@@ -16,9 +16,9 @@
  * The state of a round belongs to that call alone (it lives in this loop's locals): requests sent
  * in parallel never carry each other's responses or state.
  */
-import { RequestAbortedError } from '../errors.js';
+import { RequestAbortedError } from '../../errors.js';
 import { InputRequestError, InputRoundsExceededError } from './input-errors.js';
-import { NoHandlerError, type HandlerContext } from './server-requests.js';
+import { NoHandlerError, type HandlerContext } from '../server-input/server-requests.js';
 
 /** The methods a server may answer with an `InputRequiredResult`. */
 const ASKING_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);

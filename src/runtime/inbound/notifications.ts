@@ -3,11 +3,11 @@
  * progress reaches the pending request that asked for it, and every notification becomes events
  * (by kind, then raw).
  */
-import type { Emitter } from '../observe/emitter.js';
-import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
-import type { PendingRequests, Progress } from '../protocol/pending.js';
-import type { LogMessage, ResourceUpdated, RuntimeEvents } from './events.js';
-import type { ServerRequests } from './server-requests.js';
+import type { Emitter } from '../../observe/emitter.js';
+import type { JsonRpcNotification } from '../../protocol/jsonrpc.js';
+import type { PendingRequests, Progress } from '../../protocol/pending.js';
+import type { LogMessage, ResourceUpdated, RuntimeEvents } from '../events.js';
+import type { ServerRequests } from '../server-input/server-requests.js';
 
 export function dispatchNotification(
   notification: JsonRpcNotification,

@@ -4,7 +4,7 @@
  * (two waits on one task keep it in the set until both end). A change of the set re-issues the
  * listen, but only on a server that offers the extension: elsewhere the set is never sent.
  */
-import { TASKS_EXTENSION } from '../tasks/context.js';
+import { TASKS_EXTENSION } from '../../tasks/context.js';
 
 /** The server's discovery declares the tasks extension: it may send `notifications/tasks` on a listen. */
 export function offersTaskNotifications(capabilities: Record<string, unknown> | undefined): boolean {

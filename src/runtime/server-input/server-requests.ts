@@ -6,10 +6,10 @@
  * answer). The modern era's embedded requests (multi-round-trip.ts) reach the same handlers
  * through `answer()`.
  */
-import { describeError } from '../errors.js';
-import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../protocol/jsonrpc.js';
+import { describeError } from '../../errors.js';
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../../protocol/jsonrpc.js';
 import { applyElicitationDefaults } from './elicitation-defaults.js';
-import type { ClientCapabilities } from '../protocol/messages.js';
+import type { ClientCapabilities } from '../../protocol/messages.js';
 
 export interface HandlerContext {
   server: string;

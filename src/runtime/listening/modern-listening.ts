@@ -5,9 +5,9 @@
  * task watch or subscription change: an idle server holds none.
  */
 import type { AnyActorRef, SnapshotFrom } from 'xstate';
-import type { connectionMachine, SessionInfo } from '../../machines/connection.machine.js';
-import type { ListenerEvent } from '../../machines/listener.machine.js';
-import type { ListenerOpenResult, Transport } from '../transports/transport.js';
+import type { connectionMachine, SessionInfo } from '../../../machines/connection.machine.js';
+import type { ListenerEvent } from '../../../machines/listener.machine.js';
+import type { ListenerOpenResult, Transport } from '../../transports/transport.js';
 import { ModernListens, type ListenControl } from './listen.js';
 import { offersTaskNotifications, WatchedTasks } from './task-subscriptions.js';
 

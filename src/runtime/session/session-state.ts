@@ -15,7 +15,7 @@
  * A step the server refuses is reported (a `warning` event and the `sessionRestored` summary)
  * and kept: the next session tries again. It never fails the handshake.
  */
-import type { LoggingLevel } from '../protocol/results.js';
+import type { LoggingLevel } from '../../protocol/results.js';
 
 export interface Root {
   /** A `file://` URI. */

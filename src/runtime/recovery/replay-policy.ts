@@ -5,7 +5,7 @@
  * caller can say otherwise per call with `retry`.
  */
 
-import type { RetryMode } from '../protocol/pending.js';
+import type { RetryMode } from '../../protocol/pending.js';
 
 /** Methods that only read, or set a state to a value: repeating them changes nothing more on the server. */
 const SAFE_METHODS = new Set([

@@ -5,7 +5,7 @@
  * if it lists ours), never answered by falling back. Anything else (a 4xx without a modern error body, -32601, no answer in
  * time) means a legacy server, unless the era is pinned modern.
  */
-import type { DiscoverVerdict, SessionInfo } from '../../machines/connection.machine.js';
+import type { DiscoverVerdict, SessionInfo } from '../../../machines/connection.machine.js';
 import {
   AuthorizationRequiredError,
   ConnectionClosedError,
@@ -15,7 +15,7 @@ import {
   RequestTimeoutError,
   TransportError,
   UnsupportedProtocolVersionError,
-} from '../errors.js';
+} from '../../errors.js';
 import {
   isModernErrorCode,
   LATEST_MODERN_VERSION,
@@ -25,8 +25,8 @@ import {
   mutualModernVersion,
   UNSUPPORTED_PROTOCOL_VERSION,
   type VersionPin,
-} from '../protocol/era.js';
-import type { Transport } from '../transports/transport.js';
+} from '../../protocol/era.js';
+import type { Transport } from '../../transports/transport.js';
 
 export interface DiscoverInput {
   server: string;

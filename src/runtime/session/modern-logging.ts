@@ -5,9 +5,9 @@
  * (it outlives rediscovery and restarts, like the 2025 era's restored level) and every later
  * request carries it.
  */
-import type { ModernEnvelope } from '../protocol/era.js';
-import type { PendingRequests, PendingRequest } from '../protocol/pending.js';
-import { LOGGING_LEVELS, type LoggingLevel } from '../protocol/results.js';
+import type { ModernEnvelope } from '../../protocol/era.js';
+import type { PendingRequests, PendingRequest } from '../../protocol/pending.js';
+import { LOGGING_LEVELS, type LoggingLevel } from '../../protocol/results.js';
 import type { SessionState } from './session-state.js';
 
 const INVALID_PARAMS = -32602;

@@ -8,9 +8,9 @@
  * Declaring `roots`, `sampling` or `elicitation` without the handler that answers it is refused:
  * the server would send requests nobody answers.
  */
-import { ConfigError } from '../errors.js';
-import type { ClientCapabilities } from '../protocol/messages.js';
-import type { ClientHandlers } from './server-requests.js';
+import { ConfigError } from '../../errors.js';
+import type { ClientCapabilities } from '../../protocol/messages.js';
+import type { ClientHandlers } from '../server-input/server-requests.js';
 
 export interface CapabilityOptions {
   handlers?: ClientHandlers | undefined;
