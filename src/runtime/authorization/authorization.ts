@@ -15,8 +15,8 @@ export class Authorization {
   /** New credentials are in use and no request has succeeded with them yet. */
   private unconfirmed = false;
   private loaded: Promise<void> | undefined;
-  /** Told the outcome of the next authorization (resume GETs waiting for new credentials). */
-  private readonly waiters = new Set<(renewed: boolean) => void>();
+  /** Told the outcome of the next authorization (resume GETs waiting for new credentials); built by the first. */
+  private waiters: Set<(renewed: boolean) => void> | undefined;
 
   constructor(
     config: ServerConfig,
@@ -81,18 +81,18 @@ export class Authorization {
     if (signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const settle = (renewed: boolean) => {
-        this.waiters.delete(settle);
+        this.waiters?.delete(settle);
         signal?.removeEventListener('abort', aborted);
         resolve(renewed);
       };
       const aborted = () => settle(false);
-      this.waiters.add(settle);
+      (this.waiters ??= new Set()).add(settle);
       signal?.addEventListener('abort', aborted, { once: true });
     });
   }
 
   private settleWaiters(renewed: boolean): void {
-    for (const settle of [...this.waiters]) settle(renewed);
+    if (this.waiters) for (const settle of [...this.waiters]) settle(renewed);
   }
 
   /** Called for each successful response; cheap when there is nothing to confirm. */

@@ -32,13 +32,18 @@ export class Recovery {
   private closedReason = 'the connection is closed';
   /** Sent requests that timed out in a row with nothing answered: evidence the server froze. */
   unanswered = 0;
-  /** What the server says of its tools: which calls may be replayed (replay-policy.ts). */
-  readonly tools = new ToolSafety();
+  /** What the server says of its tools: which calls may be replayed (replay-policy.ts); built by the first tools list. */
+  private tools: ToolSafety | undefined = undefined;
 
   constructor(
     private readonly context: ServerContext,
     private readonly requests: Resender,
   ) {}
+
+  /** One page of a `tools/list` result: which tool calls are safe to send again. */
+  learnTools(result: unknown): void {
+    (this.tools ??= new ToolSafety()).learn(result);
+  }
 
   // ---- evidence: what a failed request says, and where the request goes
 

@@ -50,10 +50,11 @@ export function mayReplay(
   method: string,
   params: Record<string, unknown> | undefined,
   retry: RetryMode,
-  tools: ToolSafety,
+  /** Undefined until the server's tools were listed: no tool call is known to be safe. */
+  tools: ToolSafety | undefined,
 ): boolean {
   if (retry === 'always') return true;
   if (retry === 'never') return false;
   if (SAFE_METHODS.has(method)) return true;
-  return method === 'tools/call' && tools.isSafe(params?.['name']);
+  return method === 'tools/call' && tools?.isSafe(params?.['name']) === true;
 }

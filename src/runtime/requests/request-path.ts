@@ -35,8 +35,8 @@ export interface InputAnswerer {
 }
 
 export class RequestPath {
-  /** SEP-2243: the tools' `x-mcp-header` declarations (modern Streamable HTTP only). */
-  readonly toolHeaders = new ToolHeaders();
+  /** SEP-2243: the tools' `x-mcp-header` declarations (modern Streamable HTTP only: built by its first tools list or call). */
+  private headers: ToolHeaders | undefined = undefined;
   /** Where a failed send goes (set once by the runtime, which builds both). */
   recovery!: Recovery;
 
@@ -47,10 +47,14 @@ export class RequestPath {
     readonly maxInputRounds = DEFAULT_MAX_INPUT_ROUNDS,
   ) {}
 
+  get toolHeaders(): ToolHeaders {
+    return (this.headers ??= new ToolHeaders());
+  }
+
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
     const context = this.context;
     if (method === 'tools/call' && this.mirrorsToolHeaders) {
-      const refusal = this.toolHeaders.refusal(params, context.name);
+      const refusal = this.headers?.refusal(params, context.name);
       if (refusal) return Promise.reject(refusal);
     }
     const operation = startOperation(context.observed, method, params); // undefined unless an OpenTelemetry SDK is registered
@@ -123,7 +127,7 @@ export class RequestPath {
   }
 
   private learnTools(result: unknown, firstPage: boolean): void {
-    this.recovery.tools.learn(result);
+    this.recovery.learnTools(result);
     if (this.mirrorsToolHeaders) this.toolHeaders.learn(result, firstPage);
     if (this.context.config.validateToolOutput)
       (this.context.outputSchemas ??= new ToolOutputSchemas()).learn(result, firstPage);
@@ -165,7 +169,7 @@ export class RequestPath {
     const params = envelope ? envelope.wrap(request.params) : request.params;
     const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params };
     const headers =
-      envelope && transport.kind === 'http' ? this.toolHeaders.headersFor(request.method, request.params) : undefined;
+      envelope && transport.kind === 'http' ? this.headers?.headersFor(request.method, request.params) : undefined;
     transport
       .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs, headers })
       .catch((error: unknown) => this.recovery.onSendFailure(request, error));
