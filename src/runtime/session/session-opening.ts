@@ -83,35 +83,34 @@ export class SessionOpening {
     if (!transport)
       throw new ConnectionClosedError('no transport: the connection is not open', { server: context.name });
     context.facts = undefined;
-    const facts = await this.handshake(transport);
-    const replacing = context.connectedBefore;
-    context.adopt(facts);
-    if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
-    await this.restoreSessionState(transport, facts.session.capabilities, replacing);
-    return facts.session;
-  }
-
-  private async handshake(transport: Transport): Promise<SessionFacts> {
-    const context = this.context;
+    // Awaited here, not in a helper: an attempt's failure must be recorded (TransportSlot.recordFailure)
+    // before the machine's outcome lets `connect()` read it.
     const session = await handshake({
       server: context.name,
       transport,
       protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
       capabilities: this.advertisedCapabilities(),
       clientInfo: this.clientInfo,
-      initialize: (params) => {
-        const operation = startOperation(context.observed, 'initialize', params);
-        // initialize MUST NOT be cancelled
-        const { request, promise } = context.pending.create('initialize', operation?.params ?? params, {
-          timeoutMs: context.config.requestTimeoutMs,
-          uncancellable: true,
-        });
-        if (operation) context.telemetry?.track(request, promise, operation);
-        this.requests.dispatch(request, true);
-        return promise;
-      },
+      initialize: (params) => this.sendInitialize(params),
     });
-    return { session, envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) };
+    const replacing = context.connectedBefore;
+    context.adopt({ session, envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) });
+    if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
+    await this.restoreSessionState(transport, session.capabilities, replacing);
+    return session;
+  }
+
+  /** The `initialize` request: through the pending requests and the request path, never cancelled. */
+  private sendInitialize(params: Record<string, unknown>): Promise<unknown> {
+    const context = this.context;
+    const operation = startOperation(context.observed, 'initialize', params);
+    const { request, promise } = context.pending.create('initialize', operation?.params ?? params, {
+      timeoutMs: context.config.requestTimeoutMs,
+      uncancellable: true,
+    });
+    if (operation) context.telemetry?.track(request, promise, operation);
+    this.requests.dispatch(request, true);
+    return promise;
   }
 
   /** A `roots` handler was given: every session advertises the roots capability. */
