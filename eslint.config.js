@@ -27,20 +27,6 @@ const LAYERS = [
   { adapters: 'src/adapters', cli: 'src/cli' },
 ];
 
-/**
- * TEMPORARY allow-list, removed at integration, issue #25. Imports that still run upward, between
- * layers or between two rooms of one layer, and can only be fixed inside the runtime, the facade
- * and the logger work of the same issue. Each entry: the importing file → the one file it may
- * still import. Read by this rule and by scripts/layering.ts (no two folders import each other).
- */
-export const UPWARD_UNTIL_INTEGRATION = [
-  ['src/observe/logger.ts', 'src/runtime/events.ts'],
-  ['src/runtime/connection-effects.ts', 'src/tasks/context.ts'],
-  ['src/runtime/task-subscriptions.ts', 'src/tasks/context.ts'],
-  ['src/runtime/supervised-server.ts', 'src/server-handle.ts'],
-  ['src/runtime/supervised-server.ts', 'src/runtime/actors/connection-actors.ts'],
-];
-
 // Descriptors match in order: the named folders first, then any other folder of src/ as
 // 'unlayered' (no policy lets it import or be imported), and last the files of src/ itself.
 const layerElements = [
@@ -61,10 +47,6 @@ const layerPolicies = [
     }));
   }),
   { from: { element: { type: 'machines' } }, allow: { to: { element: { type: 'machines' } } } },
-  ...UPWARD_UNTIL_INTEGRATION.map(([from, to]) => ({
-    from: { file: { path: `**/${from}` } },
-    allow: { to: { file: { path: `**/${to}` } } },
-  })),
 ];
 
 export default tseslint.config(

@@ -6,6 +6,7 @@
 import { assign, emit, enqueueActions, sendParent, setup, type PromiseActorLogic } from 'xstate';
 import type { ConnectionFact, SessionEndReason } from './connection.facts.js';
 import {
+  isCurrentSession,
   needsAuthorization,
   statusOf,
   type Cause,
@@ -210,7 +211,7 @@ export const connectionSetup = setup({
     'has session': ({ context }) => context.session !== undefined,
     'found legacy endpoint': (_, params: SseFallbackOutput) => params.found,
     'is current session': ({ context }, params: { generation: number }) =>
-      context.session !== undefined && params.generation === context.session.sessionGeneration,
+      isCurrentSession(context.session, params.generation),
     'session is alive': (_, probe: ProbeVerdict) => probe.verdict === 'alive',
     'session is lost': (_, probe: ProbeVerdict) => probe.verdict === 'session lost',
     'probe was refused': (_, probe: ProbeVerdict) => probe.verdict === 'unauthorized',

@@ -146,3 +146,12 @@ export function statusOf(error: unknown): number | undefined {
   const status = property(error, 'status');
   return typeof status === 'number' ? status : undefined;
 }
+
+/**
+ * Evidence about session `generation` concerns the current session: the one generation check,
+ * made by the machine's `is current session` guard and read by the runtime to route a request
+ * whose failure names an older session (it is sent again, the machine is not told).
+ */
+export function isCurrentSession(session: SessionInfo | undefined, generation: number | undefined): boolean {
+  return session !== undefined && generation === session.sessionGeneration;
+}

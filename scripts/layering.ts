@@ -34,17 +34,13 @@ export function relativeImports(root: string, folders: readonly string[]): FileI
   return imports;
 }
 
-/** The folder pairs that import each other, leaving out the imports named in `allowed` ([from, to] files). */
-export function twoWayPairs(
-  imports: readonly FileImport[],
-  allowed: ReadonlyArray<readonly [string, string]> = [],
-): TwoWayPair[] {
-  const exempt = new Set(allowed.map(([from, to]) => `${from} ${to}`));
+/** The folder pairs that import each other (no exceptions). */
+export function twoWayPairs(imports: readonly FileImport[]): TwoWayPair[] {
   const byDirection = new Map<string, FileImport[]>();
   for (const entry of imports) {
     const from = path.posix.dirname(entry.from);
     const to = path.posix.dirname(entry.to);
-    if (from === to || exempt.has(`${entry.from} ${entry.to}`)) continue;
+    if (from === to) continue;
     const key = `${from} ${to}`;
     byDirection.set(key, [...(byDirection.get(key) ?? []), entry]);
   }
@@ -63,17 +59,9 @@ function tsFiles(root: string, folder: string): string[] {
     .map((name) => path.posix.join(folder, name.split(path.sep).join('/')));
 }
 
-/** The temporary allow-list of eslint.config.js (issue #25): one list for both checks. */
-export async function allowedUpwardImports(root: string): Promise<ReadonlyArray<readonly [string, string]>> {
-  const config = (await import(pathToFileURL(path.join(root, 'eslint.config.js')).href)) as {
-    UPWARD_UNTIL_INTEGRATION?: ReadonlyArray<readonly [string, string]>;
-  };
-  return config.UPWARD_UNTIL_INTEGRATION ?? [];
-}
-
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const root = path.resolve(import.meta.dirname, '..');
-  const pairs = twoWayPairs(relativeImports(root, ['src', 'machines']), await allowedUpwardImports(root));
+  const pairs = twoWayPairs(relativeImports(root, ['src', 'machines']));
   for (const { folders, imports } of pairs) {
     console.error(`${folders[0]} <-> ${folders[1]}`);
     for (const { from, to } of imports) console.error(`  ${from} -> ${to}`);

@@ -9,7 +9,7 @@ export { TaskHandle } from './tasks/task-handle.js';
 export type { TaskClient } from './tasks/task-client.js';
 export type { TaskCallOptions } from './tasks/tool-call.js';
 export { TASK_STATUSES, type TaskInfo, type TaskStatus } from './tasks/schemas.js';
-export { TASKS_EXTENSION } from './tasks/context.js';
+export { TASKS_EXTENSION } from './protocol/task-capabilities.js';
 export { TaskNotFoundError, TaskCancelledError } from './tasks/errors.js';
 export { ToolCatalog, type ToolServer, type ToolServers } from './catalog/catalog.js';
 export type { CatalogOptions, ServerToolOptions, ToolPattern } from './catalog/options.js';
@@ -30,10 +30,10 @@ export type {
   LogMessage,
   ResourceUpdated,
 } from './runtime/server-runtime.js';
-export type { Root, RestoreReport } from './runtime/session-state.js';
+export type { Root, RestoreReport } from './runtime/context/session-state.js';
 export { InvalidResultError, ToolOutputError, type ResultIssue } from './protocol/result-errors.js';
 export { HeaderMismatchError, InvalidToolDefinitionError } from './protocol/tool-header-errors.js';
-export type { RejectedTool } from './runtime/tool-headers.js';
+export type { RejectedTool } from './runtime/requests/tool-headers.js';
 export {
   LOGGING_LEVELS,
   type LoggingLevel,
@@ -57,7 +57,7 @@ export type {
   HandlerContext,
   ElicitationOptions,
   SamplingOptions,
-} from './runtime/server-requests.js';
+} from './runtime/server-input/server-requests.js';
 export type { Progress } from './protocol/pending.js';
 export {
   fromMcpServersJson,
@@ -106,7 +106,7 @@ export {
   isMcpSupervisorError,
   type ErrorCode,
 } from './core/errors.js';
-export { InputRoundsExceededError, InputRequestError } from './runtime/input-errors.js';
+export { InputRoundsExceededError, InputRequestError } from './runtime/requests/input-errors.js';
 export { UrlElicitationRequiredError, type UrlElicitation } from './protocol/rpc-errors.js';
 export {
   SUPPORTED_PROTOCOL_VERSIONS,

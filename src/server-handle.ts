@@ -25,9 +25,9 @@ import {
   type LoggingLevel,
   type ReadResourceResult,
 } from './protocol/results.js';
-import { subscribeResource, unsubscribeResource } from './runtime/resource-subscriptions.js';
-import type { Root } from './runtime/session-state.js';
-import type { RejectedTool } from './runtime/tool-headers.js';
+import { subscribeResource, unsubscribeResource } from './runtime/listening/resource-subscriptions.js';
+import type { Root } from './runtime/context/session-state.js';
+import type { RejectedTool } from './runtime/requests/tool-headers.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime } from './runtime/server-runtime.js';
 import { serverHandshake, type ServerHandshake } from './server-handshake.js';
 import { serverStatus, type ServerStatus } from './server-status.js';

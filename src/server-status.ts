@@ -5,7 +5,7 @@
  */
 import type { AuthStatus } from './auth/types.js';
 import type { Implementation } from './protocol/messages.js';
-import type { ConnectionState } from './runtime/events.js';
+import type { ConnectionState } from './runtime/context/events.js';
 import type { TransportKind } from './transports/transport.js';
 
 export interface ServerStatus {

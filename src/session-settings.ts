@@ -5,8 +5,8 @@
  */
 import { ConfigError } from './core/errors.js';
 import { EmptyResultSchema, LOGGING_LEVELS, parseResult, type LoggingLevel } from './protocol/results.js';
-import type { RequestOptions } from './runtime/events.js';
-import type { Root, SessionState } from './runtime/session-state.js';
+import type { RequestOptions } from './runtime/context/events.js';
+import type { Root, SessionState } from './runtime/context/session-state.js';
 
 /** What the settings ask of their server; the server's runtime has each member. */
 export interface SettingsHost {

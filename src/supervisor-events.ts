@@ -8,7 +8,7 @@ import { Emitter } from './core/emitter.js';
 import { logMove, type Logger } from './observe/logger.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Progress } from './protocol/pending.js';
-import type { LogMessage, ResourceUpdated, RuntimeEvents, TransitionEvent } from './runtime/events.js';
+import type { LogMessage, ResourceUpdated, RuntimeEvents, TransitionEvent } from './runtime/context/events.js';
 import { factsOfMove } from './runtime/lifecycle-facts.js';
 
 export interface SupervisorEvents extends Record<string, unknown> {

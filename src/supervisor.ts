@@ -17,7 +17,7 @@ import {
   type ServerConfigInput,
 } from './config/server-config.js';
 import { planChanges, type ApplyResult } from './config/diff.js';
-import { disabledStatus, supervisedServer, waitForEnd, waitUntilForgotten } from './runtime/supervised-server.js';
+import { disabledStatus, supervisedServer, waitForEnd, waitUntilForgotten } from './supervised-server.js';
 import { silentLogger, type Logger } from './observe/logger.js';
 import { createSanitizer, type Sanitizer } from './observe/inspection.js';
 import { secretsOf } from './core/redact.js';
@@ -26,8 +26,8 @@ import { ToolCatalog } from './catalog/catalog.js';
 import type { CatalogOptions } from './catalog/options.js';
 import type { CatalogSnapshot } from './catalog/types.js';
 import type { ClientCapabilities, Implementation } from './protocol/messages.js';
-import type { ClientHandlers, ElicitationOptions, SamplingOptions } from './runtime/server-requests.js';
-import { extraCapabilities } from './runtime/client-capabilities.js';
+import type { ClientHandlers, ElicitationOptions, SamplingOptions } from './runtime/server-input/server-requests.js';
+import { extraCapabilities } from './runtime/session/client-capabilities.js';
 import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
 import { ServerRuntime } from './runtime/server-runtime.js';
 import { SupervisorEventRelay, type SupervisorEvents } from './supervisor-events.js';

@@ -7,7 +7,7 @@ import type { ToolCatalog } from '../catalog/catalog.js';
 import type { CatalogTool } from '../catalog/types.js';
 import { ToolResultError } from '../core/errors.js';
 import type { CallToolResult } from '../protocol/messages.js';
-import type { RequestOptions } from '../runtime/events.js';
+import type { RequestOptions } from '../runtime/context/events.js';
 
 /** A supervisor (anything with a `catalog`) or the catalog itself. */
 export type CatalogSource = ToolCatalog | { readonly catalog: ToolCatalog };

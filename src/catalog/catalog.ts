@@ -12,7 +12,7 @@ import type { ConnectionFact, FactOf } from '../../machines/connection.facts.js'
 import { describeError, UnknownToolError } from '../core/errors.js';
 import { Emitter } from '../core/emitter.js';
 import type { CallToolResult, ListToolsResult, Tool } from '../protocol/messages.js';
-import type { ConnectionState, RequestOptions, TransitionEvent } from '../runtime/events.js';
+import type { ConnectionState, RequestOptions, TransitionEvent } from '../runtime/context/events.js';
 import {
   isToolAllowed,
   prefixOf,
@@ -29,7 +29,7 @@ import type {
   MissingServer,
   RejectedCatalogTool,
 } from './types.js';
-import type { RejectedTool } from '../runtime/tool-headers.js';
+import type { RejectedTool } from '../runtime/requests/tool-headers.js';
 
 /** What the catalog needs of a server's handle. */
 export interface ToolServer {

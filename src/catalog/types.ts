@@ -3,7 +3,7 @@
  * missing, and the change event. Public types.
  */
 import type { Tool } from '../protocol/messages.js';
-import type { ConnectionState } from '../runtime/events.js';
+import type { ConnectionState } from '../runtime/context/events.js';
 
 export interface CatalogTool {
   /** The exposed name: unique across the catalog, `^[a-zA-Z0-9_-]{1,64}$`. Calls use it. */

@@ -1,40 +1,27 @@
 /**
  * What the connection actor looks like from its runtime: its state, session and last error for
  * status(), the keepalive child's counts, and transition events. Read-only: nothing is started
- * here. Every text that leaves the runtime passes `redact()`.
+ * here. Every text that leaves the runtime passes `redact()` (server-context.ts).
  */
-import type { ActorRefFrom, SnapshotFrom } from 'xstate';
-import type { connectionMachine, FactOf, SessionInfo } from '../../machines/connection.machine.js';
-import { secretSources } from '../config/server-config.js';
-import { Emitter } from '../core/emitter.js';
+import type { FactOf } from '../../machines/connection.machine.js';
+import { describeError } from '../core/errors.js';
 import { observeMove } from '../observe/telemetry/server-telemetry.js';
-import { redact, secretsOf, type Secrets } from '../core/redact.js';
-import type { ConnectionState, RuntimeEvents } from './events.js';
+import type { ConnectionState } from './context/events.js';
 import { factsOfMove } from './lifecycle-facts.js';
-import { TransportOwner } from './transport-owner.js';
+import type { ServerContext } from './context/server-context.js';
 
-export type ConnectionRef = ActorRefFrom<typeof connectionMachine>;
-export type ConnectionSnapshot = SnapshotFrom<typeof connectionMachine>;
-
-export abstract class ConnectionView extends TransportOwner {
-  readonly events = new Emitter<RuntimeEvents>();
-  /** The actor system the connection actor runs in (set by the supervisor). */
-  system: { get(systemId: string): unknown } | undefined;
+export class ConnectionView {
   /** When a failed server is tried again (epoch ms), for status(). */
-  nextAttemptAt: number | undefined;
+  nextAttemptAt: number | undefined = undefined;
   /** The last state reported in a transition event (only for reporting). */
-  protected reported: ConnectionState | null = null;
+  private reported: ConnectionState | null = null;
   /** Set when the connection actor threw (a bug). */
-  protected crashError: string | undefined;
-  /** Built on first use (an error or a status), not per idle server. */
-  private secrets: Secrets | undefined;
+  private crashError: string | undefined = undefined;
 
-  snapshot(): ConnectionSnapshot | undefined {
-    return (this.system?.get(this.name) as ConnectionRef | undefined)?.getSnapshot();
-  }
+  constructor(private readonly context: ServerContext) {}
 
   state(): ConnectionState | 'stopped' {
-    const snapshot = this.snapshot();
+    const snapshot = this.context.snapshot();
     if (!snapshot) return this.reported ?? 'stopped';
     if (snapshot.status === 'done') return 'closed';
     if (snapshot.status === 'error') return 'failed';
@@ -42,17 +29,13 @@ export abstract class ConnectionView extends TransportOwner {
     return (typeof value === 'string' ? value : Object.keys(value)[0]) as ConnectionState;
   }
 
-  session(): SessionInfo | undefined {
-    return this.snapshot()?.context.session;
-  }
-
   lastError(): string | undefined {
-    return this.redact(this.snapshot()?.context.lastError ?? this.crashError);
+    return this.context.redact(this.context.snapshot()?.context.lastError ?? this.crashError);
   }
 
   /** Last keepalive round trip and misses in a row: the keepalive child's own count. */
   keepalive(): { lastRttMs: number | undefined; missed: number } {
-    const child = this.snapshot()?.children.keepalive?.getSnapshot();
+    const child = this.context.snapshot()?.children.keepalive?.getSnapshot();
     return { lastRttMs: child?.context.lastRttMs, missed: child?.context.missed ?? 0 };
   }
 
@@ -65,21 +48,21 @@ export abstract class ConnectionView extends TransportOwner {
     // A revival, when one is scheduled, is told right after the move into `failed`.
     this.nextAttemptAt = undefined;
     const transition = {
-      server: this.name,
+      server: this.context.name,
       from,
       to,
       cause: change.cause,
-      error: this.redact(change.error),
+      error: this.context.redact(change.error),
       at: Date.now(),
     };
-    this.events.emit('transition', transition);
-    observeMove(this, transition, factsOfMove(this));
+    this.context.events.emit('transition', transition);
+    // The runtime (context.observed) is what its connection's facts are kept under (lifecycle-facts.ts).
+    observeMove(this.context.observed, transition, factsOfMove(this.context.observed));
   }
 
-  /** Text that leaves the runtime (transition errors, status) passes the one redaction rule. */
-  redact<T extends string | undefined>(text: T): T {
-    if (text === undefined) return text;
-    this.secrets ??= secretsOf([secretSources(this.config)]);
-    return redact(text, this.secrets) as T;
+  /** The connection actor threw (a bug): remembered for lastError(); returns the redacted reason (the runtime tells the move). */
+  onCrash(error: unknown): string {
+    this.crashError = `the connection actor crashed: ${describeError(error)}`;
+    return this.context.redact(this.crashError);
   }
 }

@@ -1,34 +1,61 @@
 /**
- * One server's runtime: the pending requests, the gate where they wait, and what the transports
- * report. Read one request or one session expiry top to bottom here:
+ * One server's runtime: the host the connection machine drives (machines/connection-host.ts)
+ * and the sink its transports report to. It is built from parts that share one context
+ * (server-context.ts); follow one request or one session expiry from here into its room:
  *
- * - `request()` sends straight to the transport while the gate is open (the hot path), else
- *   the request waits in the gate;
- * - `onSendFailure()` reads a failure as evidence and puts the request where it belongs, and the
- *   machine's actions release or end what waits (request-recovery.ts).
- *
- * The transport's own life is in transport-owner.ts; the handshake in handshake.ts.
+ * - `request()` goes down the request path (requests/request-path.ts): straight to the
+ *   transport while the gate is open (the hot path), else it waits in the gate;
+ * - a failed send is read as evidence by recovery (recovery/recovery.ts), which parks the
+ *   request, tells the machine, and runs the machine's actions on what waits;
+ * - the transport's own life is in transport/, probes in probes/, the handshake and discovery
+ *   in session/, the listening stream in listening/, answering the server in server-input/.
  */
-import { ConnectionClosedError, describeError, QueueFullError } from '../core/errors.js';
-import { isRequest, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import type { ConnectionHost, ListenerOpening } from '../../machines/connection-host.js';
+import type {
+  ConfiguredTransport,
+  DiscoverVerdict,
+  FactOf,
+  ProbeVerdict,
+  SessionInfo,
+} from '../../machines/connection.machine.js';
+import type { ProbeOutput } from '../../machines/keepalive.machine.js';
+import type { ServerConfig } from '../config/server-config.js';
+import { ConnectionClosedError, type AuthorizationRequiredError } from '../core/errors.js';
+import type { Emitter } from '../core/emitter.js';
+import type { ServerTelemetry } from '../observe/telemetry/server-telemetry.js';
+import { isRequest, type JsonRpcMessage, type JsonRpcNotification } from '../protocol/jsonrpc.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../protocol/era.js';
-import type { CreateOptions, PendingRequest } from '../protocol/pending.js';
-import { startOperation } from '../observe/telemetry/server-telemetry.js';
+import { PendingRequests, type ExchangeSignal } from '../protocol/pending.js';
+import type { ToolOutputSchemas } from '../protocol/tool-output.js';
+import type { Timers, Transport, TransportKind, TransportSink } from '../transports/transport.js';
+import type { Authorization } from './authorization/authorization.js';
+import { ConnectionView } from './connection-view.js';
 import { tellFact } from './lifecycle-facts.js';
-import type { RuntimeOptions } from './connection-effects.js';
-import type { RequestOptions } from './events.js';
-import { dispatchNotification } from './notifications.js';
-import { RequestRecovery } from './request-recovery.js';
+import type { ConnectionState, RequestOptions, RuntimeEvents } from './context/events.js';
+import { dispatchNotification } from './inbound/notifications.js';
+import type { ListenControl } from './listening/listen.js';
+import { ModernListening } from './listening/modern-listening.js';
+import { openListener } from './listening/open-listener.js';
+import { Probes } from './probes/probes.js';
+import { Recovery } from './recovery/recovery.js';
+import type { RequestGate } from './context/request-gate.js';
+import { RequestPath } from './requests/request-path.js';
+import type { ToolHeaders } from './requests/tool-headers.js';
+import type { RuntimeOptions } from './runtime-options.js';
+import { ServerContext } from './context/server-context.js';
+import { ServerInput } from './server-input/server-input.js';
 import {
-  completeRounds,
-  isInputRequired,
-  mayRequireInput,
-  roundEvent,
-  type InputRequiredResult,
-} from './multi-round-trip.js';
-import type { Operation } from '../observe/telemetry/tracing.js';
-import { answerSetLevel } from './modern-logging.js';
-import { ToolHeaders } from './tool-headers.js';
+  capabilitiesFor,
+  NO_ELICITATION_OPTIONS,
+  NO_HANDLERS,
+  type ClientHandlers,
+  type ElicitationOptions,
+  type HandlerContext,
+} from './server-input/server-requests.js';
+import { mergeCapabilities } from './session/client-capabilities.js';
+import { SessionOpening } from './session/session-opening.js';
+import type { SessionState } from './context/session-state.js';
+import { TransportSlot } from './transport/transport-slot.js';
 
 export type {
   ConnectionState,
@@ -37,210 +64,260 @@ export type {
   ResourceUpdated,
   RuntimeEvents,
   TransitionEvent,
-} from './events.js';
-export type { RuntimeOptions } from './connection-effects.js';
+} from './context/events.js';
+export type { RuntimeOptions } from './runtime-options.js';
+
+/** Notifications of cancelled server requests, before any server request was served. */
+const NO_SERVER_REQUESTS = { cancel(): void {} };
 
 /** The runtime is its transports' sink: a sink object of four closures would cost ~0.3 KB per server. */
-export class ServerRuntime extends RequestRecovery {
+export class ServerRuntime implements ConnectionHost, TransportSink {
+  /** What the parts share: identity, pending requests and gate, the transport, the session's facts. */
+  readonly context: ServerContext;
   /** Resolves at the first outcome of the first attempt: serving, or down, failed, closed. */
   readonly firstOutcome: Promise<void>;
+  private readonly slot: TransportSlot;
+  private readonly view: ConnectionView;
+  private readonly requests: RequestPath;
+  private readonly recovery: Recovery;
+  private readonly probes: Probes;
+  private readonly opening: SessionOpening;
+  /** Answering the server (built by its first request, or the first multi round-trip answer). */
+  private input: ServerInput | undefined = undefined;
+  /** Modern era: the listen and the set it asks for (created by the first listen, task watch or change). */
+  private listening: ModernListening | undefined = undefined;
+  private readonly handlers: ClientHandlers;
+  private readonly elicitation: ElicitationOptions;
   private settleFirstOutcome!: () => void;
   /** Waiting for the outcome of the next attempt (`handle.reconnect()`). */
-  private attemptWaiters: (() => void)[] | undefined;
-  /** SEP-2243: the tools' `x-mcp-header` declarations (modern Streamable HTTP only). */
-  readonly toolHeaders = new ToolHeaders();
+  private attemptWaiters: (() => void)[] | undefined = undefined;
 
   constructor(options: RuntimeOptions) {
-    super(options);
+    const config = options.config;
+    const pending = new PendingRequests({
+      server: config.name,
+      cancel: (request, reason) => this.requests.sendCancellation(request, reason),
+      timedOut: (request) => this.recovery.onTimedOut(request),
+    });
+    const context = (this.context = new ServerContext(config, options.timers, this, pending));
+    this.handlers = options.handlers ?? NO_HANDLERS;
+    this.elicitation = options.elicitation ?? NO_ELICITATION_OPTIONS;
+    const declared = capabilitiesFor(this.handlers, options.elicitation, options.sampling);
+    const capabilities = options.capabilities ? mergeCapabilities(declared, options.capabilities) : declared;
+    this.slot = new TransportSlot(context, this, options.createTransport);
+    this.view = new ConnectionView(context);
+    this.requests = new RequestPath(context, this, options.maxInputRounds);
+    this.recovery = this.requests.recovery = new Recovery(context, this.requests);
+    this.probes = new Probes(context, this.requests);
+    this.opening = new SessionOpening(context, this.requests, this.probes, options.clientInfo, capabilities);
     this.firstOutcome = new Promise((resolve) => {
       this.settleFirstOutcome = resolve;
     });
   }
 
+  // ---- what the rest of the library reads (each delegates to the context or a part)
+
+  get name(): string {
+    return this.context.name;
+  }
+  get config(): ServerConfig {
+    return this.context.config;
+  }
+  get timers(): Timers | undefined {
+    return this.context.timers;
+  }
+  get events(): Emitter<RuntimeEvents> {
+    return this.context.events;
+  }
+  get pending(): PendingRequests {
+    return this.context.pending;
+  }
+  get gate(): RequestGate {
+    return this.context.gate;
+  }
+  get authorization(): Authorization {
+    return this.context.authorization;
+  }
+  get telemetry(): ServerTelemetry | undefined {
+    return this.context.telemetry;
+  }
+  set telemetry(telemetry: ServerTelemetry | undefined) {
+    this.context.telemetry = telemetry;
+  }
+  get system(): { get(systemId: string): unknown } | undefined {
+    return this.context.system;
+  }
+  set system(system: { get(systemId: string): unknown } | undefined) {
+    this.context.system = system;
+  }
+  get transport(): Transport | undefined {
+    return this.context.transport;
+  }
+  get transportKind(): TransportKind | undefined {
+    return this.context.transport?.kind;
+  }
+  /** The last failure of a connection attempt, typed (the machine keeps only its text). */
+  get lastFailure(): Error | undefined {
+    return this.slot.lastFailure;
+  }
+  /** When a failed server is tried again (epoch ms), for status(). */
+  get nextAttemptAt(): number | undefined {
+    return this.view.nextAttemptAt;
+  }
+  set nextAttemptAt(at: number | undefined) {
+    this.view.nextAttemptAt = at;
+  }
+  /** The 2025-era session's server runs `tools/call` as tasks: read by callTool on every call. */
+  get runsToolTasks(): boolean {
+    return this.context.facts?.runsToolTasks ?? false;
+  }
+  /** Modern Streamable HTTP: `x-mcp-header` parameters are mirrored, invalid tool definitions excluded. */
+  get mirrorsToolHeaders(): boolean {
+    return this.requests.mirrorsToolHeaders;
+  }
+  /** SEP-2243: the tools' `x-mcp-header` declarations (modern Streamable HTTP only). */
+  get toolHeaders(): ToolHeaders {
+    return this.requests.toolHeaders;
+  }
+  get maxInputRounds(): number {
+    return this.requests.maxInputRounds;
+  }
+  /** What the client established on its sessions, re-established on every new one (session-state.ts). */
+  get sessionState(): SessionState {
+    return this.context.sessionState;
+  }
+  get outputSchemas(): ToolOutputSchemas | undefined {
+    return this.context.outputSchemas;
+  }
+
+  state(): ConnectionState | 'stopped' {
+    return this.view.state();
+  }
+  session(): SessionInfo | undefined {
+    return this.context.session();
+  }
+  lastError(): string | undefined {
+    return this.view.lastError();
+  }
+  /** Last keepalive round trip and misses in a row: the keepalive child's own count. */
+  keepalive(): { lastRttMs: number | undefined; missed: number } {
+    return this.view.keepalive();
+  }
+  onTransition(change: FactOf<'state changed'>): void {
+    this.view.onTransition(change);
+  }
+  redact<T extends string | undefined>(text: T): T {
+    return this.context.redact(text);
+  }
+
   // ---- requests (the hot path: one Map entry and a direct transport call while open)
 
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
-    if (method === 'tools/call' && this.mirrorsToolHeaders) {
-      const refusal = this.toolHeaders.refusal(params, this.name);
-      if (refusal) return Promise.reject(refusal);
-    }
-    const operation = startOperation(this, method, params); // undefined unless an OpenTelemetry SDK is registered
-    const sent = operation?.params ?? params;
-    const { request, promise: answered } = this.pending.create(method, sent, this.createOptions(options));
-    // Modern era: an `InputRequiredResult` is answered through the handlers and sent again (multi-round-trip.ts).
-    const promise = mayRequireInput(method)
-      ? answered.then((result) =>
-          isInputRequired(result) ? this.completeInputRounds(method, sent, options, result, operation) : result,
-        )
-      : answered;
-    if (operation) this.telemetry?.track(request, promise, operation);
-    this.enqueue(request);
-    // What the server says of its tools decides which calls may be replayed (replay-policy.ts)
-    // and how their structured output is checked (tool-output.ts).
-    if (method === 'tools/list')
-      promise.then((result) => this.learnTools(result, params?.cursor === undefined), ignore);
-    return promise;
+    return this.requests.request(method, params, options);
   }
 
-  private createOptions(options: RequestOptions | undefined): CreateOptions {
-    return {
-      timeoutMs: options?.timeoutMs ?? this.config.requestTimeoutMs,
-      signal: options?.signal,
-      onProgress: options?.onprogress,
-      resetTimeoutOnProgress: options?.resetTimeoutOnProgress,
-      maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
-      retry: options?.retry,
-    };
+  notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    return this.requests.notify(method, params);
   }
 
-  /** Straight to the transport while the gate is open (the hot path), else it waits in the gate. */
-  private enqueue(request: PendingRequest): void {
-    if (!this.pending.isPending(request)) return; // aborted before it was created
-    const phase = this.gate.phase;
-    if (phase === 'open') this.dispatch(request, false);
-    else if (phase === 'closed') this.pending.fail(request, this.closedError());
-    else if (this.gate.hold(request)) this.telemetry?.onHeld(request, this.state());
-    else this.pending.fail(request, new QueueFullError(this.config.maxQueuedRequests, { server: this.name }));
-  }
-
-  private completeInputRounds(
+  /** An embedded request of a multi round-trip request: roots set with `setRoots` answer `roots/list`, else the handlers. */
+  answerInput(
     method: string,
-    params: Record<string, unknown> | undefined,
-    options: RequestOptions | undefined,
-    first: InputRequiredResult,
-    operation: Operation | undefined,
-  ): Promise<unknown> {
-    return completeRounds(first, {
-      server: this.name,
-      method,
-      params,
-      maxRounds: this.maxInputRounds,
-      signal: options?.signal,
-      send: (retry) => {
-        const { request, promise } = this.pending.create(method, retry, this.createOptions(options));
-        this.enqueue(request);
-        return promise;
-      },
-      answer: (inputMethod, inputParams, context) => this.answerInput(inputMethod, inputParams, context),
-      onRound: operation?.span ? (round, result) => operation.span?.addEvent(...roundEvent(round, result)) : undefined,
-    });
+    params: Record<string, unknown>,
+    context: HandlerContext,
+  ): Promise<Record<string, unknown>> {
+    return this.serverInput().answerInput(method, params, context);
   }
 
-  /** Modern Streamable HTTP: `x-mcp-header` parameters are mirrored, invalid tool definitions excluded. */
-  get mirrorsToolHeaders(): boolean {
-    return this.envelope !== undefined && this.transport?.kind === 'http';
+  /** A `roots` handler was given: every session advertises the roots capability. */
+  advertisesRoots(): boolean {
+    return this.opening.advertisesRoots();
   }
 
-  private learnTools(result: unknown, firstPage: boolean): void {
-    this.tools.learn(result);
-    if (this.mirrorsToolHeaders) this.toolHeaders.learn(result, firstPage);
-    this.learnOutputSchemas(result, firstPage);
+  /** Modern era: a task being polled joins the listen's set, on a server that offers task notifications. */
+  watchTask(taskId: string): () => void {
+    return this.modernListening().watchTask(taskId);
   }
 
-  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
-    if (this.gate.phase !== 'open' || !this.transport) {
-      if (this.gate.phase === 'closed') throw this.closedError();
-      throw new ConnectionClosedError(`cannot send '${method}': the connection is ${this.state()}`, {
-        server: this.name,
-        retryable: true,
-      });
-    }
-    const operation = startOperation(this, method, params);
-    if (operation) params = operation.params;
-    const message: JsonRpcNotification =
-      params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
-    const sent = this.transport.send(message);
-    operation?.settle(sent, method);
-    await sent;
+  /**
+   * Modern era (the server is, or was last, spoken to in it): what resource subscriptions
+   * change, the listen's set (resource-subscriptions.ts). Undefined in the legacy era.
+   */
+  listenControl(): ListenControl | undefined {
+    return this.modernListening().control();
   }
 
-  protected dispatch(request: PendingRequest, handshake: boolean): void {
-    const transport = this.transport;
-    if (!transport) {
-      this.waitOrFail(request);
-      return;
-    }
-    const envelope = this.envelope;
-    // Modern era: no `logging/setLevel`; the level rides in every later request's `_meta`.
-    if (envelope && request.method === 'logging/setLevel') return answerSetLevel(request, envelope, this);
-    request.sent = true;
-    this.telemetry?.onSend(request);
-    // Modern era: the `_meta` envelope, built per send (a replay after a version change carries the new one).
-    const params = envelope ? envelope.wrap(request.params) : request.params;
-    const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params };
-    const headers =
-      envelope && transport.kind === 'http' ? this.toolHeaders.headersFor(request.method, request.params) : undefined;
-    transport
-      .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs, headers })
-      .catch((error: unknown) => this.onSendFailure(request, error));
+  private serverInput(): ServerInput {
+    return (this.input ??= new ServerInput(this.context, this.handlers, this.elicitation));
   }
 
-  protected sendCancellation(request: PendingRequest, reason: string): void {
-    if (this.gate.phase !== 'open' || !this.transport) return;
-    // Modern Streamable HTTP: closing the request's response stream (done when it failed) is the cancellation.
-    if (this.envelope && this.transport.kind === 'http') return;
-    this.transport
-      .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason } })
-      .catch(ignore);
+  private modernListening(): ModernListening {
+    return (this.listening ??= new ModernListening(
+      this.context,
+      () => this.context.savedSessionState?.subscribedUris() ?? [],
+    ));
   }
 
-  // ---- TransportSink: what the transports report (incoming messages, stream trouble, death)
+  // ---- ConnectionHost: the machine's actors (see machines/connection-host.ts for when each runs)
 
-  onMessage(message: JsonRpcMessage): void {
-    // Modern era: the listen's acknowledgment and answer, and notifications of a listen no longer open.
-    if (this.modernListens?.route(message)) return;
-    if (!('method' in message)) {
-      if (this.envelope && 'error' in message && message.error.code === UNSUPPORTED_PROTOCOL_VERSION)
-        if (this.onVersionRefused(message.id, message.error.data)) return;
-      this.unanswered = 0;
-      if ('result' in message) this.authorization.succeeded();
-      this.pending.settleResponse(message);
-      return;
-    }
-    if (isRequest(message)) {
-      const roots = message.method === 'roots/list' ? this.savedSessionState?.roots : undefined;
-      // Roots set with `setRoots` answer for this server; otherwise the `roots` handler does.
-      if (roots) this.respond({ jsonrpc: '2.0', id: message.id, result: { roots } });
-      else if (this.telemetry) this.telemetry.serve(message, this.serverRequests);
-      else void this.serverRequests.handle(message);
-      return;
-    }
-    if (message.method === 'notifications/tools/list_changed') this.outputSchemas?.invalidate();
-    if (this.telemetry) this.telemetry.receive(message, this);
-    else this.deliver(message);
+  connectTransport(kind: ConfiguredTransport): Promise<{ transport: TransportKind }> {
+    return this.slot.connectTransport(kind);
+  }
+  discoverServer(): Promise<DiscoverVerdict> {
+    return this.slot.recordFailure(this.opening.discover());
+  }
+  initialize(): Promise<SessionInfo> {
+    return this.slot.recordFailure(this.opening.initialize());
+  }
+  probeSession(): Promise<ProbeVerdict> {
+    return this.probes.probeSession();
+  }
+  authorize(signal: AbortSignal): Promise<void> {
+    return this.slot.recordFailure(this.context.authorization.authorize(signal));
+  }
+  probe(timeoutMs: number): Promise<ProbeOutput> {
+    return this.probes.probe(timeoutMs);
+  }
+  openListener(lastEventId: string | undefined): Promise<ListenerOpening> {
+    return openListener(
+      this.context,
+      lastEventId,
+      () => this.modernListening(),
+      (refusal) => this.recovery.requestAuthorization(refusal),
+    );
+  }
+  openLegacyTransport(): Promise<void> {
+    return this.slot.openLegacyTransport();
   }
 
-  /** Public for the telemetry, which delivers a notification inside the trace it carries. */
-  deliver(notification: JsonRpcNotification): void {
-    dispatchNotification(notification, this.events, this.serverRequests, this.pending);
+  async closeSession(): Promise<void> {
+    this.input?.requests.abortAll('the connection was closed');
+    this.context.pending.failAll(new ConnectionClosedError('the connection was closed', { server: this.name }));
+    await this.slot.closeTransport();
   }
 
-  isAwaiting(id: string | number): boolean {
-    return this.pending.has(id);
-  }
+  // ---- ConnectionHost: the machine's actions
 
-  onStreamError(error: Error): void {
-    this.events.emit('warning', error);
+  holdRequests(): void {
+    this.recovery.holdRequests();
   }
-
-  /** The transport died: what was on the wire has an unknown outcome; the connection reconnects. */
-  onClosed(error: Error): void {
-    this.modernListens?.closeAll();
-    const fatal = (error as { fatal?: unknown }).fatal === true; // e.g. a stdio server that died before its first handshake
-    for (const request of this.pending.sentRequests()) {
-      if (fatal || request.method === 'initialize' || this.pastGate.has(request)) {
-        const closed = new ConnectionClosedError(`the connection was lost: ${error.message}`, {
-          server: this.name,
-          retryable: !fatal,
-          fatal,
-          cause: error,
-        });
-        this.pending.fail(request, closed);
-      } else {
-        this.onOutcomeUnknown(request, `the connection was lost (${error.message})`, error);
-      }
-    }
-    this.tell({ type: 'CONNECTION_LOST', error: error.message, fatal });
+  releaseRequests(): void {
+    this.recovery.releaseRequests();
+  }
+  rejectWaitingRequests(reason: string): void {
+    this.recovery.rejectWaitingRequests(reason);
+  }
+  failParkedRequests(): void {
+    this.recovery.failParkedRequests(this.slot.lastFailure, this.lastError());
+  }
+  settleDoubtfulRequests(lost: boolean): void {
+    this.recovery.settleDoubtfulRequests(lost);
+  }
+  replaceTransport(): void {
+    this.slot.replaceTransport();
+  }
+  scheduleRevival(delayMs: number): void {
+    this.view.nextAttemptAt = Date.now() + delayMs;
   }
 
   /** An attempt is over (serving, or down): `start()`, `connect()` and `reconnect()` resolve. */
@@ -256,20 +333,63 @@ export class ServerRuntime extends RequestRecovery {
     return new Promise((resolve) => (this.attemptWaiters ??= []).push(resolve));
   }
 
-  scheduleRevival(delayMs: number): void {
-    this.nextAttemptAt = Date.now() + delayMs;
-  }
-
   /** The connection actor threw (a bug): the server is failed, nothing waits forever. */
   onCrash(error: unknown): void {
-    this.crashError = `the connection actor crashed: ${describeError(error)}`;
-    const text = this.redact(this.crashError);
+    const reason = this.view.onCrash(error);
     // The machine is gone and says nothing more: its runtime tells the move into `failed`.
-    tellFact(this, { type: 'gave up', reason: text, fatal: true });
-    tellFact(this, { type: 'state changed', to: 'failed', cause: 'crashed', error: text });
-    this.rejectWaitingRequests(text);
+    tellFact(this, { type: 'gave up', reason, fatal: true });
+    tellFact(this, { type: 'state changed', to: 'failed', cause: 'crashed', error: reason });
+    this.rejectWaitingRequests(reason);
     this.settleFirstOutcome();
     void this.closeSession().catch(ignore);
+  }
+
+  // ---- TransportSink: what the transports report (incoming messages, stream trouble, death)
+
+  onMessage(message: JsonRpcMessage): void {
+    const context = this.context;
+    // Modern era: the listen's acknowledgment and answer, and notifications of a listen no longer open.
+    if (this.listening?.requests?.route(message)) return;
+    if (!('method' in message)) {
+      if ('error' in message && message.error.code === UNSUPPORTED_PROTOCOL_VERSION && context.facts?.envelope)
+        if (this.recovery.onVersionRefused(message.id, message.error.data)) return;
+      this.recovery.unanswered = 0;
+      if ('result' in message) context.authorization.succeeded();
+      context.pending.settleResponse(message);
+      return;
+    }
+    if (isRequest(message)) return this.serverInput().serve(message);
+    if (message.method === 'notifications/tools/list_changed') context.outputSchemas?.invalidate();
+    if (context.telemetry) context.telemetry.receive(message, this);
+    else this.deliver(message);
+  }
+
+  /** Public for the telemetry, which delivers a notification inside the trace it carries. */
+  deliver(notification: JsonRpcNotification): void {
+    const { events, pending } = this.context;
+    dispatchNotification(notification, events, this.input?.requests ?? NO_SERVER_REQUESTS, pending);
+  }
+
+  isAwaiting(id: string | number): boolean {
+    return this.context.pending.has(id);
+  }
+
+  onStreamError(error: Error): void {
+    this.context.events.emit('warning', error);
+  }
+
+  /** The transport died: what was on the wire has an unknown outcome; the connection reconnects. */
+  onClosed(error: Error): void {
+    this.listening?.requests?.closeAll();
+    this.recovery.onConnectionLost(error);
+  }
+
+  /**
+   * A resume GET was refused (401/403). The same one authorization as for a refused request;
+   * true once new credentials are in place, so the stream resumes with them.
+   */
+  renewCredentials(refusal: AuthorizationRequiredError, signal: ExchangeSignal | undefined): Promise<boolean> {
+    return this.recovery.renewCredentials(refusal, signal);
   }
 }
 

@@ -4,8 +4,8 @@
  * notifications and its timers. Kept an interface so src/tasks/ never imports the handle.
  */
 import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
-import type { RequestOptions } from '../runtime/events.js';
-import type { HandlerContext } from '../runtime/server-requests.js';
+import type { RequestOptions } from '../runtime/context/events.js';
+import type { HandlerContext } from '../runtime/server-input/server-requests.js';
 import type { Timers } from '../transports/transport.js';
 import type { TaskEra } from './schemas.js';
 
@@ -31,21 +31,4 @@ export interface TaskContext {
    * (when the server offers them); returns the release, called once the polling ends.
    */
   watch(taskId: string): () => void;
-}
-
-/** The extension of spec 2026-07-28 (SEP-2663), declared in every modern request's client capabilities. */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-
-/** The modern client capabilities: the tasks extension added to `extensions`, the rest kept. */
-export function withTasksExtension<C extends Record<string, unknown>>(capabilities: C): C {
-  const extensions = capabilities['extensions'];
-  const own = typeof extensions === 'object' && extensions !== null ? (extensions as Record<string, unknown>) : {};
-  if (TASKS_EXTENSION in own) return capabilities;
-  return { ...capabilities, extensions: { ...own, [TASKS_EXTENSION]: {} } };
-}
-
-/** 2025-11-25: the server accepts task-augmented `tools/call` (`tasks.requests.tools.call`). */
-export function takesToolTasks(capabilities: Record<string, unknown> | undefined): boolean {
-  const tasks = capabilities?.['tasks'] as { requests?: { tools?: { call?: unknown } } } | undefined;
-  return typeof tasks?.requests?.tools?.call === 'object' && tasks.requests.tools.call !== null;
 }

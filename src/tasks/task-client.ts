@@ -3,7 +3,7 @@
  * previous one: task ids are durable, a client may persist them and poll after a restart).
  */
 import { McpError } from '../core/errors.js';
-import type { RequestOptions } from '../runtime/events.js';
+import type { RequestOptions } from '../runtime/context/events.js';
 import type { TaskContext } from './context.js';
 import type { TaskEra, TaskInfo } from './schemas.js';
 import { TaskHandle, type Finish } from './task-handle.js';

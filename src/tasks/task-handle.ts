@@ -5,7 +5,7 @@
  * about the same task id, and a server that lost the task answers with TaskNotFoundError.
  */
 import { McpError, RequestTimeoutError } from '../core/errors.js';
-import type { RequestOptions } from '../runtime/events.js';
+import type { RequestOptions } from '../runtime/context/events.js';
 import type { TaskContext } from './context.js';
 import { TaskCancelledError } from './errors.js';
 import { pause, pollDelay } from './pause.js';

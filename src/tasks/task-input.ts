@@ -6,9 +6,9 @@
  * on every poll until it has processed the answers: a key answered once is never answered again.
  * The rounds are bounded like those of a multi round-trip request (`maxInputRounds`).
  */
-import { InputRoundsExceededError } from '../runtime/input-errors.js';
-import { answerInputRequests, type InputRequest } from '../runtime/multi-round-trip.js';
-import type { RequestOptions } from '../runtime/events.js';
+import { InputRoundsExceededError } from '../runtime/requests/input-errors.js';
+import { answerInputRequests, type InputRequest } from '../runtime/requests/multi-round-trip.js';
+import type { RequestOptions } from '../runtime/context/events.js';
 import type { TaskContext } from './context.js';
 import type { TaskInfo } from './schemas.js';
 import { readOptions, updateTask } from './task-requests.js';

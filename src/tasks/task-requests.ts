@@ -5,7 +5,7 @@
  */
 import { McpError } from '../core/errors.js';
 import { EmptyResultSchema, parseResult } from '../protocol/results.js';
-import type { RequestOptions } from '../runtime/events.js';
+import type { RequestOptions } from '../runtime/context/events.js';
 import type { TaskContext } from './context.js';
 import { TaskNotFoundError } from './errors.js';
 import { parseLegacyList, parseTask, type TaskEra, type TaskInfo } from './schemas.js';

@@ -9,9 +9,10 @@
  *   `forbidden`); the caller holds the TaskHandle.
  */
 import { ConfigError, ConnectionClosedError, RequestAbortedError } from '../core/errors.js';
-import { InputRequestError, InputRoundsExceededError } from '../runtime/input-errors.js';
-import type { RequestOptions } from '../runtime/events.js';
-import { takesToolTasks, type TaskContext } from './context.js';
+import { InputRequestError, InputRoundsExceededError } from '../runtime/requests/input-errors.js';
+import type { RequestOptions } from '../runtime/context/events.js';
+import { takesToolTasks } from '../protocol/task-capabilities.js';
+import type { TaskContext } from './context.js';
 import { isModernCreated, parseLegacyCreated, parseTask } from './schemas.js';
 import { TaskHandle, type Finish } from './task-handle.js';
 import type { ToolTaskModes } from './tool-task-modes.js';

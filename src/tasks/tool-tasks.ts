@@ -3,8 +3,8 @@
  * handle holds none): the context the task code runs in, what each tool says of tasks on this
  * session, and `handle.tasks`.
  */
-import type { RequestOptions, RuntimeEvents } from '../runtime/events.js';
-import type { HandlerContext } from '../runtime/server-requests.js';
+import type { RequestOptions, RuntimeEvents } from '../runtime/context/events.js';
+import type { HandlerContext } from '../runtime/server-input/server-requests.js';
 import { realTimers, type Timers } from '../transports/transport.js';
 import type { TaskContext } from './context.js';
 import type { TaskEra } from './schemas.js';

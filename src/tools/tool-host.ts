@@ -5,8 +5,8 @@
  */
 import type { Emitter } from '../core/emitter.js';
 import type { ToolOutputSchemas } from '../protocol/tool-output.js';
-import type { RuntimeEvents } from '../runtime/events.js';
-import type { ToolHeaders } from '../runtime/tool-headers.js';
+import type { RuntimeEvents } from '../runtime/context/events.js';
+import type { ToolHeaders } from '../runtime/requests/tool-headers.js';
 import type { TaskHost } from '../tasks/tool-tasks.js';
 
 export interface ToolHost extends TaskHost {

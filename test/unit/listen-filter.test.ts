@@ -1,6 +1,6 @@
 /** What the modern listener asks for (spec 2026-07-28, subscriptions): what the server offers of what we want. */
 import { describe, expect, it } from 'vitest';
-import { listenFilter } from '../../src/runtime/listen.js';
+import { listenFilter } from '../../src/runtime/listening/listen.js';
 
 describe('the subscriptions/listen filter', () => {
   it('asks for the list changes the server declares, and the subscribed URIs when it offers resources.subscribe', () => {

@@ -4,8 +4,8 @@
  * not declared there; the legacy `initialize` keeps it (test/integration/server-requests.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { withoutRootsListChanged } from '../../src/runtime/client-capabilities.js';
-import { capabilitiesFor } from '../../src/runtime/server-requests.js';
+import { withoutRootsListChanged } from '../../src/runtime/session/client-capabilities.js';
+import { capabilitiesFor } from '../../src/runtime/server-input/server-requests.js';
 import { ModernEnvelope } from '../../src/protocol/era.js';
 
 describe('modern client capabilities', () => {

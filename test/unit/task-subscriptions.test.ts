@@ -1,6 +1,6 @@
-/** The tasks whose status the modern listen asks for (src/runtime/task-subscriptions.ts). */
+/** The tasks whose status the modern listen asks for (src/runtime/listening/task-subscriptions.ts). */
 import { describe, expect, it } from 'vitest';
-import { offersTaskNotifications, WatchedTasks } from '../../src/runtime/task-subscriptions.js';
+import { offersTaskNotifications, WatchedTasks } from '../../src/runtime/listening/task-subscriptions.js';
 
 describe('the watched tasks', () => {
   it('a task is in the set while any wait on it lasts; each change (only) re-issues the listen', () => {

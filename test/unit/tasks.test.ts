@@ -1,7 +1,7 @@
 /** The task shapes of both eras (src/tasks/schemas.ts) and what a tools list says of task support. */
 import { describe, expect, it } from 'vitest';
 import { InvalidResultError } from '../../src/index.js';
-import { withTasksExtension } from '../../src/tasks/context.js';
+import { withTasksExtension } from '../../src/protocol/task-capabilities.js';
 import { isModernCreated, parseLegacyCreated, parseTask } from '../../src/tasks/schemas.js';
 import { ToolTaskModes } from '../../src/tasks/tool-task-modes.js';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { mirroredHeaders, scanToolHeaders } from '../../src/protocol/tool-headers.js';
 import { ModernEnvelope } from '../../src/protocol/era.js';
-import { ToolHeaders } from '../../src/runtime/tool-headers.js';
+import { ToolHeaders } from '../../src/runtime/requests/tool-headers.js';
 
 const schema = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: 'object',

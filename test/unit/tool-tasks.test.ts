@@ -1,7 +1,7 @@
 /** The task parts of a server's tool calls, wired to their server (src/tasks/tool-tasks.ts). */
 import { describe, expect, it } from 'vitest';
 import { Emitter } from '../../src/core/emitter.js';
-import type { RuntimeEvents, TransitionEvent } from '../../src/runtime/events.js';
+import type { RuntimeEvents, TransitionEvent } from '../../src/runtime/context/events.js';
 import { toolTasks, type TaskHost } from '../../src/tasks/tool-tasks.js';
 import { realTimers } from '../../src/transports/transport.js';
 

@@ -1,7 +1,8 @@
 /**
- * The machines' effects: each actor and action finds its server's runtime through its actor
- * system, so one provided machine serves every server of every supervisor (a `provide` per
- * connection would rebuild every state node of every machine).
+ * The machines' effects: each actor and action finds its server's host (the contract in
+ * machines/connection-host.ts) through its actor system, so one provided machine serves every
+ * server of every supervisor (a `provide` per connection would rebuild every state node of
+ * every machine).
  */
 import { fromPromise } from 'xstate';
 import {

@@ -7,7 +7,7 @@
 import { fromCallback, type EventObject } from 'xstate';
 import type { FollowStreamInput, ListenerEvent, OpenFailure } from '../../../machines/listener.machine.js';
 import { describeError } from '../../core/errors.js';
-import { readEvidence } from '../evidence.js';
+import { readEvidence } from '../recovery/evidence.js';
 import { runtimeOf } from './runtime-registry.js';
 
 /** What an open that failed says about the connection to the server. */

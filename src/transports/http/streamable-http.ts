@@ -34,6 +34,7 @@ import {
   type Transport,
   type TransportSink,
 } from '../transport.js';
+import { probeTimeoutMs } from '../../core/probe-timeout.js';
 
 export interface HttpTransportOptions extends HttpOptions {
   /** Bound on waiting for the GET listener's response headers. */
@@ -94,7 +95,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     this.configSecrets = options.secrets ?? [];
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.maxMessageBytes = options.maxMessageBytes;
-    this.listenerOpenTimeoutMs = options.listenerOpenTimeoutMs ?? Math.min(options.requestTimeoutMs, 10_000);
+    this.listenerOpenTimeoutMs = options.listenerOpenTimeoutMs ?? probeTimeoutMs(options);
     this.terminateTimeoutMs = options.terminateTimeoutMs ?? 2_000;
     this.sink = options.sink;
     this.timers = options.timers ?? realTimers;

@@ -31,6 +31,7 @@ import {
   type Transport,
   type TransportSink,
 } from '../transport.js';
+import { probeTimeoutMs } from '../../core/probe-timeout.js';
 
 type Body = Dispatcher.ResponseData['body'];
 
@@ -84,7 +85,7 @@ export class LegacySseTransport implements Transport {
     this.postHeaders = this.credentials.track({ ...this.userHeaders, 'content-type': 'application/json' });
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.maxMessageBytes = options.maxMessageBytes;
-    this.endpointTimeoutMs = options.endpointTimeoutMs ?? Math.min(options.requestTimeoutMs, 10_000);
+    this.endpointTimeoutMs = options.endpointTimeoutMs ?? probeTimeoutMs(options);
     this.pool = acquirePool(this.url.origin);
     this.streams = streamPool(this.url.origin);
   }

@@ -2,7 +2,7 @@
  * The callers' side of a runtime model run: requests issued through the real handle, what the
  * test expects of each (held until serving, replayed, failed with a given error), and the
  * checks after every step. The replay rules are written out here independently of
- * src/runtime/replay-policy.ts, so a broken rule there disagrees with this table.
+ * src/runtime/recovery/replay-policy.ts, so a broken rule there disagrees with this table.
  */
 import { expect } from 'vitest';
 import { OutcomeUnknownError, TransportError } from '../../../src/core/errors.js';

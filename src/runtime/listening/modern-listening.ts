@@ -1,0 +1,84 @@
+/**
+ * The runtime's side of the modern listen (listen.ts): opening it with the set it asks for (the
+ * subscribed resources, the tasks being polled), and telling the listener child when that set
+ * changes (resource-subscriptions.ts, a task's wait). A runtime creates it at its first listen,
+ * task watch or subscription change: an idle server holds none.
+ */
+import type { AnyActorRef, SnapshotFrom } from 'xstate';
+import type { connectionMachine, SessionInfo } from '../../../machines/connection.machine.js';
+import type { ListenerEvent } from '../../../machines/listener.machine.js';
+import type { ListenerOpenResult, Transport } from '../../transports/transport.js';
+import { ModernListens, type ListenControl } from './listen.js';
+import { offersTaskNotifications, WatchedTasks } from './task-subscriptions.js';
+
+/** What the listen needs to know of the connection: its era, its listener child, its session. */
+export interface ListeningHost {
+  readonly name: string;
+  snapshot(): SnapshotFrom<typeof connectionMachine> | undefined;
+  session(): SessionInfo | undefined;
+}
+
+export class ModernListening {
+  /** The `subscriptions/listen` requests (created by the first listen or change). */
+  private created: ModernListens | undefined;
+  /** The tasks being polled, whose status the listen asks for (created by the first). */
+  private watchedTasks: WatchedTasks | undefined;
+
+  constructor(
+    private readonly host: ListeningHost,
+    /** The URIs subscribed now. */
+    private readonly subscribedUris: () => readonly string[],
+  ) {}
+
+  /** The listen requests, if one was ever opened or changed (reading it creates nothing). */
+  get requests(): ModernListens | undefined {
+    return this.created;
+  }
+
+  private listens(): ModernListens {
+    return (this.created ??= new ModernListens(this.host.name, this.subscribedUris));
+  }
+
+  /** The listener's open in the modern era: `subscriptions/listen` stands for the GET stream. */
+  open(
+    transport: Transport,
+    envelope: { wrap(params: Record<string, unknown>): Record<string, unknown> },
+    timeoutMs: number,
+  ): Promise<ListenerOpenResult> {
+    const { capabilities = {} } = this.host.session() ?? {};
+    const uris = this.subscribedUris();
+    const taskIds = this.watchedTasks?.ids() ?? [];
+    return this.listens().listenFor(transport, envelope, capabilities, uris, taskIds, timeoutMs);
+  }
+
+  /** A task being polled joins the listen's set, on a server that offers task notifications. */
+  watchTask(taskId: string): () => void {
+    this.watchedTasks ??= new WatchedTasks(() => {
+      if (offersTaskNotifications(this.host.session()?.capabilities)) this.control()?.changed();
+    });
+    return this.watchedTasks.watch(taskId);
+  }
+
+  /**
+   * The server is, or was last, spoken to in the modern era: what resource subscriptions change,
+   * the listen's set (resource-subscriptions.ts). Undefined in the legacy era.
+   */
+  control(): ListenControl | undefined {
+    const context = this.host.snapshot()?.context;
+    // Pinned modern: modern before the first discovery too.
+    const era = context?.latchedEra ?? (context?.preferredEra === 'modern' ? 'modern' : undefined);
+    if (era !== 'modern') return undefined;
+    const listens = this.listens();
+    return {
+      capabilities: this.host.session()?.capabilities,
+      changed: () => {
+        const generation = listens.changed();
+        // The listener issues its listen again with the new set.
+        const listener = this.host.snapshot()?.children.listener as AnyActorRef | undefined;
+        listener?.send({ type: 'SUBSCRIPTIONS_CHANGED' } satisfies ListenerEvent);
+        return generation;
+      },
+      acknowledgedSince: (generation, timeoutMs, signal) => listens.acknowledgedSince(generation, timeoutMs, signal),
+    };
+  }
+}

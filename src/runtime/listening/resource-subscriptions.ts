@@ -1,0 +1,67 @@
+/**
+ * `subscribeResource` / `unsubscribeResource` in each era. Legacy: `resources/subscribe` and
+ * `resources/unsubscribe` on the session, recorded for every later session (session-state.ts).
+ * Modern (2026-07-28): neither exists; the URI joins (or leaves) the set the listener's
+ * `subscriptions/listen` asks for, the listen is issued again, and a subscription is accepted
+ * once the server acknowledged a listen that carries it (listen.ts).
+ */
+import { ProtocolError } from '../../core/errors.js';
+import { EmptyResultSchema, parseResult } from '../../protocol/results.js';
+import type { RequestOptions } from '../context/events.js';
+import type { ListenControl } from './listen.js';
+import type { SessionState } from '../context/session-state.js';
+
+export interface SubscriptionHost {
+  readonly name: string;
+  readonly sessionState: SessionState;
+  readonly config: { requestTimeoutMs: number };
+  request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown>;
+  listenControl(): ListenControl | undefined;
+}
+
+export async function subscribeResource(host: SubscriptionHost, uri: string, options?: RequestOptions): Promise<void> {
+  const listen = host.listenControl();
+  if (!listen) {
+    const raw = await host.request('resources/subscribe', { uri }, options);
+    parseResult(EmptyResultSchema, 'resources/subscribe', raw, host.name);
+    host.sessionState.subscribed(uri);
+    return;
+  }
+  const resources = listen.capabilities?.['resources'] as Record<string, unknown> | undefined;
+  if (listen.capabilities && resources?.['subscribe'] !== true)
+    throw new ProtocolError(`cannot subscribe to ${uri}: the server does not offer resources.subscribe`, {
+      server: host.name,
+    });
+  const known = host.sessionState.subscribedUris().includes(uri);
+  host.sessionState.subscribed(uri);
+  const generation = listen.changed();
+  try {
+    const timeoutMs = options?.timeoutMs ?? host.config.requestTimeoutMs;
+    const honored = await listen.acknowledgedSince(generation, timeoutMs, options?.signal);
+    if (!honored.resourceSubscriptions?.includes(uri))
+      throw new ProtocolError(`the server did not acknowledge the subscription to ${uri}`, { server: host.name });
+  } catch (error) {
+    // Not accepted: not kept (as a refused `resources/subscribe`).
+    if (!known) {
+      host.sessionState.unsubscribed(uri);
+      listen.changed();
+    }
+    throw error;
+  }
+}
+
+export async function unsubscribeResource(
+  host: SubscriptionHost,
+  uri: string,
+  options?: RequestOptions,
+): Promise<void> {
+  // Forgotten first: a session replaced meanwhile must not subscribe again.
+  host.sessionState.unsubscribed(uri);
+  const listen = host.listenControl();
+  if (listen) {
+    listen.changed(); // the listen is issued again without it: nothing to wait for
+    return;
+  }
+  const raw = await host.request('resources/unsubscribe', { uri }, options);
+  parseResult(EmptyResultSchema, 'resources/unsubscribe', raw, host.name);
+}

@@ -1,0 +1,30 @@
+/**
+ * What one keepalive probe sends and what it proves. Any answer, a JSON-RPC error included,
+ * proves the server alive; a server without `ping` (-32601) is probed with the cheapest list
+ * request it advertised from then on.
+ */
+import type { ProbeOutput } from '../../../machines/keepalive.machine.js';
+import { McpError } from '../../core/errors.js';
+
+export class KeepaliveProbe {
+  private method = 'ping';
+
+  async run(send: (method: string) => Promise<unknown>, capabilities?: Record<string, unknown>): Promise<ProbeOutput> {
+    const started = performance.now();
+    try {
+      await send(this.method);
+    } catch (error) {
+      // No answer: a miss, counted by the keepalive machine.
+      if (!(error instanceof McpError)) throw error;
+      if (error.rpcCode === -32601 && this.method === 'ping') this.method = cheapListMethod(capabilities);
+    }
+    return { skipped: false, rttMs: Math.round(performance.now() - started) };
+  }
+}
+
+function cheapListMethod(capabilities: Record<string, unknown> | undefined): string {
+  if (capabilities?.tools) return 'tools/list';
+  if (capabilities?.prompts) return 'prompts/list';
+  if (capabilities?.resources) return 'resources/list';
+  return 'ping';
+}

@@ -1,0 +1,190 @@
+/**
+ * The request path of one server: a request goes straight to the transport while the gate is
+ * open (the hot path: one Map entry and a direct transport call), else it waits in the gate.
+ * A send that fails goes to recovery (recovery/recovery.ts), which decides where it goes next.
+ * Also here: notifications, cancellations, and the rounds of a multi round-trip request.
+ */
+import { ConnectionClosedError, QueueFullError } from '../../core/errors.js';
+import { startOperation } from '../../observe/telemetry/server-telemetry.js';
+import type { Operation } from '../../observe/telemetry/tracing.js';
+import type { JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import type { CreateOptions, PendingRequest } from '../../protocol/pending.js';
+import { ToolOutputSchemas } from '../../protocol/tool-output.js';
+import type { RequestOptions } from '../context/events.js';
+import type { Recovery } from '../recovery/recovery.js';
+import type { HandlerContext } from '../server-input/server-requests.js';
+import type { ServerContext } from '../context/server-context.js';
+import { answerSetLevel } from './modern-logging.js';
+import {
+  completeRounds,
+  DEFAULT_MAX_INPUT_ROUNDS,
+  isInputRequired,
+  mayRequireInput,
+  roundEvent,
+  type InputRequiredResult,
+} from './multi-round-trip.js';
+import { ToolHeaders } from './tool-headers.js';
+
+/** Who answers the embedded requests of a multi round-trip request (the runtime: roots, else the handlers). */
+export interface InputAnswerer {
+  answerInput(
+    method: string,
+    params: Record<string, unknown>,
+    context: HandlerContext,
+  ): Promise<Record<string, unknown>>;
+}
+
+export class RequestPath {
+  /** SEP-2243: the tools' `x-mcp-header` declarations (modern Streamable HTTP only: built by its first tools list or call). */
+  private headers: ToolHeaders | undefined = undefined;
+  /** Where a failed send goes (set once by the runtime, which builds both). */
+  recovery!: Recovery;
+
+  constructor(
+    private readonly context: ServerContext,
+    private readonly answerer: InputAnswerer,
+    /** Retries of one multi round-trip request before it fails. */
+    readonly maxInputRounds = DEFAULT_MAX_INPUT_ROUNDS,
+  ) {}
+
+  get toolHeaders(): ToolHeaders {
+    return (this.headers ??= new ToolHeaders());
+  }
+
+  request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
+    const context = this.context;
+    if (method === 'tools/call' && this.mirrorsToolHeaders) {
+      const refusal = this.headers?.refusal(params, context.name);
+      if (refusal) return Promise.reject(refusal);
+    }
+    const operation = startOperation(context.observed, method, params); // undefined unless an OpenTelemetry SDK is registered
+    const sent = operation?.params ?? params;
+    const { request, promise: answered } = context.pending.create(method, sent, this.createOptions(options));
+    // Modern era: an `InputRequiredResult` is answered through the handlers and sent again (multi-round-trip.ts).
+    const promise = mayRequireInput(method)
+      ? answered.then((result) =>
+          isInputRequired(result) ? this.completeInputRounds(method, sent, options, result, operation) : result,
+        )
+      : answered;
+    if (operation) context.telemetry?.track(request, promise, operation);
+    this.enqueue(request);
+    // What the server says of its tools decides which calls may be replayed (replay-policy.ts)
+    // and how their structured output is checked (tool-output.ts).
+    if (method === 'tools/list')
+      promise.then((result) => this.learnTools(result, params?.cursor === undefined), ignore);
+    return promise;
+  }
+
+  private createOptions(options: RequestOptions | undefined): CreateOptions {
+    return {
+      timeoutMs: options?.timeoutMs ?? this.context.config.requestTimeoutMs,
+      signal: options?.signal,
+      onProgress: options?.onprogress,
+      resetTimeoutOnProgress: options?.resetTimeoutOnProgress,
+      maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
+      retry: options?.retry,
+    };
+  }
+
+  /** Straight to the transport while the gate is open (the hot path), else it waits in the gate. */
+  private enqueue(request: PendingRequest): void {
+    const { pending, gate } = this.context;
+    if (!pending.isPending(request)) return; // aborted before it was created
+    const phase = gate.phase;
+    if (phase === 'open') this.dispatch(request, false);
+    else if (phase === 'closed') pending.fail(request, this.recovery.closedError());
+    else if (gate.hold(request)) this.context.telemetry?.onHeld(request, this.context.observed.state());
+    else
+      pending.fail(request, new QueueFullError(this.context.config.maxQueuedRequests, { server: this.context.name }));
+  }
+
+  private completeInputRounds(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: RequestOptions | undefined,
+    first: InputRequiredResult,
+    operation: Operation | undefined,
+  ): Promise<unknown> {
+    return completeRounds(first, {
+      server: this.context.name,
+      method,
+      params,
+      maxRounds: this.maxInputRounds,
+      signal: options?.signal,
+      send: (retry) => {
+        const { request, promise } = this.context.pending.create(method, retry, this.createOptions(options));
+        this.enqueue(request);
+        return promise;
+      },
+      answer: (inputMethod, inputParams, context) => this.answerer.answerInput(inputMethod, inputParams, context),
+      onRound: operation?.span ? (round, result) => operation.span?.addEvent(...roundEvent(round, result)) : undefined,
+    });
+  }
+
+  /** Modern Streamable HTTP: `x-mcp-header` parameters are mirrored, invalid tool definitions excluded. */
+  get mirrorsToolHeaders(): boolean {
+    return this.context.facts?.envelope !== undefined && this.context.transport?.kind === 'http';
+  }
+
+  private learnTools(result: unknown, firstPage: boolean): void {
+    this.recovery.learnTools(result);
+    if (this.mirrorsToolHeaders) this.toolHeaders.learn(result, firstPage);
+    if (this.context.config.validateToolOutput)
+      (this.context.outputSchemas ??= new ToolOutputSchemas()).learn(result, firstPage);
+  }
+
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    const context = this.context;
+    const transport = context.transport;
+    if (context.gate.phase !== 'open' || !transport) {
+      if (context.gate.phase === 'closed') throw this.recovery.closedError();
+      throw new ConnectionClosedError(`cannot send '${method}': the connection is ${context.observed.state()}`, {
+        server: context.name,
+        retryable: true,
+      });
+    }
+    const operation = startOperation(context.observed, method, params);
+    if (operation) params = operation.params;
+    const message: JsonRpcNotification =
+      params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+    const sent = transport.send(message);
+    operation?.settle(sent, method);
+    await sent;
+  }
+
+  /** Puts one request on the wire (`handshake`: the `initialize`); with no transport it waits or fails. */
+  dispatch(request: PendingRequest, handshake: boolean): void {
+    const context = this.context;
+    const transport = context.transport;
+    if (!transport) {
+      this.recovery.waitOrFail(request);
+      return;
+    }
+    const envelope = context.facts?.envelope;
+    // Modern era: no `logging/setLevel`; the level rides in every later request's `_meta`.
+    if (envelope && request.method === 'logging/setLevel') return answerSetLevel(request, envelope, context);
+    request.sent = true;
+    context.telemetry?.onSend(request);
+    // Modern era: the `_meta` envelope, built per send (a replay after a version change carries the new one).
+    const params = envelope ? envelope.wrap(request.params) : request.params;
+    const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params };
+    const headers =
+      envelope && transport.kind === 'http' ? this.headers?.headersFor(request.method, request.params) : undefined;
+    transport
+      .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs, headers })
+      .catch((error: unknown) => this.recovery.onSendFailure(request, error));
+  }
+
+  /** A request given up on (timeout, abort): the server is told, unless closing its stream already did. */
+  sendCancellation(request: PendingRequest, reason: string): void {
+    const transport = this.context.transport;
+    if (this.context.gate.phase !== 'open' || !transport) return;
+    // Modern Streamable HTTP: closing the request's response stream (done when it failed) is the cancellation.
+    if (this.context.facts?.envelope && transport.kind === 'http') return;
+    transport
+      .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason } })
+      .catch(ignore);
+  }
+}
+
+function ignore(): void {}

@@ -1,0 +1,157 @@
+/**
+ * How a session opens: the era probe and modern discovery (`discovering`), or the `initialize`
+ * handshake (`initializing`, `reinitializing`). Each returns the session's facts (session-facts.ts),
+ * which the context adopts once; then the new session gets what the old one had (session-state.ts).
+ * Also here: what the client declares of itself on every session (its capabilities, its info).
+ */
+import type { DiscoverVerdict, SessionInfo } from '../../../machines/connection.machine.js';
+import { probeTimeoutMs } from '../../core/probe-timeout.js';
+import { ConnectionClosedError, ProtocolError } from '../../core/errors.js';
+import { startOperation } from '../../observe/telemetry/server-telemetry.js';
+import { ModernEnvelope, pinOf, type VersionPin } from '../../protocol/era.js';
+import type { ClientCapabilities, Implementation } from '../../protocol/messages.js';
+import { takesToolTasks, withTasksExtension } from '../../protocol/task-capabilities.js';
+import type { Transport } from '../../transports/transport.js';
+import type { Probes } from '../probes/probes.js';
+import type { RequestPath } from '../requests/request-path.js';
+import type { ServerContext } from '../context/server-context.js';
+import { withoutRootsListChanged } from './client-capabilities.js';
+import { discover } from './discover.js';
+import { handshake } from './handshake.js';
+import type { SessionFacts } from '../context/session-facts.js';
+import type { RestoreReport } from '../context/session-state.js';
+
+export class SessionOpening {
+  /** What `protocolVersion` in the config asks for. */
+  private readonly pin: VersionPin;
+
+  constructor(
+    private readonly context: ServerContext,
+    private readonly requests: RequestPath,
+    private readonly probes: Probes,
+    private readonly clientInfo: Implementation,
+    /** What the client declares: its handlers' capabilities and the extra ones it was given. */
+    readonly capabilities: ClientCapabilities,
+  ) {
+    this.pin = pinOf(context.config.protocolVersion);
+  }
+
+  /** `discovering`: the era probe; a modern server's discovery stands for its session. */
+  async discover(): Promise<DiscoverVerdict> {
+    const context = this.context;
+    const transport = context.transport;
+    if (!transport)
+      throw new ConnectionClosedError('no transport: the connection is not open', { server: context.name });
+    context.facts = undefined;
+    const timeoutMs = probeTimeoutMs(context.config);
+    const verdict = await discover({
+      server: context.name,
+      transport,
+      pin: this.pin,
+      send: (version) =>
+        this.probes.sendPastGate(
+          'server/discover',
+          new ModernEnvelope(version, this.modernCapabilities(), this.clientInfo).wrap(undefined),
+          timeoutMs,
+        ),
+    });
+    if (verdict.era === 'modern') {
+      const replacing = context.connectedBefore;
+      context.adopt(this.modernFacts(verdict.session));
+      if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
+      // No session-state restore here: the modern era has no session to carry state and no
+      // `logging/setLevel`; the resource subscriptions travel in the listener's
+      // `subscriptions/listen` (listen.ts), and the roots capability in every request's `_meta`.
+    }
+    return verdict;
+  }
+
+  private modernFacts(session: SessionInfo): SessionFacts {
+    const envelope = new ModernEnvelope(
+      session.protocolVersion,
+      this.modernCapabilities(),
+      this.clientInfo,
+      this.context.savedSessionState?.loggingLevel,
+    );
+    return { session, envelope, runsToolTasks: false };
+  }
+
+  /** `initializing`, `reinitializing`: the handshake, then the session state restored on the new session. */
+  async initialize(): Promise<SessionInfo> {
+    const context = this.context;
+    const transport = context.transport;
+    if (!transport)
+      throw new ConnectionClosedError('no transport: the connection is not open', { server: context.name });
+    context.facts = undefined;
+    // Awaited here, not in a helper: an attempt's failure must be recorded (TransportSlot.recordFailure)
+    // before the machine's outcome lets `connect()` read it.
+    const session = await handshake({
+      server: context.name,
+      transport,
+      protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
+      capabilities: this.advertisedCapabilities(),
+      clientInfo: this.clientInfo,
+      initialize: (params) => this.sendInitialize(params),
+    });
+    const replacing = context.connectedBefore;
+    context.adopt({ session, envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) });
+    if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
+    await this.restoreSessionState(transport, session.capabilities, replacing);
+    return session;
+  }
+
+  /** The `initialize` request: through the pending requests and the request path, never cancelled. */
+  private sendInitialize(params: Record<string, unknown>): Promise<unknown> {
+    const context = this.context;
+    const operation = startOperation(context.observed, 'initialize', params);
+    const { request, promise } = context.pending.create('initialize', operation?.params ?? params, {
+      timeoutMs: context.config.requestTimeoutMs,
+      uncancellable: true,
+    });
+    if (operation) context.telemetry?.track(request, promise, operation);
+    this.requests.dispatch(request, true);
+    return promise;
+  }
+
+  /** A `roots` handler was given: every session advertises the roots capability. */
+  advertisesRoots(): boolean {
+    return this.capabilities.roots !== undefined;
+  }
+
+  /** Roots set before the first handshake are advertised even without a `roots` handler. */
+  private advertisedCapabilities(): ClientCapabilities {
+    if (this.capabilities.roots || this.context.savedSessionState?.roots === undefined) return this.capabilities;
+    return { ...this.capabilities, roots: { listChanged: true } };
+  }
+
+  /** Modern requests declare the tasks extension (callTool handles a task as an answer), and no `roots.listChanged`. */
+  private modernCapabilities(): ClientCapabilities {
+    return withTasksExtension(withoutRootsListChanged(this.advertisedCapabilities()));
+  }
+
+  /** The new session gets what the old one had (session-state.ts), before held requests are released. */
+  private async restoreSessionState(
+    transport: Transport,
+    capabilities: Record<string, unknown>,
+    replacing: boolean,
+  ): Promise<void> {
+    const context = this.context;
+    const state = context.savedSessionState;
+    if (!state) return;
+    const timeoutMs = probeTimeoutMs(context.config);
+    const report = await state.restore(
+      {
+        capabilities,
+        request: (method, params) => this.probes.sendPastGate(method, params, timeoutMs, false),
+        notify: (method) => transport.send({ jsonrpc: '2.0', method }),
+      },
+      replacing,
+    );
+    if (!report) return;
+    for (const { what, error } of report.failed) {
+      const text = context.redact(`could not restore the ${what} on the new session: ${error}`);
+      context.events.emit('warning', new ProtocolError(text, { server: context.name }));
+    }
+    context.events.emit('sessionRestored', report satisfies RestoreReport);
+  }
+}
