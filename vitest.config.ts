@@ -4,18 +4,12 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Files that run long because they spawn many processes or build the package (measured with
- * `--reporter=verbose`): started first, so none of them runs alone at the end. A clean clone has
- * no timing cache, and vitest would otherwise start the largest files first.
+ * The one long file (a dozen servers, processes and clients: minutes on a busy machine) starts
+ * first. A clean clone has no timing cache, so vitest orders files by size and it came last,
+ * running alone at the end. The other slow files (CLI, package builds) stay spread through the
+ * queue by size: started together, they starved one another past their timeouts (measured).
  */
-const LONG_FIRST = [
-  'test/bench-smoke.test.ts',
-  'test/package/',
-  'test/cli/',
-  'test/adapters/package.test.ts',
-  'test/model/runner.selfcheck.test.ts',
-  'test/integration/healing/killed-process.test.ts',
-];
+const LONG_FIRST = ['test/bench-smoke.test.ts'];
 
 class LongFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
