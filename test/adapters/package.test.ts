@@ -1,5 +1,5 @@
 /**
- * The adapters as a consumer gets them: the package is built into a folder of its own outside
+ * The adapters as a consumer gets them: the package is built (once per run, test/package/build.ts) and copied into a folder of its own outside
  * the repository, whose node_modules hold only the core's dependencies (xstate, undici,
  * eventsource-parser, zod). There `mcp-supervisor` must import (the core never loads a
  * framework), and each adapter subpath must fail only for want of its framework. Then, with the
@@ -13,10 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEverythingServer } from '../../servers/everything-server.js';
+import { builtPackage } from '../package/build.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 /** The core's dependencies: the transport and machine stack, output-schema checks (ajv), the OpenTelemetry API, and DPoP proofs (jose). */
 const CORE_DEPENDENCIES = [
   'xstate',
@@ -46,7 +46,7 @@ beforeAll(async () => {
   built = join(ROOT, '.package-test-adapters');
   rmSync(built, { recursive: true, force: true });
   mkdirSync(built, { recursive: true });
-  await run(process.execPath, [TSC, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(built, 'dist')]);
+  cpSync(join(await builtPackage(), 'dist'), join(built, 'dist'), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(built, 'package.json'));
   // A consumer with the core's dependencies only.
   bare = mkdtempSync(join(tmpdir(), 'mcp-supervisor-consumer-'));

@@ -1,15 +1,16 @@
 /**
  * The package's public face is a contract (DESIGN §2): code outside this repository imports these
  * names from `mcp-supervisor`, `mcp-supervisor/machines` and `mcp-supervisor/auth`. The package is
- * built afresh into .package-test/ and imported by name, by Node's own resolution through the
+ * built afresh (once per run, shared: test/package/build.ts) into .package-test/ and imported by name, by Node's own resolution through the
  * `exports` map, in a child process; its types are checked with tsc against the built `.d.ts`.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { builtPackage } from './build.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -168,7 +169,7 @@ export async function typed(): Promise<string> {
 beforeAll(async () => {
   rmSync(PACKAGE, { recursive: true, force: true });
   mkdirSync(PACKAGE, { recursive: true });
-  await run(process.execPath, [TSC, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', join(PACKAGE, 'dist')]);
+  cpSync(join(await builtPackage(), 'dist'), join(PACKAGE, 'dist'), { recursive: true });
   const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
   writeFileSync(join(PACKAGE, 'package.json'), JSON.stringify(manifest));
 }, 120_000);
