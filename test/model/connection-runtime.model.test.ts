@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { connectionMachine } from '../../machines/connection.machine.js';
 import { allTransitionKeys, Coverage } from './coverage.js';
 import { transitionPaths } from './runner.js';
-import { autoEraRuntimeSpec, runtimeSpec, walk } from './runtime/connection-runtime.spec.js';
+import { autoEraPaths, runtimeSpec, walk } from './runtime/connection-runtime.spec.js';
 
 /** Transitions the runtime cannot take, with the reason (the pure model takes them). */
 const UNREACHABLE: Record<string, string> = {
@@ -37,19 +37,7 @@ const ERA_TRANSITIONS: Record<string, string> = {
 const coverage = new Coverage(connectionMachine);
 const paths = transitionPaths(runtimeSpec);
 const walked = new Set<string>();
-/**
- * Under `auto`, every path that goes through `discovering` or the modern era: a path is kept when
- * its last step leaves or enters `discovering`, or happens while the era is latched modern (the
- * legacy paths after a legacy verdict are the pinned suite's, behind one more step).
- */
-const autoPaths = transitionPaths(autoEraRuntimeSpec, (steps) => {
-  const before = steps.at(-2)?.state;
-  const after = steps.at(-1)!.state;
-  return (
-    before !== undefined &&
-    (before.matches('discovering') || after.matches('discovering') || before.context.latchedEra === 'modern')
-  );
-});
+const autoPaths = autoEraPaths();
 const eraCoverage = new Coverage(connectionMachine);
 const autoWalked = new Set<string>();
 

@@ -9,7 +9,7 @@ import { AuthorizationError } from '../../../src/core/errors.js';
 import { connectionMachine } from '../../../machines/connection.machine.js';
 import { AUTO_ERA_INPUT, connectionSpec, refused, session, unauthorized } from '../connection.spec.js';
 import type { Coverage } from '../coverage.js';
-import { describeEvent, type ModelPath, type ModelSpec } from '../runner.js';
+import { describeEvent, transitionPaths, type ModelPath, type ModelSpec } from '../runner.js';
 import { discoverEvents, isModernSession, passesByItself } from './modern-era.js';
 import { flush, RuntimeRun } from './run.js';
 
@@ -101,6 +101,22 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
 export const runtimeSpec: ModelSpec = { ...connectionSpec(), events };
 /** The default era preference: every connection starts with a `server/discover` probe. */
 export const autoEraRuntimeSpec: ModelSpec = { ...connectionSpec(connectionMachine, AUTO_ERA_INPUT), events };
+
+/**
+ * Under `auto`, every path that goes through `discovering` or the modern era: a path is kept when
+ * its last step leaves or enters `discovering`, or happens while the era is latched modern (the
+ * legacy paths after a legacy verdict are the pinned suite's, behind one more step).
+ */
+export function autoEraPaths(): ModelPath[] {
+  return transitionPaths(autoEraRuntimeSpec, (steps) => {
+    const before = steps.at(-2)?.state;
+    const after = steps.at(-1)!.state;
+    return (
+      before !== undefined &&
+      (before.matches('discovering') || after.matches('discovering') || before.context.latchedEra === 'modern')
+    );
+  });
+}
 
 /** Walks one path on a real supervisor over the scripted transport, checking every step. */
 export async function walk(

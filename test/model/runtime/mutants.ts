@@ -1,0 +1,88 @@
+/**
+ * The runtime's mutants (docs/model-tests.md): each changes one rule of the runtime or the
+ * machine, and the runtime model suite must fail at least one path with it in place. A mutant
+ * is a text edit of one source file; `find` must occur exactly once (a refactor that moves the
+ * code makes its check fail loudly, so the mutant is brought along instead of passing silently).
+ */
+export interface Mutant {
+  name: string;
+  /** Repository-relative path of the source file the edit applies to. */
+  file: string;
+  find: string;
+  replace: string;
+  /** Which walk must catch it: the legacy-pinned paths, or the auto-era variant. */
+  suite: 'pinned' | 'auto';
+}
+
+export const MUTANTS: Mutant[] = [
+  {
+    name: "replay: retry 'never' replayed",
+    file: 'src/runtime/replay-policy.ts',
+    find: "if (retry === 'never') return false;",
+    replace: "if (retry === 'never') return true;",
+    suite: 'pinned',
+  },
+  {
+    name: 'replay: any tools/call replayed',
+    file: 'src/runtime/replay-policy.ts',
+    find: "return method === 'tools/call' && tools.isSafe(params?.['name']);",
+    replace: "return method === 'tools/call';",
+    suite: 'pinned',
+  },
+  {
+    name: 'replay: reading methods not replayed',
+    file: 'src/runtime/replay-policy.ts',
+    find: 'if (SAFE_METHODS.has(method)) return true;',
+    replace: 'if (SAFE_METHODS.has(method)) return false;',
+    suite: 'pinned',
+  },
+  {
+    name: "replay: retry 'always' not replayed",
+    file: 'src/runtime/replay-policy.ts',
+    find: "if (retry === 'always') return true;",
+    replace: "if (retry === 'always') return false;",
+    suite: 'pinned',
+  },
+  {
+    name: 'gate: sends while holding',
+    file: 'src/runtime/server-runtime.ts',
+    find: "if (phase === 'open') this.dispatch(request, false);",
+    replace: "if (phase !== 'closed') this.dispatch(request, false);",
+    suite: 'pinned',
+  },
+  {
+    name: 'probe verdict: settle doubtful requests inverted',
+    file: 'src/runtime/actors/connection-actors.ts',
+    find: '.settleDoubtfulRequests(lost),',
+    replace: '.settleDoubtfulRequests(!lost),',
+    suite: 'pinned',
+  },
+  {
+    name: 'machine: no RECONNECT handling in probing',
+    file: 'machines/connection.machine.ts',
+    find: "        RECONNECT: { target: 'connecting', actions: [parkDoubtfulRequests, ...reconnectActions] },\n",
+    replace: '',
+    suite: 'pinned',
+  },
+  {
+    name: "discovery: a 2025-era server's 400 read as saying nothing",
+    file: 'src/runtime/discover.ts',
+    find: '(error.status === undefined || error.status >= 500)',
+    replace: '(error.status === undefined || error.status >= 500 || error.status === 400)',
+    suite: 'auto',
+  },
+  {
+    name: 'era: a request refused with -32022 renumbered instead of parked',
+    file: 'src/runtime/request-recovery.ts',
+    find: "    this.waitOrFail(request);\n    this.tell({ type: 'SESSION_EXPIRED', generation, evidence: 'protocol version no longer supported (-32022)' });",
+    replace: '    this.pending.renumber(request);\n    this.dispatch(request, false);',
+    suite: 'auto',
+  },
+  {
+    name: 'era: the client info left out of the envelope',
+    file: 'src/protocol/era.ts',
+    find: '      [META_CLIENT_INFO]: clientInfo,\n',
+    replace: '',
+    suite: 'auto',
+  },
+];
