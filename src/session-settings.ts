@@ -1,7 +1,7 @@
 /**
  * What the application sets for every session of a server: the log threshold (`setLoggingLevel`)
  * and the roots it offers (`setRoots`). Each is checked, applied to the session that runs, and
- * kept in the session state, which re-establishes it on every later session (runtime/session-state.ts).
+ * kept in the session state, which re-establishes it on every later session (runtime/context/session-state.ts).
  */
 import { ConfigError } from './core/errors.js';
 import { EmptyResultSchema, LOGGING_LEVELS, parseResult, type LoggingLevel } from './protocol/results.js';
@@ -20,7 +20,7 @@ export interface SettingsHost {
   notify(method: string, params?: Record<string, unknown>): Promise<void>;
 }
 
-/** Modern era: nothing is sent, every later request carries the level (runtime/modern-logging.ts). */
+/** Modern era: nothing is sent, every later request carries the level (runtime/requests/modern-logging.ts). */
 export async function setLoggingLevel(
   host: SettingsHost,
   level: LoggingLevel,

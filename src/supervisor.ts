@@ -5,7 +5,7 @@
  */
 import { createActor, type Actor, type ActorRefFrom, type InspectionEvent, type Observer } from 'xstate';
 import { type providedConnectionMachine, providedSupervisorMachine } from './runtime/actors/connection-actors.js';
-import { registerRuntimes, runtimeOf } from './runtime/actors/runtime-registry.js';
+import { registerRuntimes } from './runtime/actors/runtime-registry.js';
 import { followConnection } from './runtime/lifecycle-facts.js';
 import {
   parseServerConfig,
@@ -261,7 +261,7 @@ export class Supervisor implements HandleOwner {
       if (!runtime) throw new Error(`unknown server '${name}'`);
       return runtime;
     };
-    const actor = createActor(supervisedMachine, {
+    const actor = createActor(providedSupervisorMachine, {
       input: { servers: [...this.configs.values()].map(supervisedServer), random: this.options.random },
       inspect: this.options.inspect ? (event) => this.inspect(event) : undefined,
     });
@@ -386,19 +386,6 @@ export class Supervisor implements HandleOwner {
     return this.actor?.system.get(name) as ConnectionRef | undefined;
   }
 }
-
-/**
- * Each connection actor's facts go to its runtime from the first on (machines/connection.facts.ts):
- * a server added at run time is followed when the supervisor machine spawns it, before it starts.
- */
-const supervisedMachine = providedSupervisorMachine.provide({
-  actions: {
-    'follow connection': ({ system }, { server }) => {
-      const connection = system.get(server) as ConnectionRef | undefined;
-      if (connection) followConnection(connection, runtimeOf(system, server));
-    },
-  },
-});
 
 export function createSupervisor(options: SupervisorOptions): Supervisor {
   return new Supervisor(options);

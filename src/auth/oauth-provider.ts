@@ -5,12 +5,10 @@
  * attempts that do not lead to a successful request.
  */
 import { AuthorizationError, ConfigError, isAbortError } from '../core/errors.js';
-import { authorizationCodeGrant } from './authorization-code.js';
 import { chooseAuthMethod, type ClientCredentials, type SigningKey } from './client-auth.js';
-import { clientCredentialsGrant } from './client-credentials.js';
 import { CredentialBook } from './credential-book.js';
-import { crossAppAccessGrant } from './cross-app-access.js';
 import { discover, type Discovery } from './discovery.js';
+import { runGrant } from './grants.js';
 import { DpopBinding } from './dpop-binding.js';
 import { USE_DPOP_NONCE } from './dpop.js';
 import type { HttpContext } from './http.js';
@@ -21,7 +19,6 @@ import { revokeTokens } from './revocation.js';
 import { resolveClient } from './registration.js';
 import { canonicalResource } from './resource.js';
 import { scopesCover, selectScope, unionScopes } from './scopes.js';
-import { workloadIdentityGrant } from './workload-identity.js';
 import { memoryTokenStore } from './token-store.js';
 import type { AuthChallenge, AuthProvider, AuthStatus, OAuthTokens, TokenStore } from './types.js';
 import { parseBearerChallenge, type BearerChallenge } from './www-authenticate.js';
@@ -256,7 +253,13 @@ class OAuthClientProvider implements OAuthProvider {
       this.#grant === 'workload_identity' && !this.#options.clientId
         ? undefined
         : await this.#credentials(discovery, ctx);
-    const tokens = await this.#runGrant(discovery, credentials, scope, ctx);
+    const tokens = await runGrant(
+      { grant: this.#grant, options: this.#options, server: this.#server },
+      discovery,
+      credentials,
+      scope,
+      ctx,
+    );
     await this.#accept(tokens, scope);
     // Only attempts that produced credentials count: a network blip must not use up the budget.
     this.#attempts++;
@@ -313,65 +316,6 @@ class OAuthClientProvider implements OAuthProvider {
       !!this.#signingKey,
     );
     return { client: resolved.client, method, signingKey: this.#signingKey, audience: discovery.issuer };
-  }
-
-  async #runGrant(
-    discovery: Discovery,
-    credentials: ClientCredentials | undefined,
-    scope: string | undefined,
-    ctx: HttpContext & { signal: AbortSignal },
-  ): Promise<OAuthTokens> {
-    const o = this.#options;
-    if (this.#grant === 'workload_identity') {
-      return workloadIdentityGrant(
-        {
-          tokenEndpoint: discovery.tokenEndpoint,
-          assertion: o.workloadAssertion!,
-          credentials,
-          resource: discovery.resource,
-          scope,
-        },
-        ctx,
-      );
-    }
-    // Every other grant authenticates the client (resolved before this call).
-    if (!credentials) throw new AuthorizationError('no client credentials', { server: this.#server });
-    switch (this.#grant) {
-      case 'authorization_code':
-        return authorizationCodeGrant(
-          {
-            discovery,
-            credentials,
-            redirectUri: o.redirectUri!,
-            onRedirect: o.onRedirect!,
-            resource: discovery.resource,
-            scope,
-          },
-          ctx,
-        );
-      case 'client_credentials':
-        return clientCredentialsGrant(
-          { tokenEndpoint: discovery.tokenEndpoint, credentials, resource: discovery.resource, scope },
-          ctx,
-        );
-      case 'cross_app_access': {
-        const idToken = typeof o.idpIdToken === 'function' ? await o.idpIdToken() : o.idpIdToken!;
-        return crossAppAccessGrant(
-          {
-            idpTokenEndpoint: new URL(o.idpTokenEndpoint!),
-            idpClientId: o.idpClientId!,
-            idpClientSecret: o.idpClientSecret,
-            idToken,
-            issuer: discovery.issuer,
-            tokenEndpoint: discovery.tokenEndpoint,
-            credentials,
-            resource: discovery.resource,
-            scope,
-          },
-          ctx,
-        );
-      }
-    }
   }
 
   /** The PRM is re-read on each challenge: it is where a move to a new authorization server shows. */

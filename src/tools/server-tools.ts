@@ -5,7 +5,7 @@
  *   new session), so its result is checked against what the server says now (tool-result.ts);
  * - a 2025-11-25 server that runs tools as tasks: a tool that requires a task runs as one, and a
  *   2026-07-28 server that answers with a task is polled to its end (tasks/tool-call.ts);
- * - modern Streamable HTTP: a -32020 is answered by listing the tools once (runtime/tool-headers.ts),
+ * - modern Streamable HTTP: a -32020 is answered by listing the tools once (runtime/requests/tool-headers.ts),
  *   and a list leaves out the tools whose `x-mcp-header` annotations break the spec.
  *
  * The task parts are built by the first call that needs them (tasks/tool-tasks.ts).

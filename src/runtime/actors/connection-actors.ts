@@ -4,7 +4,7 @@
  * server of every supervisor (a `provide` per connection would rebuild every state node of
  * every machine).
  */
-import { fromPromise } from 'xstate';
+import { fromPromise, type ActorRefFrom } from 'xstate';
 import {
   connectionMachine,
   type ConnectTransportInput,
@@ -19,6 +19,7 @@ import { listenerMachine } from '../../../machines/listener.machine.js';
 import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse-fallback.machine.js';
 import { supervisorMachine } from '../../../machines/supervisor.machine.js';
 import { followStream } from './listener-actors.js';
+import { followConnection } from '../lifecycle-facts.js';
 import { runtimeOf } from './runtime-registry.js';
 
 export const providedConnectionMachine = connectionMachine.provide({
@@ -74,5 +75,11 @@ export const providedSupervisorMachine = supervisorMachine.provide({
   actors: { connection: providedConnectionMachine },
   actions: {
     'fail crashed server': ({ system }, { server, error }) => runtimeOf(system, server).onCrash(error),
+    // Each connection actor's facts go to its runtime from the first on (machines/connection.facts.ts):
+    // a server added at run time is followed when the supervisor machine spawns it, before it starts.
+    'follow connection': ({ system }, { server }) => {
+      const connection = system.get(server) as ActorRefFrom<typeof providedConnectionMachine> | undefined;
+      if (connection) followConnection(connection, runtimeOf(system, server));
+    },
   },
 });
