@@ -3,18 +3,18 @@
  * survive re-initializations and restarts), its session (era and capabilities), its
  * notifications and its timers. Kept an interface so src/tasks/ never imports the handle.
  */
+import type { Era } from '../../machines/connection.types.js';
 import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { HandlerContext } from '../runtime/server-input/server-requests.js';
 import type { Timers } from '../transports/transport.js';
-import type { TaskEra } from './schemas.js';
 
 export interface TaskContext {
   readonly server: string;
   readonly timers: Timers;
   request(method: string, params: Record<string, unknown>, options?: RequestOptions): Promise<unknown>;
   /** The current session's era and server capabilities; undefined while there is none. */
-  session(): { era: TaskEra; capabilities: Record<string, unknown> } | undefined;
+  session(): { era: Era; capabilities: Record<string, unknown> } | undefined;
   onNotification(listener: (notification: JsonRpcNotification) => void): () => void;
   /** The connection closed or failed: a wait ends, so the next poll fails fast instead of later. */
   onDown(listener: () => void): () => void;

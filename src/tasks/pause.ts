@@ -6,14 +6,15 @@
  */
 import { RequestAbortedError } from '../core/errors.js';
 import type { TaskContext } from './context.js';
-import { parseTask, type TaskEra, type TaskInfo } from './schemas.js';
+import { parseTask, type TaskInfo } from './schemas.js';
+import type { Era } from '../../machines/connection.types.js';
 
 /** When the server suggests no interval. */
 export const DEFAULT_POLL_INTERVAL_MS = 1000;
 /** A server asking for 0 ms must not make the client spin. */
 const MIN_POLL_INTERVAL_MS = 50;
 
-const STATUS_NOTIFICATION: Record<TaskEra, string> = {
+const STATUS_NOTIFICATION: Record<Era, string> = {
   legacy: 'notifications/tasks/status',
   modern: 'notifications/tasks',
 };
@@ -25,7 +26,7 @@ export function pollDelay(task: TaskInfo | undefined): number {
 /** Resolves after `ms`, or at once with the task a status notification carried; rejects on abort. */
 export function pause(
   context: TaskContext,
-  era: TaskEra,
+  era: Era,
   taskId: string,
   ms: number,
   signal: AbortSignal | undefined,

@@ -8,6 +8,7 @@
  *   with `resultType: 'task'`; `ttlMs`, `pollIntervalMs`; `tasks/get` carries `result`, `error` or
  *   `inputRequests` inline.
  */
+import type { Era } from '../../machines/connection.types.js';
 import { z } from 'zod';
 import { parseResult } from '../protocol/results.js';
 
@@ -65,10 +66,8 @@ const ModernTask = z.looseObject({
 const LegacyCreateTaskResult = z.looseObject({ task: LegacyTask });
 const LegacyListTasksResult = z.looseObject({ tasks: z.array(LegacyTask), nextCursor: z.string().optional() });
 
-export type TaskEra = 'legacy' | 'modern';
-
 /** A tasks/get, tasks/cancel (2025) or notification's task. */
-export function parseTask(era: TaskEra, method: string, raw: unknown, server: string): TaskInfo {
+export function parseTask(era: Era, method: string, raw: unknown, server: string): TaskInfo {
   return era === 'legacy'
     ? fromLegacy(parseResult(LegacyTask, method, raw, server))
     : fromModern(parseResult(ModernTask, method, raw, server));

@@ -2,10 +2,11 @@
  * `handle.tasks`: the task methods by task id, for a task created earlier (by this process or a
  * previous one: task ids are durable, a client may persist them and poll after a restart).
  */
+import type { Era } from '../../machines/connection.types.js';
 import { McpError } from '../core/errors.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { TaskContext } from './context.js';
-import type { TaskEra, TaskInfo } from './schemas.js';
+import type { TaskInfo } from './schemas.js';
 import { TaskHandle, type Finish } from './task-handle.js';
 import { cancelTask, getTask, listTasks, updateTask } from './task-requests.js';
 
@@ -51,7 +52,7 @@ export class TaskClient<T> {
   }
 
   /** The current session's era; before any session, the 2025 shapes (the legacy era is the default). */
-  private era(): TaskEra {
+  private era(): Era {
     return this.context.session()?.era ?? 'legacy';
   }
 }

@@ -4,12 +4,13 @@
  * handle's requests, so it outlives sessions: a poll after a re-initialization or a restart asks
  * about the same task id, and a server that lost the task answers with TaskNotFoundError.
  */
+import type { Era } from '../../machines/connection.types.js';
 import { McpError, RequestTimeoutError } from '../core/errors.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { TaskContext } from './context.js';
 import { TaskCancelledError } from './errors.js';
 import { pause, pollDelay } from './pause.js';
-import { isTerminal, type TaskEra, type TaskInfo } from './schemas.js';
+import { isTerminal, type TaskInfo } from './schemas.js';
 import { TaskInput } from './task-input.js';
 import { cancelTask, getTask, legacyTaskResult, updateTask } from './task-requests.js';
 
@@ -26,7 +27,7 @@ export class TaskHandle<T = unknown> {
   constructor(
     private readonly context: TaskContext,
     /** The era the task was created in: its methods and shapes. */
-    readonly era: TaskEra,
+    readonly era: Era,
     created: TaskInfo | { answeredAtOnce: unknown },
     private readonly finish: Finish<T>,
   ) {

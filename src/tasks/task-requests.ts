@@ -8,7 +8,8 @@ import { EmptyResultSchema, parseResult } from '../protocol/results.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { TaskContext } from './context.js';
 import { TaskNotFoundError } from './errors.js';
-import { parseLegacyList, parseTask, type TaskEra, type TaskInfo } from './schemas.js';
+import { parseLegacyList, parseTask, type TaskInfo } from './schemas.js';
+import type { Era } from '../../machines/connection.types.js';
 
 export function readOptions(options: RequestOptions | undefined): RequestOptions {
   return { timeoutMs: options?.timeoutMs, signal: options?.signal, retry: 'always' };
@@ -17,7 +18,7 @@ export function readOptions(options: RequestOptions | undefined): RequestOptions
 /** `tasks/get`: the task now (2026-07-28: with its result, error or input requests inline). */
 export async function getTask(
   context: TaskContext,
-  era: TaskEra,
+  era: Era,
   taskId: string,
   options?: RequestOptions,
 ): Promise<TaskInfo> {
@@ -36,7 +37,7 @@ export function legacyTaskResult(context: TaskContext, taskId: string, options?:
  */
 export async function cancelTask(
   context: TaskContext,
-  era: TaskEra,
+  era: Era,
   taskId: string,
   options?: RequestOptions,
 ): Promise<TaskInfo | undefined> {

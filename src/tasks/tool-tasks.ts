@@ -3,11 +3,11 @@
  * handle holds none): the context the task code runs in, what each tool says of tasks on this
  * session, and `handle.tasks`.
  */
+import type { Era } from '../../machines/connection.types.js';
 import type { RequestOptions, RuntimeEvents } from '../runtime/context/events.js';
 import type { HandlerContext } from '../runtime/server-input/server-requests.js';
 import { realTimers, type Timers } from '../transports/transport.js';
 import type { TaskContext } from './context.js';
-import type { TaskEra } from './schemas.js';
 import { TaskClient } from './task-client.js';
 import type { Finish } from './task-handle.js';
 import { ToolTaskModes } from './tool-task-modes.js';
@@ -22,7 +22,7 @@ export interface TaskHost {
   };
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown>;
   /** The current session (one object per session: what was learned on it is keyed by it). */
-  session(): { era: TaskEra; capabilities: Record<string, unknown> } | undefined;
+  session(): { era: Era; capabilities: Record<string, unknown> } | undefined;
   answerInput(
     method: string,
     params: Record<string, unknown>,
