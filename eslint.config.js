@@ -59,6 +59,7 @@ export default tseslint.config(
       '.conformance/',
       '.package-test/',
       '.package-test-adapters/',
+      '.tmp/',
     ],
   },
   js.configs.recommended,

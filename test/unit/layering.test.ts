@@ -43,7 +43,8 @@ describe('the boundaries rule', () => {
   });
 
   it('reports an import that runs upward, a type import too', async () => {
-    const code = "import type { TransitionEvent } from '../runtime/context/events.js';\nexport type T = TransitionEvent;\n";
+    const code =
+      "import type { TransitionEvent } from '../runtime/context/events.js';\nexport type T = TransitionEvent;\n";
     expect(await problems('src/core/fixture.ts', code)).toEqual([upward('core', 'runtime')]);
   });
 
