@@ -3,7 +3,12 @@
  * legacy HTTP+SSE fallback), the era (`server/discover`), and the legacy `initialize` handshake.
  */
 import { announce, because, becauseActorFailed, becauseOf } from './connection.facts.js';
-import { rememberActorError, rememberLostConnection, needsAuthorizationGuard } from './connection.failures.js';
+import {
+  authorizeAfterRefusal,
+  rememberActorError,
+  rememberLostConnection,
+  sessionInitialized,
+} from './connection.failures.js';
 import { connectionSetup } from './connection.setup.js';
 import { failureOf } from './connection.types.js';
 
@@ -32,11 +37,7 @@ export const connecting = connectionSetup.createStateConfig({
         ],
         onError: [
           // A legacy SSE stream can be refused with 401 when it opens.
-          {
-            guard: needsAuthorizationGuard,
-            target: '#connection.authorizing',
-            actions: [rememberActorError, becauseActorFailed('authorization required')],
-          },
+          authorizeAfterRefusal,
           {
             target: '#connection.reconnecting',
             actions: [rememberActorError, becauseActorFailed('transport failed')],
@@ -98,11 +99,7 @@ export const discovering = connectionSetup.createStateConfig({
       { target: 'initializing', actions: because('legacy server: initializing') },
     ],
     onError: [
-      {
-        guard: needsAuthorizationGuard,
-        target: 'authorizing',
-        actions: [rememberActorError, becauseActorFailed('authorization required')],
-      },
+      authorizeAfterRefusal,
       {
         target: 'reconnecting',
         actions: [rememberActorError, 'forget era', becauseActorFailed('discover failed')],
@@ -123,20 +120,9 @@ export const initializing = connectionSetup.createStateConfig({
     id: 'handshake',
     src: 'initialize session',
     input: ({ context }) => ({ server: context.server }),
-    onDone: {
-      target: 'ready',
-      actions: [
-        { type: 'remember session', params: ({ event }) => event.output },
-        'tell session started',
-        because('initialized'),
-      ],
-    },
+    onDone: sessionInitialized,
     onError: [
-      {
-        guard: needsAuthorizationGuard,
-        target: 'authorizing',
-        actions: [rememberActorError, becauseActorFailed('authorization required')],
-      },
+      authorizeAfterRefusal,
       {
         guard: { type: 'should fall back to legacy SSE', params: ({ event }) => ({ error: event.error }) },
         target: 'connecting.falling back',

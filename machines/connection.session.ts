@@ -5,7 +5,8 @@
  */
 import { announce, because, becauseActorFailed, becauseOf, tell } from './connection.facts.js';
 import {
-  needsAuthorizationGuard,
+  authorizeAfterRefusal,
+  sessionInitialized,
   parkDoubtfulRequests,
   probeFailure,
   rememberActorError,
@@ -176,20 +177,9 @@ export const reinitializing = connectionSetup.createStateConfig({
     id: 'handshake',
     src: 'initialize session',
     input: ({ context }) => ({ server: context.server }),
-    onDone: {
-      target: 'ready',
-      actions: [
-        { type: 'remember session', params: ({ event }) => event.output },
-        'tell session started',
-        because('initialized'),
-      ],
-    },
+    onDone: sessionInitialized,
     onError: [
-      {
-        guard: needsAuthorizationGuard,
-        target: 'authorizing',
-        actions: [rememberActorError, becauseActorFailed('authorization required')],
-      },
+      authorizeAfterRefusal,
       // No loop: a handshake that fails goes through the restart policy.
       { target: 'reconnecting', actions: [rememberActorError, becauseActorFailed('handshake failed')] },
     ],

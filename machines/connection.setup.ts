@@ -45,6 +45,30 @@ function sessionKept(context: ConnectionContext, session: SessionInfo): Partial<
   };
 }
 
+/** An action that emits facts decided from the context (and its params), nothing else typed in. */
+function tellFacts<Params>(
+  decide: Parameters<
+    typeof enqueueActions<
+      ConnectionContext,
+      ConnectionEvent,
+      Params,
+      ConnectionEvent,
+      never,
+      never,
+      never,
+      never,
+      ConnectionFact
+    >
+  >[0],
+) {
+  return enqueueActions(decide);
+}
+
+/** The `session ended` fact of a session. */
+function sessionEnded(session: SessionInfo, reason: SessionEndReason): ConnectionFact {
+  return { type: 'session ended', reason, era: session.era };
+}
+
 export const connectionSetup = setup({
   types: {
     input: {} as ConnectionInput,
@@ -111,17 +135,7 @@ export const connectionSetup = setup({
       delayMs: context.revive === false ? 0 : reviveDelay(context.revivals, context.revive),
     })),
     /** After `remember session` / `remember discovery`: the new session's facts. */
-    'tell session started': enqueueActions<
-      ConnectionContext,
-      ConnectionEvent,
-      undefined,
-      ConnectionEvent,
-      never,
-      never,
-      never,
-      never,
-      ConnectionFact
-    >(({ context, enqueue }) => {
+    'tell session started': tellFacts<undefined>(({ context, enqueue }) => {
       const session = context.session;
       if (!session) return;
       enqueue.emit({
@@ -133,33 +147,13 @@ export const connectionSetup = setup({
       });
     }),
     /** At a close: the session ends (told only when there was one); the close itself still needs it. */
-    'tell session ended': enqueueActions<
-      ConnectionContext,
-      ConnectionEvent,
-      { reason: SessionEndReason },
-      ConnectionEvent,
-      never,
-      never,
-      never,
-      never,
-      ConnectionFact
-    >(({ context, enqueue }, { reason }) => {
-      if (context.session) enqueue.emit({ type: 'session ended', reason, era: context.session.era });
+    'tell session ended': tellFacts<{ reason: SessionEndReason }>(({ context, enqueue }, { reason }) => {
+      if (context.session) enqueue.emit(sessionEnded(context.session, reason));
     }),
     /** The session is gone: told (when there was one), then forgotten. */
-    'forget session': enqueueActions<
-      ConnectionContext,
-      ConnectionEvent,
-      { reason: SessionEndReason },
-      ConnectionEvent,
-      never,
-      never,
-      never,
-      never,
-      ConnectionFact
-    >(({ context, enqueue }, { reason }) => {
+    'forget session': tellFacts<{ reason: SessionEndReason }>(({ context, enqueue }, { reason }) => {
       if (!context.session) return;
-      enqueue.emit({ type: 'session ended', reason, era: context.session.era });
+      enqueue.emit(sessionEnded(context.session, reason));
       enqueue.assign({ session: undefined });
     }),
 
