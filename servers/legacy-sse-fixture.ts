@@ -8,6 +8,8 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { endSse, startSse, writeSseEvent, writeSseMessage } from './sse-writer.js';
+import { computeResponse as answerRequest } from './http-fixture/tools.js';
+import { sendJson } from './http-fixture/wire.js';
 import { listenOnLoopback, readBody } from './listen.js';
 
 /** Every switch may be changed while the fixture runs (through `fixture.settings`). */
@@ -77,20 +79,9 @@ const TOOLS = [
   },
 ];
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (res.headersSent || res.writableEnded) return;
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-}
-
 async function computeResponse(msg: Record<string, any>, protocolVersion: string): Promise<object> {
   const id = msg.id;
   const ok = (result: unknown) => ({ jsonrpc: '2.0', id, result });
-  const params = (msg.params ?? {}) as Record<string, any>;
   switch (msg.method) {
     case 'initialize':
       return ok({
@@ -98,22 +89,11 @@ async function computeResponse(msg: Record<string, any>, protocolVersion: string
         capabilities: { tools: {} },
         serverInfo: { name: 'legacy-fixture', version: '1.0.0' },
       });
-    case 'ping':
-      return ok({});
     case 'tools/list':
       return ok({ tools: TOOLS });
-    case 'tools/call': {
-      const args = (params.arguments ?? {}) as Record<string, any>;
-      if (params.name === 'echo') return ok({ content: [{ type: 'text', text: String(args.text ?? '') }] });
-      if (params.name === 'slow') {
-        const ms = Number(args.ms ?? 0);
-        await sleep(ms);
-        return ok({ content: [{ type: 'text', text: `slept ${ms}ms` }] });
-      }
-      return { jsonrpc: '2.0', id, error: { code: -32602, message: `Unknown tool: ${String(params.name)}` } };
-    }
     default:
-      return { jsonrpc: '2.0', id, error: { code: -32601, message: `Method not found: ${String(msg.method)}` } };
+      // ping, tools/call and unknown methods: answered as the Streamable HTTP fixture answers them.
+      return answerRequest(msg);
   }
 }
 
