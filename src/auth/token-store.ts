@@ -2,6 +2,7 @@
  * Token stores: where a server's tokens and client registration live between authorizations.
  * In memory by default; values are copied in and out so callers cannot mutate what is stored.
  */
+import { isObject } from '../core/is-object.js';
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -93,7 +94,7 @@ function checkKey(key: unknown): asserts key is string {
 }
 
 function snapshot(value: StoredAuthorization): StoredAuthorization {
-  if (!isRecord(value)) throw new ConfigError('a token store value must be an object');
+  if (!isObject(value)) throw new ConfigError('a token store value must be an object');
   try {
     return JSON.parse(JSON.stringify(value)) as StoredAuthorization;
   } catch {
@@ -117,10 +118,10 @@ async function readEntries(file: string): Promise<Map<string, StoredAuthorizatio
     // No cause: V8's SyntaxError quotes the text around the error, which may be a token.
     throw corrupt(file, 'is not valid JSON');
   }
-  if (!isRecord(data)) throw corrupt(file, 'is not a JSON object of key → authorization');
+  if (!isObject(data)) throw corrupt(file, 'is not a JSON object of key → authorization');
   const entries = new Map<string, StoredAuthorization>();
   for (const [key, value] of Object.entries(data)) {
-    if (!isRecord(value)) throw corrupt(file, 'has an entry that is not an object');
+    if (!isObject(value)) throw corrupt(file, 'has an entry that is not an object');
     entries.set(key, value);
   }
   return entries;
@@ -181,8 +182,4 @@ function ioError(message: string, error: unknown): AuthorizationError {
 function errnoOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

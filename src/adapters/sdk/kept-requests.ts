@@ -5,7 +5,7 @@
  * established stays true across the connection's re-initializations.
  */
 import type { LoggingLevel, RequestOptions, ServerHandle } from '../../index.js';
-import { isObject } from './wire.js';
+import { isObject } from '../../core/is-object.js';
 
 const EMPTY = Object.freeze({});
 const answered = () => EMPTY;

@@ -27,12 +27,12 @@ import {
   type TransitionEvent,
 } from '../../index.js';
 import { ClientAsks } from './client-asks.js';
+import { isObject } from '../../core/is-object.js';
 import { keptRequest } from './kept-requests.js';
 import {
   errorOf,
   handlersFor,
   initializeResult,
-  isObject,
   METHOD_NOT_FOUND,
   progressOf,
   samplingOptionsFor,

@@ -4,6 +4,7 @@
  * capabilities as handlers, the supervised handshake as the answer to the client's `initialize`.
  * Imports no SDK: the types are structural, wide enough for every client's messages.
  */
+import { isObject } from '../../core/is-object.js';
 import { isMcpSupervisorError, McpError, type ClientHandlers, type Handler, type Progress } from '../../index.js';
 import type { ServerHandshake } from '../../server-handshake.js';
 
@@ -47,10 +48,6 @@ export function errorOf(error: unknown): WireError {
 /** A JSON-RPC error the client sent back, as the error a handler throws. */
 export function errorFrom(error: WireError): McpError {
   return new McpError(error.code, error.message, error.data);
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The request's params without the client's `progressToken` (the connection puts its own), and that token. */

@@ -8,6 +8,7 @@
  * Declaring `roots`, `sampling` or `elicitation` without the handler that answers it is refused:
  * the server would send requests nobody answers.
  */
+import { isObject } from '../../core/is-object.js';
 import { ConfigError } from '../../core/errors.js';
 import type { ClientCapabilities } from '../../protocol/messages.js';
 import type { ClientHandlers } from '../server-input/server-requests.js';
@@ -98,8 +99,4 @@ export function withoutRootsListChanged(capabilities: ClientCapabilities): Clien
   if (!isObject(roots) || !('listChanged' in roots)) return capabilities;
   const { listChanged: _removed, ...rest } = roots;
   return { ...capabilities, roots: rest };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

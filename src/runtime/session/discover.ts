@@ -5,6 +5,7 @@
  * if it lists ours), never answered by falling back. Anything else (a 4xx without a modern error body, -32601, no answer in
  * time) means a legacy server, unless the era is pinned modern.
  */
+import { isObject } from '../../core/is-object.js';
 import type { DiscoverVerdict, SessionInfo } from '../../../machines/connection.machine.js';
 import {
   AuthorizationRequiredError,
@@ -140,10 +141,6 @@ function legacyOrThrow({ server, pin }: DiscoverInput, error: unknown): Discover
     });
   }
   return { era: 'legacy', evidence };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isImplementation(value: unknown): value is SessionInfo['serverInfo'] {
