@@ -6,7 +6,7 @@
  * `onclose`; the rules the SDK's own code imposes on a transport are checked one by one.
  */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   supervisedTransport,
   SUPERVISOR_ERROR,
@@ -45,9 +45,14 @@ beforeAll(async () => {
   ]);
 }, 30_000);
 
+// A connection left open on a shared server would re-initialize after the next test's restart
+// and be counted in that test's initialize requests.
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((client) => client.close().catch(() => {})));
+});
+
 afterAll(async () => {
   tools?.release();
-  await Promise.all(opened.map((client) => client.close().catch(() => {})));
   await Promise.all([status400?.close(), status404?.close(), tools?.close(), killable?.close(), state?.close()]);
 });
 
