@@ -16,6 +16,7 @@ const DOUBLE_CAST =
  */
 const LAYERS = [
   { core: 'src/core' },
+  { store: 'src/store' },
   { protocol: 'src/protocol', auth: 'src/auth' },
   { config: 'src/config' },
   { transports: 'src/transports' },

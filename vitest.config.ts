@@ -27,6 +27,8 @@ class LongFilesFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The soak tests (test/soak/) run apart: `npm run test:soak` (vitest.soak.config.ts).
+    exclude: ['**/node_modules/**', 'test/soak/**'],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',

@@ -132,6 +132,15 @@ export {
 } from './auth/index.js';
 export { memoryTokenStore, fileTokenStore } from './auth/token-store.js';
 export {
+  memoryStore,
+  type Store,
+  type StoreEntry,
+  type StoreLease,
+  type StoreLockOptions,
+  type StoreSetOptions,
+  type StoreSetResult,
+} from './store/index.js';
+export {
   createLoopbackRedirect,
   defaultOpenBrowser,
   type LoopbackRedirect,

@@ -1,0 +1,2 @@
+export type { Store, StoreEntry, StoreLease, StoreLockOptions, StoreSetOptions, StoreSetResult } from './types.js';
+export { memoryStore } from './memory-store.js';
