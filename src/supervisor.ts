@@ -34,6 +34,7 @@ import { SupervisorEventRelay, type SupervisorEvents } from './supervisor-events
 import type { TransportFactory } from './transports/factory/create-transport.js';
 import type { Timers } from './transports/transport.js';
 import { VERSION } from './core/version.js';
+import type { Store } from './store/types.js';
 
 export interface SupervisorOptions {
   servers: Record<string, ServerConfigInput>;
@@ -69,6 +70,12 @@ export interface SupervisorOptions {
   strict?: boolean;
   /** Where config warnings go (default: the logger's `warn` when one is given, else `process.emitWarning`). */
   onWarning?: (warning: ConfigWarning) => void;
+  /**
+   * Where what outlives this process is kept and shared with the other processes given the same
+   * store (docs/fleets.md): `memoryStore()`, `fileStore(path)`, `redisStore(…)`. None: nothing is
+   * shared and nothing outlives the process.
+   */
+  store?: Store;
 }
 
 export type { SupervisorEvents } from './supervisor-events.js';
@@ -239,6 +246,7 @@ export class Supervisor implements HandleOwner {
       maxInputRounds: this.options.maxInputRounds,
       timers: this.options.timers,
       createTransport: this.options.createTransport,
+      store: this.options.store,
     });
     const server = config.name;
     this.events.follow(server, runtime, this.options.logger ?? silentLogger);

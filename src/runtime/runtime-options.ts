@@ -3,6 +3,7 @@ import type { ServerConfig } from '../config/server-config.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
 import type { TransportFactory } from '../transports/factory/create-transport.js';
 import type { Timers } from '../transports/transport.js';
+import type { Store } from '../store/types.js';
 import type { ClientHandlers, ElicitationOptions, SamplingOptions } from './server-input/server-requests.js';
 
 export interface RuntimeOptions {
@@ -18,4 +19,6 @@ export interface RuntimeOptions {
   timers?: Timers | undefined;
   /** Internal test hook (see SupervisorOptions.createTransport). */
   createTransport?: TransportFactory | undefined;
+  /** The supervisor's store (SupervisorOptions.store); read when a connection opens, never per request. */
+  store?: Store | undefined;
 }
