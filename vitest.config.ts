@@ -4,10 +4,10 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The bench smoke is one long test (a dozen servers and processes): started first, so it runs
+ * The files that spawn processes or build the package run longest: started first, so they run
  * beside the short files instead of alone at the end. A clean clone has no timing cache.
  */
-const LONG_FIRST = ['test/bench-smoke.test.ts'];
+const LONG_FIRST = ['test/cli/commands.test.ts', 'test/package/', 'test/adapters/package.test.ts', 'test/cli/'];
 
 class LongFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

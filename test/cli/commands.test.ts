@@ -6,7 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MACHINES } from '../../machines/catalog.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { startSdkServer, type SdkServer } from '../../servers/sdk-servers.js';
-import { ROOT, runCli } from './helpers.js';
+import { ROOT, runCli, useBuiltCli } from './helpers.js';
+
+// The built CLI, compiled once for the run (test/package/build.ts), not by tsx at every spawn.
+beforeAll(useBuiltCli, 240_000);
 
 let fixture: HttpFixture;
 let sdk: SdkServer;

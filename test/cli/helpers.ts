@@ -1,12 +1,25 @@
-/** Drives the CLI as a user would: a spawned `node --import tsx src/cli/main.ts …` process. */
+/**
+ * Drives the CLI as a user would: a spawned process of the built CLI (`dist/src/cli/main.js` of the
+ * package built once per run, test/package/build.ts) once a file has called `useBuiltCli()`, else
+ * `node --import tsx src/cli/main.ts …`. `--demo` always runs from source: its servers are the
+ * modules in servers/, which the package does not ship.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { createServer, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtPackage } from '../package/build.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MAIN = 'src/cli/main.ts';
+let builtMain: string | undefined;
+
+/** Spawns the built CLI from now on (compiling it with tsx at every spawn was most of these files' CPU). */
+export async function useBuiltCli(): Promise<void> {
+  builtMain ??= join(await builtPackage(), 'dist', 'src', 'cli', 'main.js');
+}
 
 export interface CliRun {
   child: ChildProcess;
@@ -21,7 +34,8 @@ export interface CliRun {
 }
 
 export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  const main = builtMain !== undefined && !args.includes('--demo') ? [builtMain] : ['--import', 'tsx', MAIN];
+  const child = spawn(process.execPath, [...main, ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,10 @@
 /** `mcp-supervisor inspect`: the Stately inspector's bridge receives the live, sanitized actor tree. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
-import { collectWebSocket, freePort, spawnCli } from './helpers.js';
+import { collectWebSocket, freePort, spawnCli, useBuiltCli } from './helpers.js';
+
+// The built CLI, compiled once for the run (test/package/build.ts), not by tsx at every spawn.
+beforeAll(useBuiltCli, 240_000);
 
 let fixture: HttpFixture | undefined;
 afterEach(async () => {

@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startOAuthServer, type OAuthFixture } from '../../servers/oauth-server.js';
-import { freePort, runCli, spawnCli, type CliRun } from './helpers.js';
+import { freePort, runCli, spawnCli, type CliRun, useBuiltCli } from './helpers.js';
+
+// The built CLI, compiled once for the run (test/package/build.ts), not by tsx at every spawn.
+beforeAll(useBuiltCli, 240_000);
 
 let dir: string;
 let fixture: OAuthFixture;

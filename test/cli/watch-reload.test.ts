@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
-import { spawnCli } from './helpers.js';
+import { spawnCli, useBuiltCli } from './helpers.js';
+
+// The built CLI, compiled once for the run (test/package/build.ts), not by tsx at every spawn.
+beforeAll(useBuiltCli, 240_000);
 
 let one: HttpFixture;
 let two: HttpFixture;

@@ -2,9 +2,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
-import { spawnCli } from './helpers.js';
+import { spawnCli, useBuiltCli } from './helpers.js';
+
+// The built CLI, compiled once for the run (test/package/build.ts), not by tsx at every spawn.
+beforeAll(useBuiltCli, 240_000);
 
 let fixture: HttpFixture | undefined;
 afterEach(async () => {

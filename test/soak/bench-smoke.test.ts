@@ -1,7 +1,7 @@
 // The bench must not rot: a run with tiny counts, its report's shape, and no call lost across an expiry.
 import { describe, expect, it } from 'vitest';
-import { formatEras } from '../bench/eras.js';
-import { formatScale, formatTable, QUICK, runBench } from '../bench/run.js';
+import { formatEras } from '../../bench/eras.js';
+import { formatScale, formatTable, QUICK, runBench } from '../../bench/run.js';
 
 describe('bench smoke', () => {
   it('runs every transport with tiny counts and loses no call across a session expiry', async () => {
