@@ -21,7 +21,7 @@ import { canonicalResource } from './resource.js';
 import { scopesCover, selectScope, unionScopes } from './scopes.js';
 import type { Store } from '../store/types.js';
 import { credentialKey, storeSlot, tokenStoreSlot } from './credential-slot.js';
-import { isRefusal, SharedCredentials } from './shared-credentials.js';
+import { isRefusal, SharedCredentials, type SharedCredentialsOptions } from './shared-credentials.js';
 import { memoryTokenStore } from './token-store.js';
 import type { AuthChallenge, AuthProvider, AuthStatus, OAuthTokens } from './types.js';
 import { parseBearerChallenge, type BearerChallenge } from './www-authenticate.js';
@@ -41,6 +41,8 @@ export interface OAuthProviderContext {
   store?: Store | undefined;
   /** Told once per outage of the store (a StoreUnavailableError); the credentials in hand go on working. */
   onWarning?: ((error: Error) => void) | undefined;
+  /** The lease of the credential lock, and how long an unreachable store is waited for (shared-credentials.ts). */
+  coordination?: Pick<SharedCredentialsOptions, 'leaseMs' | 'unavailableWaitMs'> | undefined;
 }
 
 export interface OAuthProvider extends AuthProvider {
@@ -122,6 +124,7 @@ class OAuthClientProvider implements OAuthProvider {
         )
       : tokenStoreSlot(tokens ?? memoryTokenStore(), this.resource);
     this.#shared = new SharedCredentials(slot, this.#book, () => this.#adopted(), this.#server, {
+      ...context.coordination,
       onWarning: context.onWarning,
     });
     this.#dpop = new DpopBinding(this.#book, this.#options.dpop ?? 'auto', this.#server);

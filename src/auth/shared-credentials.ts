@@ -53,9 +53,18 @@ export class SharedCredentials {
     this.#unavailableWaitMs = options.unavailableWaitMs ?? 10_000;
   }
 
-  /** Reads the slot into the book (start-up); a slot that cannot be read rejects. */
+  /**
+   * Reads the slot into the book (start-up). A slot that cannot be read (a corrupt file) rejects;
+   * one that cannot be reached is warned about and starts empty (the first grant waits for it a while).
+   */
   async load(): Promise<boolean> {
-    const entry = await this.slot.read();
+    let entry;
+    try {
+      entry = await this.slot.read();
+    } catch (error) {
+      this.#unreachable(error);
+      return false;
+    }
     this.#version = entry?.version ?? 0;
     if (!entry) return false;
     this.book.load(entry.value);

@@ -59,6 +59,7 @@ export function redisStore(options: RedisStoreOptions): Store {
   const owned = options.client === undefined;
   let client: RedisClientLike | undefined = options.client;
   let opening: Promise<RedisClientLike> | undefined;
+  let connecting: Promise<void> | undefined;
 
   const open = (): Promise<RedisClientLike> =>
     (opening ??= (async () => {
@@ -89,7 +90,8 @@ export function redisStore(options: RedisStoreOptions): Store {
     const redis = await open();
     let timer: NodeJS.Timeout | undefined;
     try {
-      if (!redis.isReady) await waitReady(redis, timeoutMs);
+      // Only the first operation waits for the first connection; later, Redis away fails at once.
+      if (!redis.isReady) await (connecting ??= waitReady(redis, timeoutMs));
       return await Promise.race([
         operation(redis),
         new Promise<never>((_, reject) => {
@@ -164,6 +166,7 @@ export function redisStore(options: RedisStoreOptions): Store {
       const redis = client;
       if (!owned || !redis || !opening) return;
       opening = undefined;
+      connecting = undefined;
       client = undefined;
       await (redis.close ?? redis.quit)?.call(redis).catch(() => undefined);
     },
