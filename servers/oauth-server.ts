@@ -39,6 +39,8 @@ export interface OAuthFixture {
   readonly counts: TokenCounts;
   /** The next `count` refreshes fail with `status` (503 by default): a transient failure. */
   failRefreshes(count: number, status?: number): void;
+  /** From now on, hold each refresh this long; a client gone meanwhile has it dropped unprocessed. */
+  delayRefreshes(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -122,6 +124,7 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
     expireAccessTokens: () => tokens.expireAccessTokens(),
     counts: tokens.counts,
     failRefreshes: (count, status) => tokens.failRefreshes(count, status),
+    delayRefreshes: (ms) => tokens.delayRefreshes(ms),
     close: () => listening.close(),
   };
 }

@@ -25,6 +25,8 @@ export interface TokenEndpoint {
   readonly counts: TokenCounts;
   /** The next `count` refreshes fail with this status (a transient failure: 503 by default). */
   failRefreshes(count: number, status?: number): void;
+  /** From now on, hold each refresh this long (see `refreshDelayMs`); 0 answers at once. */
+  delayRefreshes(ms: number): void;
 }
 
 export interface TokenCounts {
@@ -53,6 +55,7 @@ export function createTokenEndpoint(
   const revoked = new Set<number>();
   const counts: TokenCounts = { refreshes: 0, reuses: 0, signIns: 0, revokedGrants: 0 };
   let failing = { count: 0, status: 503 };
+  let delayMs = o.refreshDelayMs ?? 0;
   /** Minted ID-JAGs → the resource they are for. */
   const jags = new Map<string, string>();
 
@@ -138,11 +141,11 @@ export function createTokenEndpoint(
         return json(res, 200, issue(scopeList(entry.scope), who.clientId));
       }
       if (grant === 'refresh_token') {
-        if (!o.refreshDelayMs) return refresh(who, form, res);
+        if (!delayMs) return refresh(who, form, res);
         // Held; a client that went away meanwhile never had its refresh processed.
         setTimeout(() => {
           if (!req.socket.destroyed) refresh(who, form, res);
-        }, o.refreshDelayMs);
+        }, delayMs);
         return;
       }
       if (grant === 'client_credentials') return json(res, 200, issue(scopeList(form['scope']), who.clientId));
@@ -197,6 +200,9 @@ export function createTokenEndpoint(
     counts,
     failRefreshes(count, status = 503) {
       failing = { count, status };
+    },
+    delayRefreshes(ms) {
+      delayMs = ms;
     },
     expireAccessTokens: () => accessTokens.clear(),
     forgetAll() {

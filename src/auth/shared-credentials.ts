@@ -38,6 +38,8 @@ export class SharedCredentials {
   #version = 0;
   /** A warning was given for the current outage. */
   #warned = false;
+  /** A write waiting for the store to come back (the lock is held until it settles). */
+  #persisting: Promise<void> | undefined;
   readonly #leaseMs: number;
   readonly #unavailableWaitMs: number;
 
@@ -127,24 +129,50 @@ export class SharedCredentials {
     });
   }
 
-  /** Writes the book: compare-and-swap at the version read last; a newer entry in between is overwritten only under the lock. */
+  /**
+   * Writes the book: compare-and-swap at the version read last; a newer entry in between is
+   * overwritten only under the lock. A store that cannot be reached is written again in the
+   * background until it is back (for `unavailableWaitMs`), and the lock is held until then: a token
+   * renewed during an outage is never lost to a process that would refresh with the spent one.
+   */
   async save(): Promise<void> {
-    const value: StoredAuthorization = this.book.toStored();
     try {
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const written = await this.slot.write(value, this.#version);
-        this.#reachable();
-        if (written.ok) {
-          this.#version = written.version;
-          return;
-        }
-        // Someone wrote without the lock (a logout, an earlier version of this library): what this
-        // holder has is newer, since it was read under the lock. Write over it.
-        this.#version = written.current?.version ?? 0;
-      }
+      await this.#write();
     } catch (error) {
       // Persistence is best effort: the credentials work in memory for this run.
-      if (error instanceof StoreUnavailableError) this.#unreachable(error);
+      if (!(error instanceof StoreUnavailableError)) return;
+      this.#unreachable(error);
+      this.#persisting ??= this.#writeWhenBack().finally(() => {
+        this.#persisting = undefined;
+      });
+    }
+  }
+
+  async #write(): Promise<void> {
+    const value: StoredAuthorization = this.book.toStored();
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const written = await this.slot.write(value, this.#version);
+      this.#reachable();
+      if (written.ok) {
+        this.#version = written.version;
+        return;
+      }
+      // Someone wrote without the lock (a logout, an earlier version of this library): what this
+      // holder has is newer, since it was read under the lock. Write over it.
+      this.#version = written.current?.version ?? 0;
+    }
+  }
+
+  async #writeWhenBack(): Promise<void> {
+    const deadline = Date.now() + this.#unavailableWaitMs;
+    while (Date.now() < deadline) {
+      await pause(100, undefined);
+      try {
+        await this.#write();
+        return;
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError)) return;
+      }
     }
   }
 
@@ -228,12 +256,17 @@ export class SharedCredentials {
       }
     }
     const renewing = lease && setInterval(() => void lease.renew().catch(() => undefined), this.#leaseMs / 3);
+    const release = async () => {
+      clearInterval(renewing);
+      await lease?.release().catch(() => undefined);
+    };
     try {
       if (lease && (await this.#adopt(replacing, suits))) return 'adopted';
       return await work();
     } finally {
-      clearInterval(renewing);
-      await lease?.release().catch(() => undefined);
+      // The renewed credentials are in hand now; the lock waits for their write to land.
+      if (this.#persisting) void this.#persisting.then(release);
+      else await release();
     }
   }
 

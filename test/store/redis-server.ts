@@ -1,7 +1,6 @@
 /**
  * A real redis-server (Debian's package; `.ci/run` installs it) on a free loopback port, for the
- * Redis store's tests and the soak tests: started, stopped, restarted on the same port (what
- * losing Redis mid-run looks like: no persistence, so a restart comes back empty).
+ * Redis store's tests and the soak tests: started, stopped (SIGKILL), restarted on the same port.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -17,16 +16,25 @@ export interface RedisServer {
 
 const REDIS_SERVER = process.env['REDIS_SERVER'] ?? '/usr/bin/redis-server';
 
-export async function startRedisServer(): Promise<RedisServer> {
+export interface RedisServerOptions {
+  /**
+   * Keep the data across restarts in an append-only file fsynced on every write (what a fleet's
+   * Redis should do: a restart then loses nothing). Default: no persistence, a restart comes back empty.
+   */
+  persistIn?: string | undefined;
+}
+
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const port = await freePort();
+  const persistence = options.persistIn
+    ? ['--dir', options.persistIn, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '']
+    : ['--save', '', '--appendonly', 'no'];
   let child: ChildProcess | undefined;
 
   const start = async () => {
-    const started = spawn(
-      REDIS_SERVER,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const started = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', ...persistence], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child = started;
     let output = '';
     await new Promise<void>((ready, fail) => {
