@@ -12,10 +12,11 @@ import { issuerOf, json, type OAuthContext, type RecordedOAuthRequest } from './
 import { createMetadata } from './oauth/metadata.js';
 import { withDefaults, type OAuthFixtureOptions } from './oauth/options.js';
 import { createProtectedResource } from './oauth/resource.js';
-import { createTokenEndpoint } from './oauth/tokens.js';
+import { createTokenEndpoint, type TokenCounts } from './oauth/tokens.js';
 
 export type { OAuthFixtureOptions } from './oauth/options.js';
 export type { RecordedOAuthRequest } from './oauth/context.js';
+export type { TokenCounts } from './oauth/tokens.js';
 export { answerMcp } from './oauth/resource.js';
 
 export interface OAuthFixture {
@@ -34,6 +35,12 @@ export interface OAuthFixture {
   moveAuthorizationServer(issuerPath: string): void;
   /** Invalidate every issued access token (as if they expired). */
   expireAccessTokens(): void;
+  /** Refreshes, refresh-token reuses, sign-ins and revoked grants so far (a live view). */
+  readonly counts: TokenCounts;
+  /** The next `count` refreshes fail with `status` (503 by default): a transient failure. */
+  failRefreshes(count: number, status?: number): void;
+  /** From now on, hold each refresh this long; a client gone meanwhile has it dropped unprocessed. */
+  delayRefreshes(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -115,6 +122,9 @@ export async function startOAuthServer(options: OAuthFixtureOptions = {}): Promi
       requests.filter((r) => r.method === 'POST' && r.path.endsWith('/token') && !r.path.startsWith('/idp')),
     authorizeRequests: () => requests.filter((r) => r.path.endsWith('/authorize')),
     expireAccessTokens: () => tokens.expireAccessTokens(),
+    counts: tokens.counts,
+    failRefreshes: (count, status) => tokens.failRefreshes(count, status),
+    delayRefreshes: (ms) => tokens.delayRefreshes(ms),
     close: () => listening.close(),
   };
 }

@@ -97,6 +97,8 @@ export {
   StreamEndedError,
   UnsupportedProtocolVersionError,
   QueueFullError,
+  StoreCorruptError,
+  StoreUnavailableError,
   FallbackFailedError,
   AuthorizationRequiredError,
   AuthorizationError,
@@ -133,6 +135,8 @@ export {
 export { memoryTokenStore, fileTokenStore } from './auth/token-store.js';
 export {
   memoryStore,
+  fileStore,
+  type FileStoreOptions,
   type Store,
   type StoreEntry,
   type StoreLease,

@@ -5,6 +5,7 @@
  */
 import type { CatalogSignal } from './catalog/catalog.js';
 import { Emitter } from './core/emitter.js';
+import { StoreUnavailableError } from './core/errors.js';
 import { logMove, type Logger } from './observe/logger.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Progress } from './protocol/pending.js';
@@ -65,7 +66,9 @@ export class SupervisorEventRelay {
       }
       case 'warning': {
         const error = payload as RuntimeEvents['warning'];
-        logger.warn({ event: 'stream warning', server, error: error.message }, `${server}: ${error.message}`);
+        // A store that cannot be reached is said once per outage (the credentials in hand go on working).
+        const kind = error instanceof StoreUnavailableError ? 'store unavailable' : 'stream warning';
+        logger.warn({ event: kind, server, error: error.message }, `${server}: ${error.message}`);
         break;
       }
       case 'notification':

@@ -27,6 +27,23 @@ export interface OAuthFixtureOptions {
   expiresIn?: number;
   /** Issue rotating refresh tokens. */
   refreshTokens?: boolean;
+  /**
+   * Access tokens really expire this long after they are issued (`expires_in` says so, in
+   * fractional seconds): the resource answers 401 after it. Default: they never expire by time.
+   */
+  accessTokenMs?: number;
+  /**
+   * A refresh token presented a second time (reuse: two clients raced with one token) revokes the
+   * whole grant, every access and refresh token issued from the same sign-in, as rotating servers do.
+   */
+  revokeOnReuse?: boolean;
+  /** The refresh answer omits `refresh_token`, and the one presented stays valid (no rotation). */
+  omitRefreshToken?: boolean;
+  /**
+   * Hold each refresh this long before processing it; a client that went away meanwhile (SIGKILLed)
+   * has its refresh dropped unprocessed, as if it had never arrived.
+   */
+  refreshDelayMs?: number;
   /** Scope named in the 401 challenge. */
   challengeScope?: string;
   /** Scopes every MCP request needs; a token without them gets 403 insufficient_scope. */

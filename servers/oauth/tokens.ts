@@ -21,6 +21,23 @@ export interface TokenEndpoint {
   expireAccessTokens(): void;
   /** Forget every access and refresh token (the authorization server moved). */
   forgetAll(): void;
+  /** What happened so far: refreshes answered, refresh tokens reused, sign-ins, grants revoked. */
+  readonly counts: TokenCounts;
+  /** The next `count` refreshes fail with this status (a transient failure: 503 by default). */
+  failRefreshes(count: number, status?: number): void;
+  /** From now on, hold each refresh this long (see `refreshDelayMs`); 0 answers at once. */
+  delayRefreshes(ms: number): void;
+}
+
+export interface TokenCounts {
+  /** refresh_token grants answered with new tokens. */
+  refreshes: number;
+  /** Refresh tokens presented again after they were spent. */
+  reuses: number;
+  /** Grants that started a new sign-in (authorization_code, client_credentials). */
+  signIns: number;
+  /** Grants revoked because a refresh token was reused. */
+  revokedGrants: number;
 }
 
 const scopeList = (scope: string | undefined): string[] => (scope ? scope.split(' ') : []);
@@ -31,27 +48,68 @@ export function createTokenEndpoint(
 ): TokenEndpoint {
   const { o } = ctx;
   const { clients, codes, metadata, nextId } = deps;
-  const accessTokens = new Map<string, string[]>();
-  const refreshTokens = new Map<string, { clientId: string; scope: string[] }>();
+  const accessTokens = new Map<string, { scope: string[]; grant: number; expiresAt: number }>();
+  const refreshTokens = new Map<string, { clientId: string; scope: string[]; grant: number }>();
+  /** Spent refresh tokens → the grant they belong to (reuse detection). */
+  const spent = new Map<string, number>();
+  const revoked = new Set<number>();
+  const counts: TokenCounts = { refreshes: 0, reuses: 0, signIns: 0, revokedGrants: 0 };
+  let failing = { count: 0, status: 503 };
+  let delayMs = o.refreshDelayMs ?? 0;
   /** Minted ID-JAGs → the resource they are for. */
   const jags = new Map<string, string>();
 
-  const issue = (scope: string[], clientId: string) => {
+  /** A grant is what one sign-in started; its refreshes belong to it. */
+  const issue = (scope: string[], clientId: string, grant?: number) => {
     const n = nextId();
+    if (grant === undefined) counts.signIns++;
+    const family = grant ?? n;
     const access = `at-${n}`;
-    accessTokens.set(access, scope);
+    const lifetimeMs = o.accessTokenMs ?? (o.expiresIn ?? 3600) * 1000;
+    accessTokens.set(access, { scope, grant: family, expiresAt: o.accessTokenMs ? Date.now() + lifetimeMs : Infinity });
     const body: Record<string, unknown> = {
       access_token: access,
       token_type: 'Bearer',
-      expires_in: o.expiresIn ?? 3600,
+      expires_in: lifetimeMs / 1000,
       ...(scope.length ? { scope: scope.join(' ') } : {}),
     };
     if (o.refreshTokens) {
       const refresh = `rt-${n}`;
-      refreshTokens.set(refresh, { clientId, scope });
+      refreshTokens.set(refresh, { clientId, scope, grant: family });
       body['refresh_token'] = refresh;
     }
     return body;
+  };
+  const revokeGrant = (grant: number) => {
+    if (revoked.has(grant)) return;
+    revoked.add(grant);
+    counts.revokedGrants++;
+    for (const [token, entry] of refreshTokens) if (entry.grant === grant) refreshTokens.delete(token);
+    for (const [token, entry] of accessTokens) if (entry.grant === grant) accessTokens.delete(token);
+  };
+  const refresh = (who: { clientId: string }, form: Record<string, string>, res: ServerResponse) => {
+    if (failing.count > 0) {
+      failing.count--;
+      return oauthError(res, failing.status, 'temporarily_unavailable', 'try again later');
+    }
+    const presented = form['refresh_token'] ?? '';
+    const entry = refreshTokens.get(presented);
+    if (!entry && spent.has(presented)) {
+      counts.reuses++;
+      if (o.revokeOnReuse) revokeGrant(spent.get(presented)!);
+    }
+    if (!entry || entry.clientId !== who.clientId)
+      return oauthError(res, 400, 'invalid_grant', 'refresh token unknown or used');
+    counts.refreshes++;
+    if (o.omitRefreshToken) {
+      const body = issue(entry.scope, who.clientId, entry.grant);
+      refreshTokens.delete(String(body['refresh_token']));
+      delete body['refresh_token'];
+      return json(res, 200, body);
+    }
+    refreshTokens.delete(presented); // rotation: each refresh token works once
+    spent.set(presented, entry.grant);
+    return json(res, 200, issue(entry.scope, who.clientId, entry.grant));
   };
 
   return {
@@ -83,11 +141,12 @@ export function createTokenEndpoint(
         return json(res, 200, issue(scopeList(entry.scope), who.clientId));
       }
       if (grant === 'refresh_token') {
-        const entry = refreshTokens.get(form['refresh_token'] ?? '');
-        refreshTokens.delete(form['refresh_token'] ?? ''); // rotation: each refresh token works once
-        if (!entry || entry.clientId !== who.clientId)
-          return oauthError(res, 400, 'invalid_grant', 'refresh token unknown or used');
-        return json(res, 200, issue(entry.scope, who.clientId));
+        if (!delayMs) return refresh(who, form, res);
+        // Held; a client that went away meanwhile never had its refresh processed.
+        setTimeout(() => {
+          if (!req.socket.destroyed) refresh(who, form, res);
+        }, delayMs);
+        return;
       }
       if (grant === 'client_credentials') return json(res, 200, issue(scopeList(form['scope']), who.clientId));
       if (grant === 'urn:ietf:params:oauth:grant-type:jwt-bearer' && o.workloadKey) {
@@ -134,7 +193,17 @@ export function createTokenEndpoint(
         token_type: 'N_A',
       });
     },
-    scopesOf: (accessToken) => accessTokens.get(accessToken),
+    scopesOf(accessToken) {
+      const entry = accessTokens.get(accessToken);
+      return entry && entry.expiresAt > Date.now() ? entry.scope : undefined;
+    },
+    counts,
+    failRefreshes(count, status = 503) {
+      failing = { count, status };
+    },
+    delayRefreshes(ms) {
+      delayMs = ms;
+    },
     expireAccessTokens: () => accessTokens.clear(),
     forgetAll() {
       accessTokens.clear();

@@ -19,8 +19,11 @@ import { revokeTokens } from './revocation.js';
 import { resolveClient } from './registration.js';
 import { canonicalResource } from './resource.js';
 import { scopesCover, selectScope, unionScopes } from './scopes.js';
+import type { Store } from '../store/types.js';
+import { credentialKey, storeSlot, tokenStoreSlot } from './credential-slot.js';
+import { isRefusal, SharedCredentials, type SharedCredentialsOptions } from './shared-credentials.js';
 import { memoryTokenStore } from './token-store.js';
-import type { AuthChallenge, AuthProvider, AuthStatus, OAuthTokens, TokenStore } from './types.js';
+import type { AuthChallenge, AuthProvider, AuthStatus, OAuthTokens } from './types.js';
 import { parseBearerChallenge, type BearerChallenge } from './www-authenticate.js';
 
 export interface OAuthProviderContext {
@@ -30,6 +33,16 @@ export interface OAuthProviderContext {
   server: string;
   /** Where the options sit in the configuration, for ConfigError paths; default `auth`. */
   configPath?: string | undefined;
+  /**
+   * The supervisor's store: credentials live there, shared with every process given the same
+   * store, and are renewed by one of them at a time (docs/fleets.md). `auth.store`, when given
+   * too, is read once while the store holds nothing for this credential.
+   */
+  store?: Store | undefined;
+  /** Told once per outage of the store (a StoreUnavailableError); the credentials in hand go on working. */
+  onWarning?: ((error: Error) => void) | undefined;
+  /** The lease of the credential lock, and how long an unreachable store is waited for (shared-credentials.ts). */
+  coordination?: Pick<SharedCredentialsOptions, 'leaseMs' | 'unavailableWaitMs'> | undefined;
 }
 
 export interface OAuthProvider extends AuthProvider {
@@ -76,7 +89,8 @@ class OAuthClientProvider implements OAuthProvider {
   readonly #grant: OAuthGrant;
   readonly #resourceUrl: URL;
   readonly #server: string;
-  readonly #store: TokenStore;
+  /** Where the credentials live, and the refresh protocol shared with other processes. */
+  readonly #shared: SharedCredentials;
   readonly #signingKey: SigningKey | undefined;
   readonly #loaded: Promise<void>;
 
@@ -97,7 +111,22 @@ class OAuthClientProvider implements OAuthProvider {
     this.#resourceUrl = new URL(context.resourceUrl.href);
     this.#server = context.server;
     this.resource = canonicalResource(this.#resourceUrl);
-    this.#store = this.#options.store ?? memoryTokenStore();
+    const tokens = this.#options.store;
+    const slot = context.store
+      ? storeSlot(
+          context.store,
+          credentialKey(
+            this.resource,
+            this.#options.principal,
+            this.#options.clientId ?? this.#options.clientMetadataUrl,
+          ),
+          tokens && { tokens, key: this.resource },
+        )
+      : tokenStoreSlot(tokens ?? memoryTokenStore(), this.resource);
+    this.#shared = new SharedCredentials(slot, this.#book, () => this.#adopted(), this.#server, {
+      ...context.coordination,
+      onWarning: context.onWarning,
+    });
     this.#dpop = new DpopBinding(this.#book, this.#options.dpop ?? 'auto', this.#server);
     if (this.#options.privateKeyPem) {
       const key = loadPrivateKey(this.#options.privateKeyPem);
@@ -154,7 +183,7 @@ class OAuthClientProvider implements OAuthProvider {
     this.#discovery = undefined;
     this.#attempts = 0;
     this.#generation++;
-    await this.#store.clear(this.resource);
+    await this.#shared.clear();
   }
 
   prepare(signal?: AbortSignal): Promise<void> | undefined {
@@ -248,19 +277,26 @@ class OAuthClientProvider implements OAuthProvider {
     const scope = stepUp
       ? unionScopes(this.#requestedScope, this.#book.tokens?.scope, bearer.scope)
       : unionScopes(this.#requestedScope, this.#initialScope(bearer, discovery));
-    // Workload identity authenticates with its assertion: no registration, a client id only if configured.
-    const credentials =
-      this.#grant === 'workload_identity' && !this.#options.clientId
-        ? undefined
-        : await this.#credentials(discovery, ctx);
-    const tokens = await runGrant(
-      { grant: this.#grant, options: this.#options, server: this.#server },
-      discovery,
-      credentials,
-      scope,
-      ctx,
+    // One sign-in across the processes sharing the credential: the others adopt its tokens.
+    await this.#shared.signIn(
+      async () => {
+        // Workload identity authenticates with its assertion: no registration, a client id only if configured.
+        const credentials =
+          this.#grant === 'workload_identity' && !this.#options.clientId
+            ? undefined
+            : await this.#credentials(discovery, ctx);
+        const tokens = await runGrant(
+          { grant: this.#grant, options: this.#options, server: this.#server },
+          discovery,
+          credentials,
+          scope,
+          ctx,
+        );
+        await this.#accept(tokens, scope);
+      },
+      signal,
+      (tokens) => scopesCover(tokens.scope, scope),
     );
-    await this.#accept(tokens, scope);
     // Only attempts that produced credentials count: a network blip must not use up the budget.
     this.#attempts++;
   }
@@ -280,24 +316,25 @@ class OAuthClientProvider implements OAuthProvider {
     const refreshToken = this.#book.tokens?.refresh_token;
     // A refresh cannot widen the scope: if the challenge asks for more, authorize again.
     if (!refreshToken || !scopesCover(this.#book.tokens?.scope ?? this.#requestedScope, bearer.scope)) return false;
+    const scope = this.#book.tokens?.scope ?? this.#requestedScope;
     try {
-      const credentials = await this.#credentials(discovery, ctx);
-      const tokens = await refreshGrant(
-        { tokenEndpoint: discovery.tokenEndpoint, credentials, refreshToken, resource: discovery.resource },
-        ctx,
-      );
-      await this.#accept(tokens, this.#book.tokens?.scope ?? this.#requestedScope);
+      // Re-read, lock, re-read, refresh, compare-and-swap (shared-credentials.ts).
+      const renewal = await this.#shared.refresh(async (freshest) => {
+        const credentials = await this.#credentials(discovery, ctx);
+        const tokens = await refreshGrant(
+          { tokenEndpoint: discovery.tokenEndpoint, credentials, refreshToken: freshest, resource: discovery.resource },
+          ctx,
+        );
+        return { ...tokens, scope: tokens.scope ?? scope };
+      }, ctx.signal);
+      if (renewal === 'none') return false;
+      this.#requestedScope = scope ?? this.#requestedScope;
+      if (renewal === 'refreshed') this.#generation++;
       return true;
     } catch (error) {
-      if (
-        isAbortError(error) ||
-        ctx.signal?.aborted ||
-        !(error instanceof AuthorizationError) ||
-        error.oauthError === undefined
-      )
-        throw error;
-      // The server refused the refresh token (expired, revoked, rotated away): start over.
-      this.#book.tokens = this.#book.tokens ? { ...this.#book.tokens, refresh_token: undefined } : undefined;
+      if (isAbortError(error) || ctx.signal?.aborted || !isRefusal(error)) throw error;
+      // The server refused the refresh token (expired, revoked, rotated away) and no other process
+      // holds a newer one: start over. The refresh token is already dropped from the store.
       if (error.oauthError === 'invalid_client' && !this.#options.clientId) this.#book.client = undefined;
       return false;
     }
@@ -340,9 +377,11 @@ class OAuthClientProvider implements OAuthProvider {
 
   /** A store that cannot be read (a corrupt token file) is an error, not a silent new login over it. */
   async #load(): Promise<void> {
-    const stored = await this.#store.load(this.resource);
-    if (!stored) return;
-    this.#book.load(stored);
+    await this.#shared.load();
+  }
+
+  /** Stored credentials were taken into the book: at start-up, or renewed by another process. */
+  #adopted(): void {
     this.#dpop.dropDamagedKey();
     if (this.#book.tokens?.access_token) {
       this.#requestedScope = this.#book.tokens.scope;
@@ -350,11 +389,8 @@ class OAuthClientProvider implements OAuthProvider {
     }
   }
 
-  async #save(): Promise<void> {
-    try {
-      await this.#store.save(this.resource, this.#book.toStored());
-    } catch {
-      // Persistence is best effort: the credentials work in memory for this run.
-    }
+  /** Best effort: the credentials work in memory for this run when the store cannot be written. */
+  #save(): Promise<void> {
+    return this.#shared.save();
   }
 }

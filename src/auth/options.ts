@@ -74,8 +74,18 @@ export interface OAuthClientOptions {
    * takes ES256 proofs; `true` always, `false` never.
    */
   dpop?: boolean | 'auto' | undefined;
-  /** Where tokens and registrations persist, keyed by the canonical resource URL. Default: memory. */
+  /**
+   * Where tokens and registrations persist, keyed by the canonical resource URL. Default: memory.
+   * When the supervisor has a `store`, credentials live there instead, and this one is only read
+   * while the store holds nothing yet for the credential (a token file of an earlier version).
+   */
   store?: TokenStore | undefined;
+  /**
+   * Whose credential this is, when one store holds several users' credentials for the same server
+   * and client (a service acting for many people). Part of the store key; default none (one shared
+   * credential).
+   */
+  principal?: string | undefined;
   /**
    * Refresh a token this long before its `expires_at`, before it is sent, instead of sending it to
    * collect a 401. Needs a refresh token. Default 60000 ms; 0 turns proactive refresh off.
@@ -133,6 +143,7 @@ const schema = z
       )
       .optional(),
     dpop: z.union([z.boolean(), z.literal('auto')]).optional(),
+    principal: z.string().min(1).optional(),
     maxAttempts: z.number().int().min(1).optional(),
     refreshMarginMs: z.number().int().min(0).optional(),
     timeoutMs: z.number().int().positive().optional(),

@@ -4,6 +4,7 @@
  */
 import { createOAuthProvider } from './oauth-provider.js';
 import type { OAuthClientOptions } from './options.js';
+import type { Store } from '../store/types.js';
 import type { AuthProvider } from './types.js';
 
 /** An AuthProvider of your own, or options for the built-in OAuth 2.1 client. */
@@ -18,7 +19,12 @@ export function isAuthProvider(value: unknown): value is AuthProvider {
 /** Throws a ConfigError naming `servers.<name>.auth.<field>` for invalid OAuth options. */
 export function resolveAuth(
   config: AuthConfig | undefined,
-  context: { resourceUrl: URL; server: string },
+  context: {
+    resourceUrl: URL;
+    server: string;
+    store?: Store | undefined;
+    onWarning?: ((error: Error) => void) | undefined;
+  },
 ): AuthProvider | undefined {
   if (config === undefined) return undefined;
   if (isAuthProvider(config)) return config;

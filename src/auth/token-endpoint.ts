@@ -77,8 +77,10 @@ async function postOnce(request: TokenRequest, ctx: HttpContext): Promise<Outcom
       ? redact(excerpt(body['error_description'], 200), NO_SECRETS, secrets)
       : undefined;
   const where = `POST ${describeUrl(request.endpoint)}`;
+  // A server error is transient whatever its body says (`temporarily_unavailable` in a 503): the
+  // grant was not judged, so nothing it holds is given up.
+  const transient = answer.status >= 500 || answer.status === 429;
   if (!error) {
-    const transient = answer.status >= 500 || answer.status === 429;
     return {
       kind: 'failed',
       error: new AuthorizationError(`${request.what}: ${where} answered HTTP ${answer.status}`, {
@@ -93,8 +95,8 @@ async function postOnce(request: TokenRequest, ctx: HttpContext): Promise<Outcom
     {
       server: ctx.server,
       oauthError: error,
-      fatal: FATAL_OAUTH_ERRORS.has(error),
-      retryable: false,
+      fatal: !transient && FATAL_OAUTH_ERRORS.has(error),
+      retryable: transient,
     },
   );
   return { kind: error === USE_DPOP_NONCE && newNonce ? 'retry' : 'failed', error: refused };

@@ -99,7 +99,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
       cancel: (request, reason) => this.requests.sendCancellation(request, reason),
       timedOut: (request) => this.recovery.onTimedOut(request),
     });
-    const context = (this.context = new ServerContext(config, options.timers, this, pending));
+    const context = (this.context = new ServerContext(config, options.timers, this, pending, options.store));
     this.handlers = options.handlers ?? NO_HANDLERS;
     this.elicitation = options.elicitation ?? NO_ELICITATION_OPTIONS;
     const declared = capabilitiesFor(this.handlers, options.elicitation, options.sampling);

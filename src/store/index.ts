@@ -1,2 +1,3 @@
 export type { Store, StoreEntry, StoreLease, StoreLockOptions, StoreSetOptions, StoreSetResult } from './types.js';
 export { memoryStore } from './memory-store.js';
+export { fileStore, type FileStoreOptions } from './file-store.js';

@@ -8,6 +8,7 @@ import { resolveAuth } from '../../auth/resolve-provider.js';
 import type { ServerConfig } from '../../config/server-config.js';
 import { AuthorizationError, AuthorizationRequiredError } from '../../core/errors.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
+import type { Store } from '../../store/types.js';
 
 export class Authorization {
   readonly provider: AuthProvider | undefined;
@@ -21,8 +22,10 @@ export class Authorization {
   constructor(
     config: ServerConfig,
     private readonly server: string,
+    shared: { store?: Store | undefined; onWarning?: ((error: Error) => void) | undefined } = {},
   ) {
-    this.provider = config.kind === 'url' ? resolveAuth(config.auth, { resourceUrl: config.url, server }) : undefined;
+    this.provider =
+      config.kind === 'url' ? resolveAuth(config.auth, { resourceUrl: config.url, server, ...shared }) : undefined;
   }
 
   /** A refusal a provider can answer (not the fatal kind raised when there is no provider). */

@@ -14,6 +14,7 @@ import { redact, secretsOf, type Secrets } from '../../core/redact.js';
 import type { ServerTelemetry, TelemetrySource } from '../../observe/telemetry/server-telemetry.js';
 import type { PendingRequest, PendingRequests } from '../../protocol/pending.js';
 import type { ToolOutputSchemas } from '../../protocol/tool-output.js';
+import type { Store } from '../../store/types.js';
 import type { Timers, Transport } from '../../transports/transport.js';
 import { Authorization } from '../authorization/authorization.js';
 import type { RuntimeEvents } from './events.js';
@@ -58,9 +59,14 @@ export class ServerContext {
     readonly observed: TelemetrySource,
     /** Built by the runtime: its cancellations and timeouts go to the request path and recovery. */
     readonly pending: PendingRequests,
+    /** The supervisor's store: the OAuth provider keeps its credentials there. */
+    store?: Store,
   ) {
     this.name = config.name;
-    this.authorization = new Authorization(config, config.name);
+    this.authorization = new Authorization(config, config.name, {
+      store,
+      onWarning: (error) => this.events.emit('warning', error),
+    });
     this.gate = new RequestGate(config.maxQueuedRequests);
   }
 
