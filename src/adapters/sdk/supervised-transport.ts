@@ -29,6 +29,8 @@ import {
 import { ClientAsks } from './client-asks.js';
 import { isObject } from '../../core/is-object.js';
 import { keptRequest } from './kept-requests.js';
+import { interceptedToolCall } from './intercepted-call.js';
+import { interceptorList, type ToolCallInterceptor } from '../../tools/interceptors.js';
 import {
   errorOf,
   handlersFor,
@@ -85,6 +87,8 @@ export class SupervisedTransport {
   private unsubscribe: (() => void)[] = [];
   private closed = false;
   private readonly timeoutMs: number | undefined;
+  /** The options' call interceptors: the client's `tools/call` goes through them (none: straight on). */
+  private readonly interceptors: readonly ToolCallInterceptor[] | undefined;
 
   constructor(
     private readonly config: ServerConfigInput,
@@ -92,6 +96,7 @@ export class SupervisedTransport {
   ) {
     // A timeout the user configured stays theirs; otherwise the client's own timeout is the bound.
     this.timeoutMs = isObject(config) && 'requestTimeoutMs' in config ? undefined : CLIENT_BOUND_MS;
+    this.interceptors = interceptorList(options.interceptors);
   }
 
   /** Undefined until the supervised handshake is done; then the transport's own id for good. */
@@ -162,7 +167,13 @@ export class SupervisedTransport {
     const signal = sendOptions?.requestSignal ?? sendOptions?.signal;
     const onAbort = signal && (() => this.cancel(id));
     if (onAbort) signal.addEventListener('abort', onAbort, { once: true });
-    (keptRequest(handle, method, params, options) ?? handle.request(method, params, options)).then(
+    const interceptors = this.interceptors;
+    const sent =
+      keptRequest(handle, method, params, options) ??
+      (interceptors !== undefined && method === 'tools/call'
+        ? interceptedToolCall(interceptors, handle, params, options)
+        : handle.request(method, params, options));
+    sent.then(
       (result) => this.answer(id, { jsonrpc: '2.0', id, result }, signal, onAbort),
       (error: unknown) => this.answer(id, { jsonrpc: '2.0', id, error: errorOf(error) }, signal, onAbort),
     );
