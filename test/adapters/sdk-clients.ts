@@ -58,7 +58,7 @@ export interface OpenOptions {
   v2?: {
     versionNegotiation?: { mode: 'auto' | 'legacy' };
     supportedProtocolVersions?: string[];
-    prior?: { kind: 'legacy' };
+    prior?: { kind: 'legacy' } | { kind: 'modern'; discover: Record<string, unknown> };
   };
 }
 
@@ -117,7 +117,7 @@ export async function openClient(
     if (handlers.roots) client.setRequestHandler('roots/list', () => handlers.roots!() as never);
     client.onclose = () => record.closes++;
     client.onerror = (error) => record.errors.push(error);
-    await client.connect(transport, options.v2?.prior ? { prior: options.v2.prior } : undefined);
+    await client.connect(transport, options.v2?.prior ? { prior: options.v2.prior as never } : undefined);
     face = {
       ...record,
       version,

@@ -259,6 +259,33 @@ describe('the SDK v2 Client: what only v2 does', () => {
     expect(await client.toolNames()).toContain('echo');
   });
 
+  it("connect(transport, { prior: { kind: 'modern', discover } }): no initialize; its first request opens the connection; the Client speaks 2026-07-28", async () => {
+    // A cached verdict, as an application persists `client.getDiscoverResult()`.
+    const discover = {
+      supportedVersions: ['2026-07-28'],
+      capabilities: { tools: { listChanged: true }, resources: { subscribe: true } },
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'v2-stdio-modern', version: '2.0.0' } },
+    };
+    const transport = supervisedTransport({ command: process.execPath, args: [V2_STDIO, 'modern'], ...FAST });
+    const client = await open('v2', transport, { v2: { prior: { kind: 'modern', discover } } });
+    expect(transport.server).toBeUndefined(); // zero round trips: nothing was sent yet
+    expect(transport.sessionId).toBeUndefined();
+    expect(transport.protocolVersion).toBe('2026-07-28');
+    expect(client.serverVersion()).toEqual({ name: 'v2-stdio-modern', version: '2.0.0' });
+    const [first, tools] = await Promise.all([client.call('echo', { text: 'm' }), client.toolNames()]);
+    expect(transport.server!.status().era).toBe('modern');
+    const pid = transport.server!.status().pid!;
+    expect(text(first)).toBe(`m (pid ${pid})`);
+    expect(tools).toContain('echo');
+    // A killed child is restarted; the Client's next call is answered in the new process.
+    const restarted = nextTransition(transport.server!, (t) => t.to === 'ready');
+    process.kill(pid, 'SIGKILL');
+    await restarted;
+    expect(text(await client.call('echo', { text: 'n' }))).toMatch(/^n \(pid \d+\)$/);
+    expect(client.closes).toBe(0);
+    expect(strayMessages(client.seen)).toEqual([]);
+  });
+
   it('setSupportedProtocolVersions: the answer to initialize is a version the Client supports; setProtocolVersion records it', async () => {
     const transport = supervisedTransport({ url: status404.url, ...FAST });
     const client = await open('v2', transport, { v2: { supportedProtocolVersions: ['2025-06-18'] } });

@@ -32,6 +32,7 @@ import { keptRequest } from './kept-requests.js';
 import { interceptedToolCall } from './intercepted-call.js';
 import { interceptorList, type ToolCallInterceptor } from '../../tools/interceptors.js';
 import {
+  askedInEnvelope,
   errorOf,
   handlersFor,
   initializeResult,
@@ -42,7 +43,9 @@ import {
   type MessageId,
   type WireError,
   type WireMessage,
+  withoutEnvelope,
 } from './wire.js';
+import { isModernVersion } from '../../protocol/era.js';
 
 /** The connection's options, as for `connect()`; `clientInfo` and the handlers come from the client's `initialize`. */
 export type SupervisedTransportOptions = Omit<ConnectOptions, 'handlers' | 'clientInfo' | 'sampling'>;
@@ -157,8 +160,14 @@ export class SupervisedTransport {
 
   private request(id: MessageId, method: string, raw: unknown, sendOptions: SupervisedSendOptions | undefined): void {
     const handle = this.handle;
-    if (!handle) return this.answerError(id, { code: -32002, message: 'not initialized: send initialize first' });
-    const { params, progressToken } = splitProgress(raw);
+    if (!handle) {
+      // SDK v2 `connect(transport, { prior: { kind: 'modern', … } })`: no initialize; the first request opens.
+      if (this.clientIsModern) return void this.openFor(id, method, raw, sendOptions);
+      return this.answerError(id, { code: -32002, message: 'not initialized: send initialize first' });
+    }
+    const split = splitProgress(raw);
+    const params = this.clientIsModern ? withoutEnvelope(split.params) : split.params;
+    const progressToken = split.progressToken;
     const controller = new AbortController();
     this.inFlight.set(id, controller);
     const options: RequestOptions = { signal: controller.signal, timeoutMs: this.timeoutMs };
@@ -215,6 +224,28 @@ export class SupervisedTransport {
         });
       }
     }
+  }
+
+  /** The client speaks 2026-07-28 (it said so with `setProtocolVersion`): its requests carry its envelope. */
+  private get clientIsModern(): boolean {
+    return isModernVersion(this.protocolVersion);
+  }
+
+  /** The connection opened for a client that sent no `initialize`, from what its first request says of it. */
+  private async openFor(
+    id: MessageId,
+    method: string,
+    raw: unknown,
+    sendOptions: SupervisedSendOptions | undefined,
+  ): Promise<void> {
+    try {
+      await (this.connecting ??= this.open(askedInEnvelope(raw)));
+      this.ownSessionId ??= randomUUID();
+    } catch (error) {
+      this.connecting = undefined;
+      return this.answerError(id, errorOf(error));
+    }
+    if (!this.closed) this.request(id, method, raw, sendOptions);
   }
 
   // ---- the handshake
