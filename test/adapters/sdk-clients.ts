@@ -27,6 +27,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   onprogress?: (progress: { progress: number; total?: number | undefined }) => void;
   timeout?: number;
+  /** v1 only (the SDK's RequestOptions): called with each event id of the request's response stream. */
+  onresumptiontoken?: (token: string) => void;
 }
 
 export interface TestClient {

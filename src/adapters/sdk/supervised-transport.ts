@@ -30,6 +30,7 @@ import { ClientAsks } from './client-asks.js';
 import { isObject } from '../../core/is-object.js';
 import { keptRequest } from './kept-requests.js';
 import { interceptedToolCall } from './intercepted-call.js';
+import { mayResend } from './resumption.js';
 import { interceptorList, type ToolCallInterceptor } from '../../tools/interceptors.js';
 import {
   askedInEnvelope,
@@ -53,8 +54,13 @@ export type SupervisedTransportOptions = Omit<ConnectOptions, 'handlers' | 'clie
 /** What a client may pass with a message (the SDK's `TransportSendOptions`, the AI SDK's `MCPTransportSendOptions`). */
 export interface SupervisedSendOptions {
   relatedRequestId?: MessageId | undefined;
-  /** The connection resumes its own streams; a token from elsewhere is not needed (see the docs). */
+  /**
+   * A stream of an earlier connection to resume (the SDK's transport GETs it with `Last-Event-ID`).
+   * This connection resumes its own streams itself and cannot resume another's: a read is sent
+   * again, anything else is answered OUTCOME_UNKNOWN (resumption.ts; docs/migrating-from-sdk.md).
+   */
   resumptionToken?: string | undefined;
+  /** Never called: there is no stream the client would have to resume (the connection does it). */
   onresumptiontoken?: ((token: string) => void) | undefined;
   /** SDK v2: aborting it cancels this request (as `notifications/cancelled` does). */
   requestSignal?: AbortSignal | undefined;
@@ -165,6 +171,9 @@ export class SupervisedTransport {
       if (this.clientIsModern) return void this.openFor(id, method, raw, sendOptions);
       return this.answerError(id, { code: -32002, message: 'not initialized: send initialize first' });
     }
+    // A stream of another connection cannot be resumed here: the request is sent again only when that is safe.
+    if (sendOptions?.resumptionToken !== undefined && !mayResend(method, handle.name, (e) => this.answerError(id, e)))
+      return;
     const split = splitProgress(raw);
     const params = this.clientIsModern ? withoutEnvelope(split.params) : split.params;
     const progressToken = split.progressToken;
