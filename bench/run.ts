@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: raw floor vs the official SDK client vs mcp-supervisor, per transport, and
  * the two protocol eras against one server (bench/eras.ts).
- * Options: --quick (tiny counts), --json <file>, --only json,sse,legacy,stdio,eras,scale
+ * Options: --quick (tiny counts), --json <file>, --only json,sse,legacy,stdio,eras,interceptors,scale
  */
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { openClient, type BenchClient, type ClientName, type Kind, type Target } from './clients.js';
 import { formatEras, runEras, type ErasReport } from './eras.js';
+import { formatInterceptors, runInterceptors, type InterceptorsReport } from './interceptors.js';
 import {
   COMPILED,
   concurrent,
@@ -57,10 +58,12 @@ export interface BenchReport {
   scale?: ScaleReport | undefined;
   /** The 2026-07-28 wire beside the 2025 era, one server (bench/eras.ts), when measured. */
   eras?: ErasReport | undefined;
+  /** `callTool` with no interceptors against the path before them, and with one (bench/interceptors.ts). */
+  interceptors?: InterceptorsReport | undefined;
 }
 
 /** What `--only` may name: the transports, the era comparison and the scale measurement. */
-export type Section = Exclude<Kind, 'modern' | 'stateful'> | 'eras' | 'scale';
+export type Section = Exclude<Kind, 'modern' | 'stateful'> | 'eras' | 'interceptors' | 'scale';
 
 const STDIO = fileURLToPath(new URL(`${COMPILED ? '../..' : '..'}/servers/stdio-server.mjs`, import.meta.url));
 const SCALE = script('scale');
@@ -131,8 +134,11 @@ export async function runBench(
     counts,
     transports: {},
   };
-  const sections = options.only ?? (['json', 'sse', 'legacy', 'stdio', 'eras', 'scale'] as Section[]);
-  const kinds = sections.filter((s): s is Exclude<Section, 'eras' | 'scale'> => s !== 'scale' && s !== 'eras');
+  const sections = options.only ?? (['json', 'sse', 'legacy', 'stdio', 'eras', 'interceptors', 'scale'] as Section[]);
+  const kinds = sections.filter(
+    (s): s is Exclude<Section, 'eras' | 'interceptors' | 'scale'> =>
+      s !== 'scale' && s !== 'eras' && s !== 'interceptors',
+  );
   for (const kind of kinds) {
     const server = kind === 'stdio' ? undefined : await startServer(kind);
     const target: Target = { kind, url: server ? server.url : STDIO };
@@ -172,6 +178,10 @@ export async function runBench(
     report.transports.modern = report.eras.modern;
     report.transports.stateful = report.eras.stateful;
     log(formatEras(report.eras));
+  }
+  if (sections.includes('interceptors')) {
+    report.interceptors = await runInterceptors(counts);
+    log(formatInterceptors(report.interceptors));
   }
   if (sections.includes('scale')) {
     report.scale = await scale(counts);
@@ -240,7 +250,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   });
   const { machine } = report;
   process.stdout.write(
-    `node ${machine.node}, ${machine.cpu} x${machine.cores}, ${machine.platform}\n\n${formatTable(report)}\n${report.eras ? `\n${formatEras(report.eras)}\n` : ''}${report.scale ? `\n${formatScale(report.scale)}\n` : ''}`,
+    `node ${machine.node}, ${machine.cpu} x${machine.cores}, ${machine.platform}\n\n${formatTable(report)}\n${report.eras ? `\n${formatEras(report.eras)}\n` : ''}${report.interceptors ? `\n${formatInterceptors(report.interceptors)}\n` : ''}${report.scale ? `\n${formatScale(report.scale)}\n` : ''}`,
   );
   const out = arg('--json');
   if (out) writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);

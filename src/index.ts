@@ -111,6 +111,13 @@ export {
 export { InputRoundsExceededError, InputRequestError } from './runtime/requests/input-errors.js';
 export { UrlElicitationRequiredError, type UrlElicitation } from './protocol/rpc-errors.js';
 export {
+  ToolCallDeniedError,
+  type ToolCall,
+  type ToolCallChanges,
+  type ToolCallInterceptor,
+  type NextToolCall,
+} from './tools/interceptors.js';
+export {
   SUPPORTED_PROTOCOL_VERSIONS,
   LATEST_PROTOCOL_VERSION,
   type ClientCapabilities,

@@ -35,6 +35,7 @@ import { setLoggingLevel, setRoots } from './session-settings.js';
 import type { TaskClient } from './tasks/task-client.js';
 import type { TaskHandle } from './tasks/task-handle.js';
 import type { TaskCallOptions } from './tasks/tool-call.js';
+import type { ToolCallInterceptor } from './tools/interceptors.js';
 import { ServerTools } from './tools/server-tools.js';
 
 /** Declared beside its assembly (server-status.ts); importers keep naming the handle. */
@@ -53,6 +54,8 @@ export class ServerHandle {
   constructor(
     private readonly runtime: ServerRuntime,
     private readonly owner: HandleOwner,
+    /** The supervisor's call interceptors (tools/interceptors.ts); undefined when none. */
+    private readonly interceptors?: readonly ToolCallInterceptor[],
   ) {}
 
   get name(): string {
@@ -65,7 +68,7 @@ export class ServerHandle {
   }
 
   /**
-   * Calls a tool. The result is checked (InvalidResultError on a malformed one) and, when the
+   * Calls a tool, through the call interceptors if any (docs/interceptors.md). The result is checked (InvalidResultError on a malformed one) and, when the
    * tool declares an `outputSchema`, its `structuredContent` too (ToolOutputError naming the
    * path; `validateToolOutput: false` in the server's config turns this off).
    */
@@ -220,7 +223,7 @@ export class ServerHandle {
   }
 
   private get tools(): ServerTools {
-    return (this.toolState ??= new ServerTools(this.runtime));
+    return (this.toolState ??= new ServerTools(this.runtime, this.interceptors));
   }
 
   private pages<S extends z.ZodType<{ nextCursor?: string | undefined; [key: string]: unknown }>>(

@@ -35,6 +35,7 @@ import type { TransportFactory } from './transports/factory/create-transport.js'
 import type { Timers } from './transports/transport.js';
 import { VERSION } from './core/version.js';
 import type { Store } from './store/types.js';
+import { interceptorList, type ToolCallInterceptor } from './tools/interceptors.js';
 
 export interface SupervisorOptions {
   servers: Record<string, ServerConfigInput>;
@@ -76,6 +77,11 @@ export interface SupervisorOptions {
    * shared and nothing outlives the process.
    */
   store?: Store;
+  /**
+   * Run around every tool call of every server, the first outermost (docs/interceptors.md): they
+   * may approve or deny, rewrite the arguments, answer from a cache, and see each outcome.
+   */
+  interceptors?: readonly ToolCallInterceptor[];
 }
 
 export type { SupervisorEvents } from './supervisor-events.js';
@@ -250,7 +256,7 @@ export class Supervisor implements HandleOwner {
     });
     const server = config.name;
     this.events.follow(server, runtime, this.options.logger ?? silentLogger);
-    const handle = new ServerHandle(runtime, this);
+    const handle = new ServerHandle(runtime, this, interceptorList(this.options.interceptors));
     this.runtimes.set(server, runtime);
     this.handles.set(server, handle);
     this.configs.set(server, config);

@@ -29,16 +29,33 @@ import {
   type ToolCall,
 } from '../tasks/tool-call.js';
 import { toolTasks, type ToolTasks } from '../tasks/tool-tasks.js';
+import { interceptToolCall, type ToolCall as InterceptedCall, type ToolCallInterceptor } from './interceptors.js';
 import type { ToolHost } from './tool-host.js';
 import { toolResult } from './tool-result.js';
 
 export class ServerTools {
   private tasks: ToolTasks<CallToolResult> | undefined;
 
-  constructor(private readonly host: ToolHost) {}
+  constructor(
+    private readonly host: ToolHost,
+    /** Run around every call (interceptors.ts); undefined: none, the call goes straight on. */
+    private readonly interceptors?: readonly ToolCallInterceptor[],
+  ) {}
 
-  /** `handle.callTool`: sent at once (held in the gate if need be) unless the tools must be listed again first. */
+  /** `handle.callTool`: through the interceptors, if any, then to the server. */
   call(name: string, args: Record<string, unknown>, options: RequestOptions | undefined): Promise<CallToolResult> {
+    const interceptors = this.interceptors;
+    if (interceptors === undefined) return this.callServer(name, args, options);
+    const call: InterceptedCall = { server: this.host.name, tool: name, arguments: args, options };
+    return interceptToolCall(interceptors, call, (last) => this.callServer(last.tool, last.arguments, last.options));
+  }
+
+  /** Sent at once (held in the gate if need be) unless the tools must be listed again first. */
+  private callServer(
+    name: string,
+    args: Record<string, unknown>,
+    options: RequestOptions | undefined,
+  ): Promise<CallToolResult> {
     const schemas = this.host.outputSchemas;
     if (schemas?.isStale) {
       return schemas.ensureFresh(() => this.list(listingOptions(options))).then(() => this.send(name, args, options));

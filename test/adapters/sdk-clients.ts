@@ -27,6 +27,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   onprogress?: (progress: { progress: number; total?: number | undefined }) => void;
   timeout?: number;
+  /** v1 only (the SDK's RequestOptions): called with each event id of the request's response stream. */
+  onresumptiontoken?: (token: string) => void;
 }
 
 export interface TestClient {
@@ -58,7 +60,7 @@ export interface OpenOptions {
   v2?: {
     versionNegotiation?: { mode: 'auto' | 'legacy' };
     supportedProtocolVersions?: string[];
-    prior?: { kind: 'legacy' };
+    prior?: { kind: 'legacy' } | { kind: 'modern'; discover: Record<string, unknown> };
   };
 }
 
@@ -117,7 +119,7 @@ export async function openClient(
     if (handlers.roots) client.setRequestHandler('roots/list', () => handlers.roots!() as never);
     client.onclose = () => record.closes++;
     client.onerror = (error) => record.errors.push(error);
-    await client.connect(transport, options.v2?.prior ? { prior: options.v2.prior } : undefined);
+    await client.connect(transport, options.v2?.prior ? { prior: options.v2.prior as never } : undefined);
     face = {
       ...record,
       version,

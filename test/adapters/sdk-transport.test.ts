@@ -14,6 +14,7 @@ import {
   type WireMessage,
 } from '../../src/adapters/sdk/index.js';
 import { startSdkExampleServer, type SdkExampleServer } from '../../servers/sdk-example-server.js';
+import { startHttpFixture } from '../../servers/http-fixture.js';
 import { startSdkExampleProcess, type SdkExampleProcess } from '../../servers/fixture-process.js';
 import { startToolServer, type ToolServer } from '../catalog/tool-server.js';
 import { startStateServer, type StateServer } from '../../servers/sdk-state-server.js';
@@ -259,6 +260,33 @@ describe('the SDK v2 Client: what only v2 does', () => {
     expect(await client.toolNames()).toContain('echo');
   });
 
+  it("connect(transport, { prior: { kind: 'modern', discover } }): no initialize; its first request opens the connection; the Client speaks 2026-07-28", async () => {
+    // A cached verdict, as an application persists `client.getDiscoverResult()`.
+    const discover = {
+      supportedVersions: ['2026-07-28'],
+      capabilities: { tools: { listChanged: true }, resources: { subscribe: true } },
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'v2-stdio-modern', version: '2.0.0' } },
+    };
+    const transport = supervisedTransport({ command: process.execPath, args: [V2_STDIO, 'modern'], ...FAST });
+    const client = await open('v2', transport, { v2: { prior: { kind: 'modern', discover } } });
+    expect(transport.server).toBeUndefined(); // zero round trips: nothing was sent yet
+    expect(transport.sessionId).toBeUndefined();
+    expect(transport.protocolVersion).toBe('2026-07-28');
+    expect(client.serverVersion()).toEqual({ name: 'v2-stdio-modern', version: '2.0.0' });
+    const [first, tools] = await Promise.all([client.call('echo', { text: 'm' }), client.toolNames()]);
+    expect(transport.server!.status().era).toBe('modern');
+    const pid = transport.server!.status().pid!;
+    expect(text(first)).toBe(`m (pid ${pid})`);
+    expect(tools).toContain('echo');
+    // A killed child is restarted; the Client's next call is answered in the new process.
+    const restarted = nextTransition(transport.server!, (t) => t.to === 'ready');
+    process.kill(pid, 'SIGKILL');
+    await restarted;
+    expect(text(await client.call('echo', { text: 'n' }))).toMatch(/^n \(pid \d+\)$/);
+    expect(client.closes).toBe(0);
+    expect(strayMessages(client.seen)).toEqual([]);
+  });
+
   it('setSupportedProtocolVersions: the answer to initialize is a version the Client supports; setProtocolVersion records it', async () => {
     const transport = supervisedTransport({ url: status404.url, ...FAST });
     const client = await open('v2', transport, { v2: { supportedProtocolVersions: ['2025-06-18'] } });
@@ -308,16 +336,49 @@ describe('the transport seam itself (what a client may pass with a message)', ()
     );
     await until(() => got.length === 3);
     expect(got[2]).toEqual({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'h' }] } });
-    // A resumption token from an earlier transport: the request is sent as itself and answered.
+    // A resumption token from an earlier connection: that stream cannot be resumed here. A read is
+    // sent as itself; a tool call, which the server may have run, is outcome-unknown and not sent.
+    const calls = status404.requests()['tools/call'] ?? 0;
     await transport.send(
       { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'r' } } },
       { resumptionToken: 'event-7' },
     );
-    await until(() => got.length === 4);
-    expect(got[3]).toMatchObject({ id: 3, result: { content: [{ text: 'r' }] } });
+    await transport.send({ jsonrpc: '2.0', id: 4, method: 'tools/list', params: {} }, { resumptionToken: 'event-8' });
+    await until(() => got.length === 5);
+    expect(got[3]).toMatchObject({
+      id: 3,
+      error: {
+        code: SUPERVISOR_ERROR,
+        data: { code: 'OUTCOME_UNKNOWN' },
+        message: expect.stringContaining('resumptionToken'),
+      },
+    });
+    expect(got[4]).toMatchObject({ id: 4, result: { tools: expect.any(Array) } });
+    expect(status404.requests()['tools/call']).toBe(calls); // id 3 never reached the server
     expect({ ended, tokens, closes: closes() }).toEqual({ ended: 0, tokens: [], closes: 0 });
     await transport.close();
     expect(closes()).toBe(1);
+  });
+
+  it('a response stream that breaks after an event id: the connection resumes it (Last-Event-ID); the Client gets its answer, onresumptiontoken is never called', async () => {
+    const fixture = await startHttpFixture({ responseMode: 'sse' });
+    try {
+      const client = await open('v1', supervisedTransport({ url: fixture.url, ...FAST }));
+      fixture.faults.retryMs = 10;
+      fixture.faults.sseEndWithoutResponse = 'with-id';
+      const tokens: string[] = [];
+      const result = await client.call('echo', { text: 'resumed' }, { onresumptiontoken: (t) => tokens.push(t) });
+      expect(text(result)).toBe('resumed');
+      expect(tokens).toEqual([]);
+      const resumes = fixture.requests.filter((r) => r.method === 'GET' && r.headers['last-event-id'] !== undefined);
+      expect(resumes).toHaveLength(1);
+      expect(fixture.requests.filter((r) => r.rpcMethod === 'tools/call')).toHaveLength(1); // resumed, not sent again
+      expect(client.closes).toBe(0);
+      expect(strayMessages(client.seen)).toEqual([]);
+    } finally {
+      await Promise.all(opened.splice(0).map((client) => client.close().catch(() => {})));
+      await fixture.close();
+    }
   });
 
   it('requestSignal (v2) and signal (AI SDK) cancel the request at the server; its answer is never delivered', async () => {

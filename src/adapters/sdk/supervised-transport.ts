@@ -29,7 +29,11 @@ import {
 import { ClientAsks } from './client-asks.js';
 import { isObject } from '../../core/is-object.js';
 import { keptRequest } from './kept-requests.js';
+import { interceptedToolCall } from './intercepted-call.js';
+import { mayResend } from './resumption.js';
+import { interceptorList, type ToolCallInterceptor } from '../../tools/interceptors.js';
 import {
+  askedInEnvelope,
   errorOf,
   handlersFor,
   initializeResult,
@@ -40,7 +44,9 @@ import {
   type MessageId,
   type WireError,
   type WireMessage,
+  withoutEnvelope,
 } from './wire.js';
+import { isModernVersion } from '../../protocol/era.js';
 
 /** The connection's options, as for `connect()`; `clientInfo` and the handlers come from the client's `initialize`. */
 export type SupervisedTransportOptions = Omit<ConnectOptions, 'handlers' | 'clientInfo' | 'sampling'>;
@@ -48,8 +54,13 @@ export type SupervisedTransportOptions = Omit<ConnectOptions, 'handlers' | 'clie
 /** What a client may pass with a message (the SDK's `TransportSendOptions`, the AI SDK's `MCPTransportSendOptions`). */
 export interface SupervisedSendOptions {
   relatedRequestId?: MessageId | undefined;
-  /** The connection resumes its own streams; a token from elsewhere is not needed (see the docs). */
+  /**
+   * A stream of an earlier connection to resume (the SDK's transport GETs it with `Last-Event-ID`).
+   * This connection resumes its own streams itself and cannot resume another's: a read is sent
+   * again, anything else is answered OUTCOME_UNKNOWN (resumption.ts; docs/migrating-from-sdk.md).
+   */
   resumptionToken?: string | undefined;
+  /** Never called: there is no stream the client would have to resume (the connection does it). */
   onresumptiontoken?: ((token: string) => void) | undefined;
   /** SDK v2: aborting it cancels this request (as `notifications/cancelled` does). */
   requestSignal?: AbortSignal | undefined;
@@ -85,6 +96,8 @@ export class SupervisedTransport {
   private unsubscribe: (() => void)[] = [];
   private closed = false;
   private readonly timeoutMs: number | undefined;
+  /** The options' call interceptors: the client's `tools/call` goes through them (none: straight on). */
+  private readonly interceptors: readonly ToolCallInterceptor[] | undefined;
 
   constructor(
     private readonly config: ServerConfigInput,
@@ -92,6 +105,7 @@ export class SupervisedTransport {
   ) {
     // A timeout the user configured stays theirs; otherwise the client's own timeout is the bound.
     this.timeoutMs = isObject(config) && 'requestTimeoutMs' in config ? undefined : CLIENT_BOUND_MS;
+    this.interceptors = interceptorList(options.interceptors);
   }
 
   /** Undefined until the supervised handshake is done; then the transport's own id for good. */
@@ -152,8 +166,17 @@ export class SupervisedTransport {
 
   private request(id: MessageId, method: string, raw: unknown, sendOptions: SupervisedSendOptions | undefined): void {
     const handle = this.handle;
-    if (!handle) return this.answerError(id, { code: -32002, message: 'not initialized: send initialize first' });
-    const { params, progressToken } = splitProgress(raw);
+    if (!handle) {
+      // SDK v2 `connect(transport, { prior: { kind: 'modern', … } })`: no initialize; the first request opens.
+      if (this.clientIsModern) return void this.openFor(id, method, raw, sendOptions);
+      return this.answerError(id, { code: -32002, message: 'not initialized: send initialize first' });
+    }
+    // A stream of another connection cannot be resumed here: the request is sent again only when that is safe.
+    if (sendOptions?.resumptionToken !== undefined && !mayResend(method, handle.name, (e) => this.answerError(id, e)))
+      return;
+    const split = splitProgress(raw);
+    const params = this.clientIsModern ? withoutEnvelope(split.params) : split.params;
+    const progressToken = split.progressToken;
     const controller = new AbortController();
     this.inFlight.set(id, controller);
     const options: RequestOptions = { signal: controller.signal, timeoutMs: this.timeoutMs };
@@ -162,7 +185,13 @@ export class SupervisedTransport {
     const signal = sendOptions?.requestSignal ?? sendOptions?.signal;
     const onAbort = signal && (() => this.cancel(id));
     if (onAbort) signal.addEventListener('abort', onAbort, { once: true });
-    (keptRequest(handle, method, params, options) ?? handle.request(method, params, options)).then(
+    const interceptors = this.interceptors;
+    const sent =
+      keptRequest(handle, method, params, options) ??
+      (interceptors !== undefined && method === 'tools/call'
+        ? interceptedToolCall(interceptors, handle, params, options)
+        : handle.request(method, params, options));
+    sent.then(
       (result) => this.answer(id, { jsonrpc: '2.0', id, result }, signal, onAbort),
       (error: unknown) => this.answer(id, { jsonrpc: '2.0', id, error: errorOf(error) }, signal, onAbort),
     );
@@ -204,6 +233,28 @@ export class SupervisedTransport {
         });
       }
     }
+  }
+
+  /** The client speaks 2026-07-28 (it said so with `setProtocolVersion`): its requests carry its envelope. */
+  private get clientIsModern(): boolean {
+    return isModernVersion(this.protocolVersion);
+  }
+
+  /** The connection opened for a client that sent no `initialize`, from what its first request says of it. */
+  private async openFor(
+    id: MessageId,
+    method: string,
+    raw: unknown,
+    sendOptions: SupervisedSendOptions | undefined,
+  ): Promise<void> {
+    try {
+      await (this.connecting ??= this.open(askedInEnvelope(raw)));
+      this.ownSessionId ??= randomUUID();
+    } catch (error) {
+      this.connecting = undefined;
+      return this.answerError(id, errorOf(error));
+    }
+    if (!this.closed) this.request(id, method, raw, sendOptions);
   }
 
   // ---- the handshake

@@ -132,3 +132,33 @@ export function initializeResult(
   if (handshake.instructions !== undefined) result.instructions = handshake.instructions;
   return result;
 }
+
+/** The `_meta` keys a 2026-07-28 client puts on every request; the connection puts its own (or none, to a 2025-era server). */
+const ENVELOPE_KEYS = [
+  'io.modelcontextprotocol/protocolVersion',
+  'io.modelcontextprotocol/clientCapabilities',
+  'io.modelcontextprotocol/clientInfo',
+  'io.modelcontextprotocol/logLevel',
+];
+
+/**
+ * What a client that speaks 2026-07-28 says of itself on each request (it sends no `initialize`):
+ * its info and capabilities from `_meta`, in the shape of the `initialize` params.
+ */
+export function askedInEnvelope(params: unknown): Record<string, unknown> {
+  const meta = isObject(params) && isObject(params._meta) ? params._meta : {};
+  return {
+    clientInfo: meta['io.modelcontextprotocol/clientInfo'],
+    capabilities: meta['io.modelcontextprotocol/clientCapabilities'],
+  };
+}
+
+/** The request's params without the client's 2026-07-28 envelope (the connection carries its own). */
+export function withoutEnvelope(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const meta = params?._meta;
+  if (!isObject(meta) || !ENVELOPE_KEYS.some((key) => key in meta)) return params;
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(meta)) if (!ENVELOPE_KEYS.includes(key)) rest[key] = value;
+  const { _meta: _dropped, ...others } = params!;
+  return Object.keys(rest).length > 0 ? { ...others, _meta: rest } : others;
+}
