@@ -90,7 +90,7 @@ describe('gateway over Streamable HTTP', () => {
     const asked: unknown[] = [];
     client.setRequestHandler(ElicitRequestSchema, (request) => {
       asked.push(request.params.message);
-      return { action: 'decline' } as never;
+      return { action: 'decline' };
     });
     try {
       const result = await client.callTool({ name: 'everything__trigger-elicitation-request', arguments: {} });
