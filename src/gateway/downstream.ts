@@ -52,9 +52,12 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     if (name === STATUS_TOOL_NAME && options.statusTool)
       return { content: [{ type: 'text', text: JSON.stringify(surface.statusReport(), null, 2) }] };
     const tool = await surface.tool(name);
-    if (!tool) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
-    const handle = surface.handle(tool.server);
-    if (!handle) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
+    const handle = tool && surface.handle(tool.server);
+    if (!tool || !handle) {
+      // 2026-07-28: a protocol error (-32602); 2025: a result the model reads, as the SDK's own servers answer.
+      if (ctx.mcpReq.envelope !== undefined) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
+      return { content: [{ type: 'text', text: `Unknown tool: ${name}` }], isError: true };
+    }
     const call = sessions.beginCall(tool.server, server, ctx.mcpReq.id);
     try {
       if (handle.status().state !== 'ready') await untilServing(handle, options.holdMs, ctx.mcpReq.signal);

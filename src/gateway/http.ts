@@ -19,6 +19,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
   type McpHttpHandler,
 } from '@modelcontextprotocol/server';
+import { BoundedEventStore } from './event-store.js';
 import type { Gateway } from './gateway.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -63,6 +64,8 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     const server = gateway.createServer();
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
+      eventStore: new BoundedEventStore(),
+      retryInterval: 1_000,
       onsessioninitialized: (sessionId) => void sessions.set(sessionId, transport),
       onsessionclosed: (sessionId) => void sessions.delete(sessionId),
     });

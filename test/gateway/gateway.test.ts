@@ -48,7 +48,9 @@ describe('gateway over Streamable HTTP', () => {
       const status = JSON.parse(text(await client.callTool({ name: 'mcp_supervisor_status', arguments: {} })));
       expect(status.example.state).toBe('ready');
       expect(JSON.stringify(status)).not.toContain(TOKEN);
-      await expect(client.callTool({ name: 'nope__tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
+      const unknown = await client.callTool({ name: 'nope__tool', arguments: {} });
+      expect(unknown.isError).toBe(true);
+      expect(text(unknown)).toBe('Unknown tool: nope__tool');
     } finally {
       await client.close();
     }
