@@ -102,9 +102,11 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       if ('error' in read) return send(res, read.error);
       body = read.body;
     }
-    const response = (await isLegacyRequest(request, body))
-      ? await legacy(request, body)
-      : await modern.fetch(request, { parsedBody: body });
+    // A session id is a 2025 session's (the modern era has none): no need to classify the body.
+    const response =
+      req.headers['mcp-session-id'] !== undefined || (await isLegacyRequest(request, body))
+        ? await legacy(request, body)
+        : await modern.fetch(request, { parsedBody: body });
     await send(res, response);
   };
 
