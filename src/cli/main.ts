@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `mcp-supervisor` command: watch, status, tools, call, diagram, inspect.
+ * The `mcp-supervisor` command: watch, status, tools, call, diagram, inspect, serve.
  * Exit codes: 0 done, 1 a server or a request failed, 2 a usage or configuration error.
  */
 import { parseArgs } from 'node:util';
@@ -15,6 +15,7 @@ import { Reloader } from './config-watch.js';
 import { diagramText, MACHINE_NAMES, writeDiagramFiles } from './diagrams.js';
 import { describeConfigError, loadServers, UsageError, type ServerMap, type ServerSources } from './load-config.js';
 import { watch } from './watch.js';
+import { runServe } from './serve.js';
 
 const HELP = `mcp-supervisor ${VERSION}: supervised, self-healing MCP client connections
 
@@ -28,6 +29,7 @@ Commands:
   logout [server]                revoke the server's OAuth tokens (RFC 7009, when offered) and forget them
   diagram [machine]              Mermaid stateDiagram-v2 of a machine (${MACHINE_NAMES.join(', ')}); all when omitted
   inspect                        watch, with the Stately inspector showing the live actor tree
+  serve                          every server behind one MCP server, over stdio (for a host's "command") or --http
 
 Servers (any mix):
   -c, --config <file>            an mcpServers JSON file (Claude Desktop, Claude Code, Cursor; VS Code's "servers", JSONC);
@@ -50,6 +52,12 @@ watch and inspect:
   --chaos                        with --demo: inject a fault every few seconds and watch the machines heal
   --chaos-every <ms>             time between faults (default 4000)
   --port <n>                     inspect: the inspector bridge's port (default 8080)
+
+serve (docs/gateway.md):
+  --http [host:]port             Streamable HTTP at http://host:port/mcp instead of stdio (host default 127.0.0.1)
+  --no-auth                      --http without a bearer token (default: $MCP_SUPERVISOR_TOKEN, or one generated and printed)
+  --status-tool                  add the mcp_supervisor_status tool (every server's state, for the model)
+  --hold <ms>                    how long a request waits for a server that is down (default 30000)
 
 Authorization (OAuth servers):
   --token-file <file>            where logins are kept (0600; default $MCP_SUPERVISOR_TOKEN_FILE or ~/.mcp-supervisor/tokens.json)
@@ -85,11 +93,15 @@ const OPTIONS = {
   'no-open': { type: 'boolean' },
   timeout: { type: 'string' },
   out: { type: 'string' },
+  http: { type: 'string' },
+  'no-auth': { type: 'boolean' },
+  'status-tool': { type: 'boolean' },
+  hold: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
 
-const COMMANDS = ['watch', 'status', 'tools', 'call', 'logout', 'diagram', 'inspect'] as const;
+const COMMANDS = ['watch', 'status', 'tools', 'call', 'logout', 'diagram', 'inspect', 'serve'] as const;
 type Command = (typeof COMMANDS)[number];
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; tokens: true; allowPositionals: true }>>['values'];
 
@@ -260,6 +272,33 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
   }
 }
 
+async function serveCommand(parsed: Parsed): Promise<number> {
+  const { values } = parsed;
+  if (parsed.words.length > 0) throw new UsageError(`serve: unexpected '${parsed.words.join(' ')}'`);
+  const hold = values.hold === undefined ? undefined : Number(values.hold);
+  if (hold !== undefined && !(Number.isInteger(hold) && hold >= 0))
+    throw new UsageError(`--hold must be a whole number, not '${values.hold}'`);
+  const source = await collectServers(parsed);
+  const stop = new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  try {
+    return await runServe({
+      servers: source.servers,
+      configs: values.config ?? [],
+      http: values.http,
+      noAuth: values['no-auth'] ?? false,
+      statusTool: values['status-tool'] ?? false,
+      holdMs: hold,
+      err: (text) => io.err(text),
+      stop,
+    });
+  } finally {
+    await source.close();
+  }
+}
+
 async function run(argv: string[]): Promise<number> {
   const parsed = parse(argv);
   const { values } = parsed;
@@ -279,6 +318,8 @@ async function run(argv: string[]): Promise<number> {
       return watchCommand(parsed, false);
     case 'inspect':
       return watchCommand(parsed, true);
+    case 'serve':
+      return serveCommand(parsed);
     default: {
       const source = await collectServers(parsed);
       try {

@@ -1,0 +1,188 @@
+/**
+ * The gateway's cost (issue #32): one upstream (bench/server.ts, JSON answers, in a child
+ * process), called by the same client (`connect()`) directly and through `mcp-supervisor serve`'s
+ * Streamable HTTP (the gateway in this process, so its CPU counts against it):
+ *
+ * - sequential `tools/call` latency, median over `calls` calls each, the three interleaved in
+ *   rounds: direct, through the gateway in a 2025 session, through the gateway in 2026-07-28;
+ *   `addedMedianUs` = gateway median − direct median (target ≤ 200 µs);
+ * - 100 host sessions at once, one call each: how many upstream sessions they opened (target 0
+ *   beyond the gateway's own one: every host session shares the upstream connection).
+ *
+ *   node .bench-build/bench/gateway.js [calls]   (or --import tsx bench/gateway.ts)
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connect } from '../src/index.js';
+import { createGateway } from '../src/gateway/gateway.js';
+import { serveGatewayHttp } from '../src/gateway/http.js';
+import { COMPILED, startServer } from './measure.js';
+
+/** `mcp-supervisor serve` as hosts run it: its own process (the compiled CLI under `npm run bench`). */
+const CLI = fileURLToPath(new URL(`../src/cli/main.${COMPILED ? 'js' : 'ts'}`, import.meta.url));
+const cliArgs = (args: string[]) => (COMPILED ? [CLI, ...args] : ['--import', 'tsx', CLI, ...args]);
+
+/** `serve --http 127.0.0.1:0` in a child process; resolves with its URL. */
+function serveHttpProcess(config: string): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, cliArgs(['serve', '--config', config, '--http', '127.0.0.1:0']), {
+    env: { ...process.env, MCP_SUPERVISOR_TOKEN: TOKEN },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      const url = /listening on (\S+)/.exec(text)?.[1];
+      if (url) resolve({ url, stop: () => child.kill() });
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${text}`)));
+  });
+}
+
+export interface GatewayReport {
+  calls: number;
+  directMedianUs: number;
+  gatewayLegacyMedianUs: number;
+  gatewayModernMedianUs: number;
+  /** The gateway in its own process (as hosts run it): over stdio, and over Streamable HTTP (2025 session). */
+  processStdioMedianUs: number;
+  processHttpMedianUs: number;
+  addedProcessStdioUs: number;
+  addedProcessHttpUs: number;
+  /** Through the gateway (in this process, 2025 session) minus direct, at the median. */
+  addedMedianUs: number;
+  addedModernMedianUs: number;
+  /** CPU of this process per call (client, and the gateway when it runs here): robust where latency is not (a loaded machine). */
+  cpuPerCallUs: { direct: number; gatewayLegacy: number; gatewayModern: number };
+  /** The machine's 1-minute load average during the run: latencies on a loaded machine include waits for a core. */
+  loadAverage: number;
+  targetAddedUs: 200;
+  hostSessions: number;
+  /** Upstream `initialize`s while the host sessions opened and called: 0 when they share the upstream session. */
+  upstreamSessionsOpened: number;
+  upstreamCalls: number;
+}
+
+const TOKEN = 'bench-token';
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const us = (ms: number) => Math.round(ms * 1000);
+
+interface Stats {
+  posts: number;
+  withSession: number;
+}
+
+async function upstreamStats(origin: string): Promise<Stats> {
+  const stats = (await (await fetch(`${origin}/__stats`)).json()) as Record<string, Stats>;
+  return stats['/mcp'] ?? { posts: 0, withSession: 0 };
+}
+
+export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
+  const upstream = await startServer('json');
+  const dir = mkdtempSync(join(tmpdir(), 'bench-gateway-'));
+  const config = join(dir, 'mcp.json');
+  writeFileSync(
+    config,
+    JSON.stringify({ mcpServers: { bench: { url: upstream.url, keepalive: false } }, gateway: { prefix: false } }),
+  );
+  const served = await serveHttpProcess(config);
+  const gateway = createGateway({
+    servers: { bench: { url: upstream.url, keepalive: false } },
+    catalog: { prefix: false },
+  });
+  const keepalive = false as const;
+  const headers = { authorization: `Bearer ${TOKEN}` };
+  try {
+    await gateway.start();
+    const http = await serveGatewayHttp(gateway, { token: TOKEN });
+    try {
+      const clients = {
+        direct: await connect({ url: upstream.url, keepalive, protocolVersion: 'legacy' }, { name: 'bench' }),
+        legacy: await connect({ url: http.url, headers, keepalive, protocolVersion: 'legacy' }, { name: 'bench' }),
+        modern: await connect({ url: http.url, headers, keepalive, protocolVersion: 'auto' }, { name: 'bench' }),
+        processStdio: await connect(
+          { command: process.execPath, args: cliArgs(['serve', '--config', config]), keepalive },
+          { name: 'bench' },
+        ),
+        processHttp: await connect(
+          { url: served.url, headers, keepalive, protocolVersion: 'legacy' },
+          { name: 'bench' },
+        ),
+      };
+      if (clients.modern.status().era !== 'modern') throw new Error('bench: the gateway did not speak 2026-07-28');
+      const latencies = {
+        direct: [] as number[],
+        legacy: [] as number[],
+        modern: [] as number[],
+        processStdio: [] as number[],
+        processHttp: [] as number[],
+      };
+      const names = Object.keys(latencies) as (keyof typeof latencies)[];
+      const cpu = { direct: 0, legacy: 0, modern: 0, processStdio: 0, processHttp: 0 };
+      const round = async (name: keyof typeof clients, n: number, record: boolean) => {
+        const cpuStart = process.cpuUsage();
+        for (let i = 0; i < n; i++) {
+          const start = performance.now();
+          await clients[name].callTool('echo', {});
+          if (record) latencies[name].push(performance.now() - start);
+        }
+        const used = process.cpuUsage(cpuStart);
+        if (record) cpu[name] += used.user + used.system;
+      };
+      for (const name of names) await round(name, 300, false); // warm up
+      const rounds = 10;
+      for (let r = 0; r < rounds; r++) for (const name of names) await round(name, calls / rounds, true);
+      await Promise.all(Object.values(clients).map((client) => client.close()));
+
+      const hostSessions = 100;
+      const before = await upstreamStats(upstream.origin);
+      const hosts = await Promise.all(
+        Array.from({ length: hostSessions }, () =>
+          connect({ url: http.url, headers, keepalive, protocolVersion: 'legacy' }, { name: 'host' }),
+        ),
+      );
+      await Promise.all(hosts.map((host) => host.callTool('echo', {})));
+      const after = await upstreamStats(upstream.origin);
+      await Promise.all(hosts.map((host) => host.close()));
+
+      const direct = median(latencies.direct);
+      return {
+        calls,
+        directMedianUs: us(direct),
+        gatewayLegacyMedianUs: us(median(latencies.legacy)),
+        gatewayModernMedianUs: us(median(latencies.modern)),
+        processStdioMedianUs: us(median(latencies.processStdio)),
+        processHttpMedianUs: us(median(latencies.processHttp)),
+        addedProcessStdioUs: us(median(latencies.processStdio) - direct),
+        addedProcessHttpUs: us(median(latencies.processHttp) - direct),
+        addedMedianUs: us(median(latencies.legacy) - direct),
+        cpuPerCallUs: {
+          direct: Math.round(cpu.direct / calls),
+          gatewayLegacy: Math.round(cpu.legacy / calls),
+          gatewayModern: Math.round(cpu.modern / calls),
+        },
+        loadAverage: Number(loadavg()[0]!.toFixed(1)),
+        addedModernMedianUs: us(median(latencies.modern) - direct),
+        targetAddedUs: 200,
+        hostSessions,
+        upstreamSessionsOpened: after.posts - after.withSession - (before.posts - before.withSession),
+        upstreamCalls: after.withSession - before.withSession,
+      };
+    } finally {
+      await http.close();
+    }
+  } finally {
+    await gateway.close();
+    served.stop();
+    upstream.child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const calls = Number(process.argv[2] ?? 3_000);
+  console.log(JSON.stringify(await benchGateway(calls), null, 2));
+}

@@ -1,0 +1,105 @@
+/**
+ * `mcp-supervisor serve`: every configured server behind one MCP server, for hosts that run a
+ * command (stdio, the default) or connect to a URL (`--http [host:]port`, 127.0.0.1 unless a
+ * host is given, a bearer token required unless `--no-auth`). docs/gateway.md.
+ *
+ * In stdio mode stdout is the protocol: everything else goes to stderr.
+ */
+import { readFileSync } from 'node:fs';
+import { parseJsonText } from '../config/json-text.js';
+import type { CatalogOptions } from '../catalog/options.js';
+import { createGateway } from '../gateway/gateway.js';
+import { generateToken, serveGatewayHttp } from '../gateway/http.js';
+import { serveGatewayStdio } from '../gateway/stdio.js';
+import { UsageError, type ServerMap } from './load-config.js';
+
+export const TOKEN_ENV = 'MCP_SUPERVISOR_TOKEN';
+
+export interface ServeOptions {
+  servers: ServerMap;
+  /** The config files: their `"gateway"` block names tools (prefix, separator, filters). */
+  configs: readonly string[];
+  /** `--http [host:]port`; undefined: stdio. */
+  http: string | undefined;
+  noAuth: boolean;
+  statusTool: boolean;
+  holdMs: number | undefined;
+  err: (text: string) => void;
+  /** Resolves when the command should end (a signal). */
+  stop: Promise<void>;
+}
+
+interface GatewayBlock {
+  catalog: CatalogOptions | undefined;
+  statusTool: boolean | undefined;
+  holdMs: number | undefined;
+}
+
+/** The `"gateway": { "prefix", "separator", "servers": { name: { allow, deny, prefix } }, "statusTool", "holdMs" }` of the config files. */
+export function readGatewayBlock(files: readonly string[]): GatewayBlock {
+  const block: GatewayBlock = { catalog: undefined, statusTool: undefined, holdMs: undefined };
+  for (const file of files) {
+    const json = parseJsonText(readFileSync(file, 'utf8')) as { gateway?: unknown };
+    const gateway = json.gateway;
+    if (gateway === undefined) continue;
+    if (typeof gateway !== 'object' || gateway === null || Array.isArray(gateway))
+      throw new UsageError(`${file}: gateway: expected an object`);
+    const { statusTool, holdMs, ...catalog } = gateway as Record<string, unknown>;
+    if (statusTool !== undefined && typeof statusTool !== 'boolean')
+      throw new UsageError(`${file}: gateway.statusTool: expected true or false`);
+    if (holdMs !== undefined && typeof holdMs !== 'number')
+      throw new UsageError(`${file}: gateway.holdMs: expected a number of milliseconds`);
+    block.catalog = { ...block.catalog, ...(catalog as CatalogOptions) };
+    block.statusTool = statusTool ?? block.statusTool;
+    block.holdMs = holdMs ?? block.holdMs;
+  }
+  return block;
+}
+
+/** `[host:]port` → where to listen; the host defaults to 127.0.0.1. */
+export function parseListen(text: string): { host: string; port: number } {
+  const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(text);
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port > 65_535)
+    throw new UsageError(`--http '${text}': expected [host:]port, e.g. 8080 or 127.0.0.1:8080`);
+  const host = match[1]?.replace(/^\[|\]$/g, '') ?? '127.0.0.1';
+  return { host, port };
+}
+
+export async function runServe(options: ServeOptions): Promise<number> {
+  const block = readGatewayBlock(options.configs);
+  const gateway = createGateway({
+    servers: options.servers,
+    catalog: block.catalog,
+    statusTool: options.statusTool || block.statusTool === true,
+    holdMs: options.holdMs ?? block.holdMs,
+  });
+  try {
+    await gateway.start();
+    for (const [name, status] of Object.entries(gateway.supervisor.status()))
+      options.err(
+        `mcp-supervisor serve: ${name}: ${status.state}${status.lastError ? ` (${status.lastError})` : ''}\n`,
+      );
+    if (options.http === undefined) {
+      const stdio = serveGatewayStdio(gateway, {}, (error) => options.err(`mcp-supervisor serve: ${error.message}\n`));
+      await Promise.race([stdio.closed, options.stop]);
+      await stdio.close();
+      return 0;
+    }
+    const listen = parseListen(options.http);
+    const token = options.noAuth ? undefined : (process.env[TOKEN_ENV] ?? generateToken());
+    const service = await serveGatewayHttp(gateway, { ...listen, token });
+    options.err(`mcp-supervisor serve: listening on ${service.url}\n`);
+    if (token === undefined)
+      options.err(
+        'mcp-supervisor serve: --no-auth: no token is required (anyone who can reach the port can call every tool)\n',
+      );
+    else if (process.env[TOKEN_ENV] === undefined)
+      options.err(`mcp-supervisor serve: bearer token (set ${TOKEN_ENV} to choose one): ${token}\n`);
+    await options.stop;
+    await service.close();
+    return 0;
+  } finally {
+    await gateway.close();
+  }
+}

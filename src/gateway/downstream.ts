@@ -1,0 +1,181 @@
+/**
+ * One MCP server instance facing the host (a session, a connection, or one request of the
+ * 2026-07-28 era), built on the official SDK's low-level `Server`: it negotiates the era, the
+ * version and the envelope; its handlers only route to the upstream servers.
+ */
+import { ProtocolError, Server, type ServerContext } from '@modelcontextprotocol/server';
+import { VERSION } from '../core/version.js';
+import type { CallToolResult } from '../protocol/messages.js';
+import type { LoggingLevel } from '../protocol/results.js';
+import type { RequestOptions } from '../runtime/context/events.js';
+import type { ServerHandle } from '../server-handle.js';
+import type { ResolvedGatewayOptions } from './options.js';
+import { STATUS_TOOL_NAME } from './options.js';
+import { failureText, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
+import type { Sessions } from './sessions.js';
+import type { Surface } from './surface.js';
+
+const INSTRUCTIONS =
+  'This server gathers the tools, resources and prompts of several MCP servers, each kept connected by mcp-supervisor. A tool name starts with its server name unless the configuration says otherwise.';
+
+export interface DownstreamParts {
+  surface: Surface;
+  sessions: Sessions;
+  options: ResolvedGatewayOptions;
+  /** A downstream session asked for this log level: upstream servers hear it too. */
+  setLevel(level: LoggingLevel): void;
+}
+
+type Meta = { progressToken?: string | number } | undefined;
+
+export function createDownstreamServer(parts: DownstreamParts): Server {
+  const { surface, sessions, options } = parts;
+  const server = new Server(
+    { name: 'mcp-supervisor', title: 'mcp-supervisor gateway', version: VERSION },
+    {
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { listChanged: true, subscribe: true },
+        prompts: { listChanged: true },
+        completions: {},
+        logging: {},
+      },
+      instructions: INSTRUCTIONS,
+    },
+  );
+
+  server.setRequestHandler('tools/list', async () => ({ tools: await surface.tools() }));
+
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const { name } = request.params;
+    const args = request.params.arguments ?? {};
+    if (name === STATUS_TOOL_NAME && options.statusTool)
+      return { content: [{ type: 'text', text: JSON.stringify(surface.statusReport(), null, 2) }] };
+    const tool = await surface.tool(name);
+    const handle = tool && surface.handle(tool.server);
+    if (!tool || !handle) {
+      // 2026-07-28: a protocol error (-32602); 2025: a result the model reads, as the SDK's own servers answer.
+      if (ctx.mcpReq.envelope !== undefined) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
+      return { content: [{ type: 'text', text: `Unknown tool: ${name}` }], isError: true };
+    }
+    const call = sessions.beginCall(tool.server, server, ctx.mcpReq.id);
+    try {
+      if (handle.status().state !== 'ready') await untilServing(handle, options.holdMs, ctx.mcpReq.signal);
+      const result = await handle.callTool(tool.originalName, args, requestOptions(ctx, request.params._meta));
+      return server.projectCallToolResult(
+        result as never,
+        tool.definition.outputSchema as Record<string, unknown> | undefined,
+      );
+    } catch (error) {
+      const rpc = upstreamRpcError(error);
+      if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
+      return errorResult(tool.server, error) as never;
+    } finally {
+      sessions.endCall(tool.server, call);
+    }
+  });
+
+  server.setRequestHandler('resources/list', async () => ({ resources: (await surface.resources()) as never }));
+  server.setRequestHandler('resources/templates/list', async () => ({
+    resourceTemplates: (await surface.resourceTemplates()) as never,
+  }));
+  server.setRequestHandler('resources/read', async (request, ctx) => {
+    const route = await surface.resourceRoute(request.params.uri);
+    if (!route) throw new ProtocolError(-32002, `Resource not found: ${request.params.uri}`);
+    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    return await forwarded(route.server, () =>
+      handle.readResource(route.original, requestOptions(ctx, request.params._meta)),
+    );
+  });
+  server.setRequestHandler('resources/subscribe', async (request, ctx) => {
+    const route = await surface.resourceRoute(request.params.uri);
+    if (!route) throw new ProtocolError(-32002, `Resource not found: ${request.params.uri}`);
+    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    await forwarded(route.server, () => handle.subscribeResource(route.original, { signal: ctx.mcpReq.signal }));
+    return {};
+  });
+  server.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
+    const route = await surface.resourceRoute(request.params.uri);
+    if (!route) return {};
+    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    await forwarded(route.server, () => handle.unsubscribeResource(route.original, { signal: ctx.mcpReq.signal }));
+    return {};
+  });
+
+  server.setRequestHandler('prompts/list', async () => ({ prompts: await surface.prompts() }));
+  server.setRequestHandler('prompts/get', async (request, ctx) => {
+    const route = await surface.promptRoute(request.params.name);
+    if (!route) throw new ProtocolError(-32602, `Unknown prompt: ${request.params.name}`);
+    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    return (await forwarded(route.server, () =>
+      handle.getPrompt(route.original, request.params.arguments, requestOptions(ctx, request.params._meta)),
+    )) as never;
+  });
+
+  server.setRequestHandler('completion/complete', async (request, ctx) => {
+    const { ref, argument, context } = request.params;
+    const route =
+      ref.type === 'ref/prompt'
+        ? await surface.promptRoute(ref.name)
+        : {
+            server: surface.templateServer(ref.uri) ?? (await surface.resourceRoute(ref.uri))?.server,
+            original: ref.uri,
+          };
+    if (!route?.server) return { completion: { values: [], hasMore: false } };
+    const upstreamRef = ref.type === 'ref/prompt' ? { ...ref, name: route.original } : ref;
+    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    return await forwarded(route.server, () =>
+      handle.complete(upstreamRef as never, argument, context as never, { signal: ctx.mcpReq.signal }),
+    );
+  });
+
+  server.setRequestHandler('logging/setLevel', async (request) => {
+    parts.setLevel(request.params.level);
+    return {};
+  });
+
+  return server;
+}
+
+/** The host's cancellation and progress token, passed on. */
+function requestOptions(ctx: ServerContext, meta: Meta): RequestOptions {
+  const token = meta?.progressToken;
+  if (token === undefined) return { signal: ctx.mcpReq.signal };
+  return {
+    signal: ctx.mcpReq.signal,
+    resetTimeoutOnProgress: true,
+    onprogress: (progress) => {
+      const params = { ...progress, progressToken: token };
+      void ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => {});
+    },
+  };
+}
+
+async function serving(surface: Surface, server: string, holdMs: number, ctx: ServerContext): Promise<ServerHandle> {
+  const handle = surface.handle(server);
+  if (!handle) throw new ProtocolError(-32603, `server '${server}' is no longer configured`);
+  if (handle.status().state === 'ready') return handle;
+  try {
+    await untilServing(handle, holdMs, ctx.mcpReq.signal);
+  } catch (error) {
+    throw new ProtocolError(-32603, failureText(server, error));
+  }
+  return handle;
+}
+
+/** A forwarded request: the server's JSON-RPC errors pass through; any other failure names the server. */
+async function forwarded<T>(server: string, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    const rpc = upstreamRpcError(error);
+    if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
+    throw new ProtocolError(-32603, failureText(server, error));
+  }
+}
+
+/** A tool call that could not be made: an error result the model reads, naming the server and why. */
+function errorResult(server: string, error: unknown): CallToolResult {
+  const text = error instanceof ServerUnavailableError ? error.message : failureText(server, error);
+  return { content: [{ type: 'text', text }], isError: true };
+}

@@ -1,0 +1,110 @@
+/**
+ * The gateway: every configured server behind one MCP server. Upstream, each server is a
+ * supervised connection of this runtime (recovery, held requests, restarts, auth, the store);
+ * downstream, each host session is an instance of the official SDK's server (both protocol eras),
+ * served over stdio (stdio.ts) or Streamable HTTP (http.ts). All host sessions share the upstream
+ * connections. What a session sees is the Surface; what goes out to every session, the Sessions.
+ */
+import type { Server } from '@modelcontextprotocol/server';
+import { VERSION } from '../core/version.js';
+import type { LoggingLevel } from '../protocol/results.js';
+import { createSupervisor, type Supervisor } from '../supervisor.js';
+import { createDownstreamServer } from './downstream.js';
+import { resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
+import { forwardingHandlers, Sessions } from './sessions.js';
+import { Surface } from './surface.js';
+
+type ListKind = 'tools' | 'resources' | 'prompts';
+
+export class Gateway {
+  readonly supervisor: Supervisor;
+  readonly sessions = new Sessions();
+  private readonly surface: Surface;
+  private readonly options: ResolvedGatewayOptions;
+  private readonly changes = new Set<ListKind>();
+  private flushing: NodeJS.Immediate | undefined;
+  private readonly unsubscribe: (() => void)[] = [];
+  private started: Promise<void> | undefined;
+
+  constructor(options: GatewayOptions) {
+    this.options = resolveGatewayOptions(options);
+    this.supervisor = createSupervisor({
+      servers: options.servers,
+      catalog: options.catalog,
+      clientInfo: { name: 'mcp-supervisor-gateway', version: VERSION },
+      handlers: forwardingHandlers(this.sessions),
+      logger: options.logger,
+      store: options.store,
+      onWarning: () => {},
+    });
+    this.surface = new Surface(this.supervisor, this.options);
+  }
+
+  /** Starts every upstream server; resolves once each is ready or has failed its first attempt. */
+  start(): Promise<void> {
+    this.started ??= this.launch();
+    return this.started;
+  }
+
+  private async launch(): Promise<void> {
+    const sup = this.supervisor;
+    this.unsubscribe.push(
+      sup.catalog.on('changed', () => this.changed('tools')),
+      sup.on('listChanged', ({ list }) => this.changed(list)),
+      sup.on('transition', ({ from, to }) => {
+        // A failed server's tools leave the list, and come back with it.
+        if (to === 'failed' || from === 'failed') this.changed('tools');
+        if (to === 'ready' || to === 'failed') {
+          this.changed('resources');
+          this.changed('prompts');
+        }
+      }),
+      sup.on('log', ({ server, ...message }) => this.sessions.log(server, message)),
+      sup.on('resourceUpdated', ({ uri }) => this.sessions.resourceUpdated(uri)),
+    );
+    await sup.start();
+  }
+
+  /** A new host-facing server instance: one per session, connection, or modern request. */
+  createServer(): Server {
+    return createDownstreamServer({
+      surface: this.surface,
+      sessions: this.sessions,
+      options: this.options,
+      setLevel: (level) => this.setLevel(level),
+    });
+  }
+
+  /** A host asked for a log level: every server that logs hears it (and keeps it for later sessions). */
+  private setLevel(level: LoggingLevel): void {
+    for (const handle of this.surface.offering('logging')) void handle.setLoggingLevel(level).catch(() => {});
+  }
+
+  /** List changes are told once per turn, however many servers moved. */
+  private changed(kind: ListKind): void {
+    this.changes.add(kind);
+    this.flushing ??= setImmediate(() => {
+      this.flushing = undefined;
+      const kinds = [...this.changes];
+      this.changes.clear();
+      for (const changed of kinds) {
+        if (changed === 'tools') this.sessions.toolsChanged();
+        else if (changed === 'resources') this.sessions.resourcesChanged();
+        else this.sessions.promptsChanged();
+      }
+    });
+  }
+
+  /** Closes the host sessions, then every upstream connection. */
+  async close(): Promise<void> {
+    for (const off of this.unsubscribe.splice(0)) off();
+    if (this.flushing) clearImmediate(this.flushing);
+    this.flushing = undefined;
+    await this.sessions.close();
+    await this.supervisor.stop();
+  }
+}
+
+export function createGateway(options: GatewayOptions): Gateway {
+  return new Gateway(options);
+}

@@ -1,0 +1,64 @@
+/**
+ * A request for a server that is not serving is held: it waits for the server to be ready,
+ * within the gateway's hold time and the host's cancellation, then goes on or fails with an
+ * error that names the server and why. A server that is `failed` fails the request at once.
+ */
+import { describeError, McpError, UnknownToolError } from '../core/errors.js';
+import type { ServerHandle } from '../server-handle.js';
+
+/** Why a server could not answer: its name, its state, its last error. Never a secret (status() is redacted). */
+export class ServerUnavailableError extends Error {
+  override name = 'ServerUnavailableError';
+  constructor(
+    readonly server: string,
+    readonly state: string,
+    reason: string | undefined,
+  ) {
+    super(`server '${server}' is unavailable (${state})${reason ? `: ${reason}` : ''}`);
+  }
+}
+
+/** Resolves once the server is ready; rejects with ServerUnavailableError after `holdMs`, at once when failed. */
+export function untilServing(handle: ServerHandle, holdMs: number, signal: AbortSignal | undefined): Promise<void> {
+  const first = handle.status();
+  if (first.state === 'ready') return Promise.resolve();
+  if (first.state === 'failed' || first.state === 'closed' || first.state === 'disabled')
+    return Promise.reject(new ServerUnavailableError(handle.name, first.state, first.lastError));
+  return new Promise((resolve, reject) => {
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      off();
+      signal?.removeEventListener('abort', aborted);
+      if (error) reject(error);
+      else resolve();
+    };
+    const unavailable = () => {
+      const status = handle.status();
+      return new ServerUnavailableError(
+        handle.name,
+        status.state,
+        status.lastError ?? 'not ready within the hold time',
+      );
+    };
+    const aborted = () =>
+      finish(new ServerUnavailableError(handle.name, handle.status().state, 'the request was cancelled'));
+    const timer = setTimeout(() => finish(unavailable()), holdMs);
+    const off = handle.on('transition', (event) => {
+      if (event.to === 'ready') finish();
+      else if (event.to === 'failed' || event.to === 'closed') finish(unavailable());
+    });
+    signal?.addEventListener('abort', aborted, { once: true });
+  });
+}
+
+/** What the host is told when a forwarded request failed: the server's own JSON-RPC errors pass through. */
+export function failureText(server: string, error: unknown): string {
+  if (error instanceof ServerUnavailableError) return error.message;
+  if (error instanceof UnknownToolError) return error.message;
+  return `server '${server}' could not answer: ${describeError(error)}`;
+}
+
+/** An upstream JSON-RPC error, to be passed through unchanged. */
+export function upstreamRpcError(error: unknown): { code: number; message: string; data: unknown } | undefined {
+  return error instanceof McpError ? { code: error.rpcCode, message: error.rpcMessage, data: error.data } : undefined;
+}

@@ -1,0 +1,134 @@
+/**
+ * The host's sessions the gateway serves now, and what goes out to them: list changes, log
+ * messages, resource updates, and the requests upstream servers make of a client (elicitation,
+ * sampling, roots), sent to the session whose call the server is answering, else to the most
+ * recent session that can take them.
+ */
+import type { Server, ServerNotifier } from '@modelcontextprotocol/server';
+import type { LogMessage } from '../runtime/context/events.js';
+import type { ClientHandlers, HandlerContext } from '../runtime/server-input/server-requests.js';
+
+type RequestId = string | number;
+type ClientFeature = 'elicitation' | 'sampling' | 'roots';
+
+interface Call {
+  session: Server;
+  requestId: RequestId;
+}
+
+export class Sessions {
+  /** Sessions that stay (2025 sessions over HTTP, stdio connections): newest last. */
+  private readonly open = new Set<Server>();
+  /** The modern HTTP handlers' change-event buses. */
+  private readonly notifiers = new Set<ServerNotifier>();
+  /** Tool calls in flight per upstream server. */
+  private readonly calls = new Map<string, Call[]>();
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  add(session: Server): void {
+    this.open.delete(session);
+    this.open.add(session);
+  }
+
+  remove(session: Server): void {
+    this.open.delete(session);
+  }
+
+  addNotifier(notifier: ServerNotifier): void {
+    this.notifiers.add(notifier);
+  }
+
+  /** A call to `server` made for `session`: until it ends, the server's requests go to that session. */
+  beginCall(server: string, session: Server, requestId: RequestId): Call {
+    const call = { session, requestId };
+    const list = this.calls.get(server);
+    if (list) list.push(call);
+    else this.calls.set(server, [call]);
+    return call;
+  }
+
+  endCall(server: string, call: Call): void {
+    const list = this.calls.get(server);
+    if (!list) return;
+    const index = list.indexOf(call);
+    if (index >= 0) list.splice(index, 1);
+    if (list.length === 0) this.calls.delete(server);
+  }
+
+  toolsChanged(): void {
+    for (const session of this.open) void session.sendToolListChanged().catch(() => {});
+    for (const notifier of this.notifiers) notifier.toolsChanged();
+  }
+
+  resourcesChanged(): void {
+    for (const session of this.open) void session.sendResourceListChanged().catch(() => {});
+    for (const notifier of this.notifiers) notifier.resourcesChanged();
+  }
+
+  promptsChanged(): void {
+    for (const session of this.open) void session.sendPromptListChanged().catch(() => {});
+    for (const notifier of this.notifiers) notifier.promptsChanged();
+  }
+
+  resourceUpdated(uri: string): void {
+    for (const session of this.open) void session.sendResourceUpdated({ uri }).catch(() => {});
+    for (const notifier of this.notifiers) notifier.resourceUpdated(uri);
+  }
+
+  /** An upstream server's log message, to every session (each filters by the level it set). */
+  log(server: string, message: LogMessage): void {
+    const logger = message.logger === undefined ? server : `${server}/${message.logger}`;
+    const params = { level: message.level, logger, data: message.data } as Parameters<Server['sendLoggingMessage']>[0];
+    for (const session of this.open) void session.sendLoggingMessage(params).catch(() => {});
+  }
+
+  /** Where a server's request goes: the session of its call in flight, else the newest session that can take it. */
+  target(server: string, feature: ClientFeature): { session: Server; relatedRequestId?: RequestId } | undefined {
+    const calls = this.calls.get(server);
+    if (calls) {
+      for (let i = calls.length - 1; i >= 0; i--) {
+        const call = calls[i]!;
+        if (supports(call.session, feature)) return { session: call.session, relatedRequestId: call.requestId };
+      }
+    }
+    const sessions = [...this.open];
+    for (let i = sessions.length - 1; i >= 0; i--)
+      if (supports(sessions[i]!, feature)) return { session: sessions[i]! };
+    return undefined;
+  }
+
+  async close(): Promise<void> {
+    const sessions = [...this.open];
+    this.open.clear();
+    await Promise.allSettled(sessions.map((session) => session.close()));
+  }
+}
+
+/** A 2025 session whose client declared the capability (a 2026-07-28 one is asked through input rounds, not pushed requests). */
+function supports(session: Server, feature: ClientFeature): boolean {
+  const capabilities = session.getClientCapabilities();
+  if (!capabilities || capabilities[feature] === undefined) return false;
+  const version = session.getNegotiatedProtocolVersion();
+  return version === undefined || version < '2026';
+}
+
+/** The supervisor's client handlers: each request of an upstream server goes to a host session. */
+export function forwardingHandlers(sessions: Sessions): ClientHandlers {
+  const forward =
+    (feature: ClientFeature, send: (session: Server, params: never, options: object) => Promise<unknown>) =>
+    async (params: Record<string, unknown>, context: HandlerContext): Promise<Record<string, unknown>> => {
+      const target = sessions.target(context.server, feature);
+      if (!target) throw new Error(`no connected host supports ${feature} (asked by server '${context.server}')`);
+      const options = { signal: context.signal, relatedRequestId: target.relatedRequestId };
+      return (await send(target.session, params as never, options)) as Record<string, unknown>;
+    };
+  return {
+    elicitation: forward('elicitation', (session, params, options) => session.elicitInput(params, options)),
+    urlElicitation: forward('elicitation', (session, params, options) => session.elicitInput(params, options)),
+    sampling: forward('sampling', (session, params, options) => session.createMessage(params, options)),
+    roots: forward('roots', (session, params, options) => session.listRoots(params, options)),
+  };
+}
