@@ -87,7 +87,7 @@ function fromInputs(context: Context, field: string, id: string): string {
   return fail(
     context,
     field,
-    `\${input:${id}}${description ? ` ("${description}")` : ''} is a value VS Code prompts for; supply it with the \`inputs\` option (loadConfig(file, { inputs: { '${id}': value } })), or write \${env:NAME} in the file and set NAME`,
+    `\${input:${id}}${description ? ` ("${description}")` : ''} is a value VS Code prompts for; supply it with the \`inputs\` option (loadConfig(file, { inputs: { '${id}': value } })) or the CLI's --input ${id}=value, or write \${env:NAME} in the file and set NAME`,
   );
 }
 

@@ -3,7 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { createServer, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MAIN = 'src/cli/main.ts';
@@ -20,9 +21,12 @@ export interface CliRun {
   exited: Promise<number | null>;
 }
 
-export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-    cwd: ROOT,
+/** tsx's loader by path, so the CLI also runs in a folder of its own (`cwd`). */
+const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+
+export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd = ROOT): CliRun {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, join(ROOT, MAIN), ...args], {
+    cwd,
     env: { ...process.env, NO_COLOR: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -95,8 +99,8 @@ export interface CliResult {
 }
 
 /** Runs the CLI to completion. */
-export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const run = spawnCli(args, env);
+export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd = ROOT): Promise<CliResult> {
+  const run = spawnCli(args, env, cwd);
   const code = await run.exited;
   return { code, stdout: run.stdout(), stderr: run.stderr() };
 }
