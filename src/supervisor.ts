@@ -16,6 +16,7 @@ import {
   type ServerConfig,
   type ServerConfigInput,
 } from './config/server-config.js';
+import { routeWarnings } from './config/warning-route.js';
 import { planChanges, type ApplyResult } from './config/diff.js';
 import { disabledStatus, supervisedServer, waitForEnd, waitUntilForgotten } from './supervised-server.js';
 import { silentLogger, type Logger } from './observe/logger.js';
@@ -71,6 +72,8 @@ export interface SupervisorOptions {
   strict?: boolean;
   /** Where config warnings go (default: the logger's `warn` when one is given, else `process.emitWarning`). */
   onWarning?: (warning: ConfigWarning) => void;
+  /** A loaded config's warnings (`createSupervisor(await loadConfig(file))`): they go where `onWarning` says. */
+  warnings?: readonly ConfigWarning[];
   /**
    * Where what outlives this process is kept and shared with the other processes given the same
    * store (docs/fleets.md): `memoryStore()`, `fileStore(path)`, `redisStore(…)`. None: nothing is
@@ -111,7 +114,7 @@ export class Supervisor implements HandleOwner {
 
   constructor(private readonly options: SupervisorOptions) {
     this.capabilities = extraCapabilities(options);
-    for (const config of parseServers(options.servers, this.parseOptions())) this.admit(config);
+    for (const config of parseServers(options.servers, this.parseOptions(options))) this.admit(config);
     this.catalog = new ToolCatalog(
       { names: () => this.handles.keys(), get: (name) => this.handles.get(name) },
       options.catalog,
@@ -119,13 +122,9 @@ export class Supervisor implements HandleOwner {
     this.updateSanitizer();
   }
 
-  private parseOptions(): ParseOptions {
-    const { strict, onWarning, logger } = this.options;
-    const viaLogger = logger
-      ? (warning: ConfigWarning) =>
-          logger.warn({ event: 'config warning', path: warning.path }, `${warning.path}: ${warning.message}`)
-      : undefined;
-    return { strict, onWarning: onWarning ?? viaLogger };
+  /** Warnings (and those a loaded `config` carries) to onWarning, the logger, or emitWarning. */
+  private parseOptions(config?: object): ParseOptions {
+    return routeWarnings(this.options, config);
   }
 
   /** A disabled server is remembered; any other gets its runtime and handle. */
@@ -216,7 +215,7 @@ export class Supervisor implements HandleOwner {
    * unchanged ones are not touched. Every entry is validated first: an invalid one changes nothing.
    */
   async apply(config: Pick<SupervisorOptions, 'servers'>): Promise<ApplyResult> {
-    const next = parseServers(config.servers, this.parseOptions());
+    const next = parseServers(config.servers, this.parseOptions(config));
     const run = this.applying.then(() => this.applyParsed(next));
     this.applying = run.catch(() => {});
     return run;

@@ -10,6 +10,8 @@ import type { ServerHandle } from '../server-handle.js';
 import { createSupervisor, type Supervisor } from '../supervisor.js';
 import { VERSION } from '../core/version.js';
 import { UsageError, type ServerMap } from './load-config.js';
+import type { Progress } from '../protocol/pending.js';
+import { toolsTable } from './tools-table.js';
 
 export interface CommandIo {
   out(text: string): void;
@@ -79,21 +81,28 @@ function describeRequestError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** `tools [server]`: a table of the server's tools; `json`: the tools/list result as JSON. */
 export async function runTools(
   servers: ServerMap,
   words: readonly string[],
   timeoutMs: number,
   io: CommandIo,
+  json = false,
 ): Promise<number> {
   const { server, rest } = splitServer(servers, words, 'tools [server]');
   if (rest.length > 0) throw new UsageError(`tools [server]: unexpected '${rest.join(' ')}'`);
   return withServer(servers, server, io, async (handle) => {
-    printJson(io, await handle.listTools({ timeoutMs }));
+    const result = await handle.listTools({ timeoutMs });
+    if (json) printJson(io, result);
+    else for (const line of toolsTable(result.tools)) io.out(`${line}\n`);
     return 0;
   });
 }
 
-/** `call [server] <tool> [json]`: prints the CallToolResult; exit 1 when it is an error result. */
+/**
+ * `call [server] <tool> [json]`: prints the CallToolResult; exit 1 when it is an error result.
+ * Progress notifications go to stderr as they come (each one also restarts the timeout).
+ */
 export async function runCall(
   servers: ServerMap,
   words: readonly string[],
@@ -108,7 +117,11 @@ export async function runCall(
     throw new UsageError(`${usage}: unexpected '${extra.join(' ')}' (quote the JSON arguments as one word)`);
   const args = parseToolArguments(json);
   return withServer(servers, server, io, async (handle) => {
-    const result = await handle.callTool(tool, args, { timeoutMs });
+    const result = await handle.callTool(tool, args, {
+      timeoutMs,
+      resetTimeoutOnProgress: true,
+      onprogress: (progress) => io.err(`${formatProgress(tool, progress)}\n`),
+    });
     printJson(io, result);
     return result.isError === true ? 1 : 0;
   });
@@ -137,6 +150,14 @@ export async function runLogout(servers: ServerMap, words: readonly string[], io
     ...(error ? { revocationError: describeRequestError(error) } : {}),
   });
   return 0;
+}
+
+/** `progress echo: 3/10 (30%) copying files` */
+export function formatProgress(tool: string, progress: Progress): string {
+  const { progress: done, total, message } = progress;
+  const amount =
+    total !== undefined && total > 0 ? `${done}/${total} (${Math.round((done / total) * 100)}%)` : String(done);
+  return `progress ${tool}: ${amount}${message ? ` ${message}` : ''}`;
 }
 
 function parseToolArguments(json: string | undefined): Record<string, unknown> {

@@ -31,6 +31,8 @@ export interface ServerSources {
   oauth?: boolean | undefined;
   /** `--strict`: unknown fields in a config file are errors. */
   strict?: boolean | undefined;
+  /** Values for `${input:id}` (`--input id=value`, or asked on a terminal). */
+  inputs?: Readonly<Record<string, string>> | undefined;
   /** Where warnings about the files go (one line each, the file named); default stderr. */
   warn?: ((line: string) => void) | undefined;
 }
@@ -51,6 +53,7 @@ function readConfigFile(file: string, sources: ServerSources): ServerMap {
     return parseConfigText(text, {
       file,
       strict: sources.strict,
+      inputs: sources.inputs,
       onWarning: (warning) => warn(`${file}: ${warning.path}: ${warning.message}`),
     }).servers;
   } catch (error) {

@@ -16,6 +16,9 @@ import { diagramText, MACHINE_NAMES, writeDiagramFiles } from './diagrams.js';
 import { describeConfigError, loadServers, UsageError, type ServerMap, type ServerSources } from './load-config.js';
 import { watch } from './watch.js';
 import { runServe } from './serve.js';
+import { configFiles, PROJECT_CONFIG_FILES } from './config-discovery.js';
+import { completeInputs, parseInputFlags } from './inputs.js';
+import { runDoctor } from './doctor/run-doctor.js';
 
 const HELP = `mcp-supervisor ${VERSION}: supervised, self-healing MCP client connections
 
@@ -24,8 +27,10 @@ Usage: mcp-supervisor <command> [options]
 Commands:
   watch                          live view of every server (the default command)
   status                         start, wait until each server is ready or down once, print status JSON
-  tools [server]                 print the server's tools as JSON
-  call [server] <tool> [json]    call a tool with JSON object arguments, print the result as JSON
+  tools [server]                 print the server's tools as a table (--json: as JSON)
+  call [server] <tool> [json]    call a tool with JSON object arguments, print the result as JSON (progress on stderr)
+  doctor [server]                check each server step by step (DNS, TCP, TLS, HTTP, era, authorization, initialize,
+                                 tools; stdio: command, exit code, stderr) and say what to do about a failed step
   logout [server]                revoke the server's OAuth tokens (RFC 7009, when offered) and forget them
   diagram [machine]              Mermaid stateDiagram-v2 of a machine (${MACHINE_NAMES.join(', ')}); all when omitted
   inspect                        watch, with the Stately inspector showing the live actor tree
@@ -33,7 +38,10 @@ Commands:
 
 Servers (any mix):
   -c, --config <file>            an mcpServers JSON file (Claude Desktop, Claude Code, Cursor; VS Code's "servers", JSONC);
-                                 repeatable; \${VAR}, \${env:VAR} expanded; watch and inspect follow its changes
+                                 repeatable; \${VAR}, \${env:VAR} expanded; watch and inspect follow its changes;
+                                 without --config (and --url, --command, --demo): the first of ./.mcp.json,
+                                 ./.cursor/mcp.json, ./.vscode/mcp.json
+  --input <id=value>             a value for \${input:id} (VS Code); repeatable; on a terminal, missing ones are asked
   --strict                       unknown fields in a config file are errors, not warnings
   --url <url>                    one HTTP server (Streamable HTTP; a path ending in /sse means legacy SSE)
   --command <cmd>                one stdio server; its arguments with --arg (repeatable) or after --
@@ -49,6 +57,7 @@ watch and inspect:
   --once                         print the table once every server is ready or down, then exit (1 if any is not ready)
   --duration <ms>                stop after this long (otherwise Ctrl-C)
   --plain                        one line per transition even on a terminal
+  --json                         watch: one JSON object per event (NDJSON); tools: the tools/list result as JSON
   --chaos                        with --demo: inject a fault every few seconds and watch the machines heal
   --chaos-every <ms>             time between faults (default 4000)
   --port <n>                     inspect: the inspector bridge's port (default 8080)
@@ -74,6 +83,8 @@ Exit codes: 0 done, 1 a server or a request failed, 2 a usage or configuration e
 
 const OPTIONS = {
   config: { type: 'string', short: 'c', multiple: true },
+  input: { type: 'string', multiple: true },
+  json: { type: 'boolean' },
   url: { type: 'string' },
   command: { type: 'string' },
   arg: { type: 'string', multiple: true },
@@ -101,7 +112,7 @@ const OPTIONS = {
   version: { type: 'boolean', short: 'v' },
 } as const;
 
-const COMMANDS = ['watch', 'status', 'tools', 'call', 'logout', 'diagram', 'inspect', 'serve'] as const;
+const COMMANDS = ['watch', 'status', 'tools', 'call', 'logout', 'diagram', 'inspect', 'doctor', 'serve'] as const;
 type Command = (typeof COMMANDS)[number];
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; tokens: true; allowPositionals: true }>>['values'];
 
@@ -157,8 +168,10 @@ interface Servers {
 
 async function collectServers(parsed: Parsed): Promise<Servers> {
   const { values } = parsed;
+  const configs = configFiles(values, (line) => io.err(`mcp-supervisor: ${line}\n`));
   const sources: ServerSources = {
-    configs: values.config ?? [],
+    configs,
+    inputs: await completeInputs(configs, parseInputFlags(values.input ?? [])),
     url: values.url,
     command: values.command,
     args: [...(values.arg ?? []), ...parsed.trailing],
@@ -171,7 +184,9 @@ async function collectServers(parsed: Parsed): Promise<Servers> {
   const loaded = loadServers(sources);
   if (!values.demo) {
     if (Object.keys(loaded).length === 0)
-      throw new UsageError('no servers: give --config <file>, --url <url>, --command <cmd> or --demo (see --help)');
+      throw new UsageError(
+        `no servers: give --config <file>, --url <url>, --command <cmd> or --demo (see --help); none of ${PROJECT_CONFIG_FILES.join(', ')} is here`,
+      );
     if (values.chaos) throw new UsageError('--chaos needs --demo: it injects faults into the bundled demo servers');
   }
   const authOptions: AuthOptions = {
@@ -237,7 +252,7 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
     // Warnings about the files were shown when they were read.
     const sup = createSupervisor({ ...options, onWarning: () => {} });
     if (values.chaos) notes.push(`chaos: a fault every ${chaosEvery} ms`);
-    const files = values.config ?? [];
+    const files = source.sources.configs;
     const fileServers = new Set(Object.keys(source.loaded));
     reloader = new Reloader(
       {
@@ -254,6 +269,7 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
       once: values.once,
       durationMs,
       plain: values.plain,
+      json: values.json,
       notes,
       title: `mcp-supervisor ${inspector ? 'inspect' : 'watch'}${values.demo ? ' --demo' : ''}${values.chaos ? ' --chaos' : ''} — Ctrl-C to stop`,
       chaos: values.chaos
@@ -327,7 +343,9 @@ async function run(argv: string[]): Promise<number> {
           if (parsed.words.length > 0) throw new UsageError(`status: unexpected '${parsed.words.join(' ')}'`);
           return await runStatus(source.servers, io);
         }
-        if (parsed.command === 'tools') return await runTools(source.servers, parsed.words, timeoutMs, io);
+        if (parsed.command === 'tools')
+          return await runTools(source.servers, parsed.words, timeoutMs, io, values.json ?? false);
+        if (parsed.command === 'doctor') return await runDoctor(source.servers, parsed.words, { timeoutMs, io });
         if (parsed.command === 'logout') return await runLogout(source.servers, parsed.words, io);
         return await runCall(source.servers, parsed.words, timeoutMs, io);
       } finally {

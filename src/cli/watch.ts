@@ -25,6 +25,8 @@ export interface WatchOptions {
   durationMs?: number | undefined;
   /** Plain lines even on a terminal. */
   plain?: boolean | undefined;
+  /** One JSON object per event (NDJSON): `{"type":"transition",…}`, `note`, `log`, `listChanged`, and `status` with --once. */
+  json?: boolean | undefined;
   /** The first line of the screen. */
   title?: string | undefined;
   /** Lines shown before the first transition (skipped demo servers, the inspector's address). */
@@ -52,7 +54,8 @@ const REPEAT_SIGNAL_MS = 1_000;
 /** Runs the view until a signal, `durationMs` or (with `once`) the first outcome; resolves with the exit code. */
 export async function watch(sup: Supervisor, options: WatchOptions = {}): Promise<number> {
   const out = options.out ?? process.stdout;
-  const tty = !options.plain && out.isTTY === true;
+  const json = options.json === true;
+  const tty = !options.plain && !json && out.isTTY === true;
   /** A redrawn screen; `once` prints its table as plain lines, colored on a terminal. */
   const screen = tty && !options.once;
   const render: RenderOptions = { color: tty && !process.env.NO_COLOR, width: tty ? out.columns : undefined };
@@ -78,6 +81,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     if (!screen || drawTimer) return;
     drawTimer = setTimeout(draw, Math.max(0, lastDraw + MIN_REDRAW_MS - Date.now()));
   };
+  const emit = (type: string, fields: object) => write(`${JSON.stringify({ type, ...fields })}\n`);
   const line = (text: string) => {
     if (!screen) return write(`${text}\n`);
     recent.push(text);
@@ -85,12 +89,21 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     scheduleDraw();
   };
 
+  const note = (text: string) =>
+    json ? emit('note', { text, at: Date.now() }) : line(formatNote(text, Date.now(), { color: false }));
   const offTransition = sup.on('transition', (event) => {
     if (event.to === 'ready') readySince.set(event.server, event.at);
     else readySince.delete(event.server);
     if (event.error) lastErrors.set(event.server, event.error);
-    if (!options.once) line(formatTransition(event, { color: false }));
+    if (json) emit('transition', event);
+    else if (!options.once) line(formatTransition(event, { color: false }));
   });
+  const offEvents = json
+    ? [
+        sup.on('log', (event) => emit('log', { ...event, at: Date.now() })),
+        sup.on('listChanged', (event) => emit('listChanged', { ...event, at: Date.now() })),
+      ]
+    : [];
 
   let resolveExit!: (code: number) => void;
   const exited = new Promise<number>((resolve) => (resolveExit = resolve));
@@ -117,6 +130,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
         write('\x1b[?25h');
       }
       offTransition();
+      for (const off of offEvents) off();
       // The signal handlers stay: a late duplicate of the first signal must not kill the
       // process while the caller cleans up (the CLI exits right after).
       resolveExit(code);
@@ -143,7 +157,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     draw();
     ticker = setInterval(draw, TICK_MS);
   }
-  for (const note of options.notes ?? []) line(formatNote(note, Date.now(), { color: false }));
+  for (const text of options.notes ?? []) note(text);
   if (options.durationMs !== undefined) deadline = setTimeout(() => void shutdown(0), options.durationMs);
 
   // Before start(): a server that takes long to answer must not delay following the files.
@@ -151,7 +165,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     const { reload } = options.reload;
     files = watchFiles(options.reload.files, () => {
       void reload().then((text) => {
-        if (!stopping) line(formatNote(text, Date.now(), { color: false }));
+        if (!stopping) note(text);
       });
     });
   }
@@ -164,13 +178,13 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
   if (options.once) {
     if (!stopping) {
       const status = sup.status();
-      for (const row of renderTable(rowsOf(status, readySince, Date.now(), lastErrors), render)) write(`${row}\n`);
+      if (json) emit('status', { servers: status, at: Date.now() });
+      else for (const row of renderTable(rowsOf(status, readySince, Date.now(), lastErrors), render)) write(`${row}\n`);
       void shutdown(Object.values(status).every((s) => s.state === 'ready' || s.state === 'disabled') ? 0 : 1);
     }
   }
   if (!options.once && options.chaos && !stopping) {
     const { faults, everyMs } = options.chaos;
-    const note = (text: string) => line(formatNote(text, Date.now(), { color: false }));
     chaos = startChaos(faults, everyMs, note);
     workload = options.chaos.workload?.(note);
   }

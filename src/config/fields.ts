@@ -76,9 +76,14 @@ function distance(a: string, b: string): number {
 
 /** The known field `key` was most likely meant to be, if one is close enough. */
 export function suggestField(key: string): string | undefined {
+  return closest(key, KNOWN_FIELDS);
+}
+
+/** The candidate `key` was most likely meant to be, if one is close enough. */
+export function closest(key: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
-  for (const field of KNOWN_FIELDS) {
+  for (const field of candidates) {
     const d = distance(key, field);
     if (d < bestDistance) [best, bestDistance] = [field, d];
   }

@@ -27,7 +27,7 @@ export interface InterpolationOptions {
 export const INTERPOLATED_SECRETS: unique symbol = Symbol('mcp-supervisor.interpolatedSecrets');
 
 /** The fields whose strings are expanded (maps: their values; `args`: each element). */
-const EXPANDED_FIELDS = ['url', 'command', 'cwd', 'headers', 'env', 'args'] as const;
+const EXPANDED_FIELDS = ['url', 'serverUrl', 'httpUrl', 'command', 'cwd', 'headers', 'env', 'args'] as const;
 const VARIABLE = /\$\{([^}]*)\}/g;
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -87,7 +87,7 @@ function fromInputs(context: Context, field: string, id: string): string {
   return fail(
     context,
     field,
-    `\${input:${id}}${description ? ` ("${description}")` : ''} is a value VS Code prompts for; supply it with the \`inputs\` option (loadConfig(file, { inputs: { '${id}': value } })), or write \${env:NAME} in the file and set NAME`,
+    `\${input:${id}}${description ? ` ("${description}")` : ''} is a value VS Code prompts for; supply it with the \`inputs\` option (loadConfig(file, { inputs: { '${id}': value } })) or the CLI's --input ${id}=value, or write \${env:NAME} in the file and set NAME`,
   );
 }
 
@@ -100,7 +100,14 @@ function workspaceFolder(options: InterpolationOptions): string {
   return process.cwd();
 }
 
+/** A `${` with no `}` after it: an error, so the server never gets the literal text. The name is shown, cut short. */
+const UNCLOSED = /\$\{[^}]{0,40}/;
+const UNCLOSED_AT_END = /\$\{[^}]*$/;
+
 function expandString(context: Context, field: string, text: string): string {
+  const unclosed = UNCLOSED_AT_END.test(text) ? UNCLOSED.exec(text.slice(text.lastIndexOf('${'))) : null;
+  if (unclosed)
+    fail(context, field, `'${unclosed[0]}' has no closing '}' (write \${NAME}; nothing is sent as written)`);
   return text.replace(VARIABLE, (_, body: string) => resolveVariable(context, field, body));
 }
 
@@ -210,7 +217,7 @@ export function unexpandedVariable(entry: Record<string, unknown>): { field: str
             ? Object.entries(value).map(([key, item]) => [`${field}.${key}`, item])
             : [];
     for (const [path, text] of strings) {
-      const match = typeof text === 'string' ? /\$\{[^}]*\}/.exec(text) : null;
+      const match = typeof text === 'string' ? /\$\{[^}]*(\}|$)/.exec(text) : null;
       if (match) return { field: path, text: match[0] };
     }
   }

@@ -7,7 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseServerConfig, type ConfigWarning, type ServerConfigInput } from './server-config.js';
 import { ConfigError } from '../core/errors.js';
-import { WARNINGS_REPORTED } from './fields.js';
+import { closest, WARNINGS_REPORTED } from './fields.js';
+import { withHostUrl } from './host-urls.js';
 import { declaredInputs, interpolateServer, type InterpolationOptions } from './interpolate.js';
 import { JsonSyntaxError, parseJsonText } from './json-text.js';
 
@@ -23,7 +24,47 @@ export interface LoadedConfig {
   file: string | undefined;
   /** Expanded and validated entries, ready for `createSupervisor({ servers })` or `sup.apply(config)`. */
   servers: Record<string, ServerConfigInput>;
+  /**
+   * Likely mistakes (unknown fields and top-level keys). `createSupervisor(config)` and
+   * `sup.apply(config)` report them (onWarning, else the logger, else process.emitWarning) unless
+   * `loadConfig` was given its own `onWarning`.
+   */
   warnings: ConfigWarning[];
+}
+
+/** Set on a LoadedConfig whose warnings went to the loader's `onWarning` already. */
+export const WARNINGS_DELIVERED: unique symbol = Symbol('mcp-supervisor.warningsDelivered');
+
+/** The warnings a config passed to createSupervisor / apply still has to report (a LoadedConfig's, once). */
+export function undeliveredWarnings(config: object): readonly ConfigWarning[] {
+  const { warnings } = config as { warnings?: unknown };
+  if (!Array.isArray(warnings) || (config as { [WARNINGS_DELIVERED]?: unknown })[WARNINGS_DELIVERED] === true)
+    return [];
+  return warnings as ConfigWarning[];
+}
+
+/** Top-level keys of the files this loader reads; others are reported (a typo of these is the usual cause). */
+const TOP_LEVEL_KEYS = ['mcpServers', 'servers', 'inputs', '$schema'];
+
+function topLevelWarnings(record: Record<string, unknown>, file: string | undefined): ConfigWarning[] {
+  return Object.keys(record)
+    .filter((key) => !TOP_LEVEL_KEYS.includes(key))
+    .map((key) => {
+      const meant = closest(key, TOP_LEVEL_KEYS);
+      const message = meant
+        ? `unknown top-level key (did you mean \`${meant}\`?)`
+        : 'unknown top-level key (ignored: this loader reads `mcpServers`, `servers` and `inputs`)';
+      return { path: key, message, file };
+    });
+}
+
+/** The message for a file without a servers map: names a near miss (`mcpServer`) when there is one. */
+function missingMapMessage(record: Record<string, unknown>): string {
+  const nearMiss = Object.keys(record).find((key) => closest(key, ['mcpServers', 'servers']) !== undefined);
+  const hint = nearMiss
+    ? `; \`${nearMiss}\` looks like a typo of \`${closest(nearMiss, ['mcpServers', 'servers'])}\``
+    : '';
+  return `invalid configuration: expected an object with an \`mcpServers\` (or \`servers\`) map${hint}`;
 }
 
 /** The servers map of a parsed config file, expanded and validated. */
@@ -33,26 +74,26 @@ export function readServers(json: unknown, options: LoadConfigOptions = {}): Loa
   if (typeof map !== 'object' || map === null || Array.isArray(map))
     throw inFile(
       options.file,
-      new ConfigError('invalid configuration: expected an object with an `mcpServers` (or `servers`) map', [
-        { path: 'mcpServers', message: 'missing' },
-      ]),
+      new ConfigError(missingMapMessage(record), [{ path: 'mcpServers', message: 'missing' }]),
     );
   const inputs = declaredInputs(json);
   const servers: Record<string, ServerConfigInput> = {};
   const warnings: ConfigWarning[] = [];
   const issues: { path: string; message: string }[] = [];
+  const report = (warning: ConfigWarning) => {
+    const located = { ...warning, file: options.file };
+    warnings.push(located);
+    options.onWarning?.(located);
+  };
+  const topLevel = topLevelWarnings(record, options.file);
+  if (options.strict) issues.push(...topLevel.map(({ path, message }) => ({ path, message })));
+  else topLevel.forEach(report);
   const entries = Object.entries(map);
   if (entries.length === 0) issues.push({ path: 'servers', message: 'at least one server is needed' });
   for (const [name, entry] of entries) {
     try {
-      const expanded = interpolateServer(name, entry, options, inputs);
-      parseServerConfig(name, expanded, {
-        strict: options.strict,
-        onWarning: (warning) => {
-          warnings.push(warning);
-          options.onWarning?.(warning);
-        },
-      });
+      const expanded = interpolateServer(name, withHostUrl(name, entry), options, inputs);
+      parseServerConfig(name, expanded, { strict: options.strict, onWarning: report });
       servers[name] = Object.assign(expanded as ServerConfigInput, { [WARNINGS_REPORTED]: true });
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
@@ -64,7 +105,10 @@ export function readServers(json: unknown, options: LoadConfigOptions = {}): Loa
       options.file,
       new ConfigError(`invalid configuration: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues),
     );
-  return { file: options.file, servers, warnings };
+  const loaded: LoadedConfig = { file: options.file, servers, warnings };
+  // Enumerable, so `{ ...config, logger }` keeps it.
+  if (options.onWarning) Object.assign(loaded, { [WARNINGS_DELIVERED]: true });
+  return loaded;
 }
 
 /**

@@ -11,6 +11,7 @@ import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
 import { parseOAuthOptions } from '../auth/options.js';
 import { suggestField, unknownFields, warningsReported } from './fields.js';
 import { interpolatedSecretsOf, unexpandedVariable } from './interpolate.js';
+import { withHostUrl } from './host-urls.js';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -203,9 +204,11 @@ export function secretSources(config: ServerConfig): SecretSources {
 
 /** A likely mistake that does not stop the server: an unknown field, a `${…}` left unexpanded. */
 export interface ConfigWarning {
-  /** `servers.<name>.<field>` */
+  /** `servers.<name>.<field>`, or a top-level key of a file */
   path: string;
   message: string;
+  /** The file the warning is about (loadConfig's warnings). */
+  file?: string | undefined;
 }
 
 export interface ParseOptions {
@@ -215,8 +218,14 @@ export interface ParseOptions {
   onWarning?: ((warning: ConfigWarning) => void) | undefined;
 }
 
-function defaultWarning(warning: ConfigWarning): void {
-  process.emitWarning(`${warning.path}: ${warning.message}`, 'McpSupervisorConfigWarning');
+/** `file: path: message`, one line. */
+export function formatConfigWarning(warning: ConfigWarning): string {
+  return `${warning.file ? `${warning.file}: ` : ''}${warning.path}: ${warning.message}`;
+}
+
+/** The last resort for a config warning: `process.emitWarning`. */
+export function emitConfigWarning(warning: ConfigWarning): void {
+  process.emitWarning(formatConfigWarning(warning), 'McpSupervisorConfigWarning');
 }
 
 function fieldError(path: string, message: string): ConfigError {
@@ -264,7 +273,7 @@ function reportWarnings(prefix: string, entry: Record<string, unknown>, options:
       issues,
     );
   }
-  for (const warning of warnings) (options.onWarning ?? defaultWarning)(warning);
+  for (const warning of warnings) (options.onWarning ?? emitConfigWarning)(warning);
 }
 
 /** `/sse` at the end of the path (trailing slash and query allowed) means legacy HTTP+SSE. */
@@ -278,7 +287,7 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
   const prefix = `servers.${name}`;
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     throw fieldError(prefix, 'must be an object with `url` (an HTTP server) or `command` (a stdio server)');
-  const entry = input as Record<string, unknown>;
+  const entry = withHostUrl(name, input as Record<string, unknown>);
   const kind = checkKind(prefix, entry);
   const parsed = (kind === 'url' ? UrlServerSchema : CommandServerSchema).safeParse(entry);
   if (!parsed.success) throw toConfigError(prefix, parsed.error);

@@ -68,8 +68,8 @@ describe('mcp-supervisor status', () => {
 });
 
 describe('mcp-supervisor tools / call', () => {
-  it('tools <server> prints the tool list', async () => {
-    const { code, stdout } = await runCli(['tools', 'sdk', '--url', sdk.url, '--name', 'sdk']);
+  it('tools <server> --json prints the tool list', async () => {
+    const { code, stdout } = await runCli(['tools', 'sdk', '--json', '--url', sdk.url, '--name', 'sdk']);
     expect(code).toBe(0);
     const { tools } = JSON.parse(stdout) as { tools: { name: string }[] };
     expect(tools.map((t) => t.name).sort()).toEqual(['add', 'countdown', 'echo']);
@@ -92,7 +92,7 @@ describe('mcp-supervisor tools / call', () => {
     const config = join(dir, 'two.json');
     writeFileSync(config, JSON.stringify({ mcpServers: { a: { url: fixture.url }, b: { url: sdk.url } } }));
     try {
-      const tools = await runCli(['tools', 'b', '--config', config]);
+      const tools = await runCli(['tools', 'b', '--json', '--config', config]);
       expect(tools.code).toBe(0);
       expect((JSON.parse(tools.stdout) as { tools: unknown[] }).tools).toHaveLength(3);
       const ambiguous = await runCli(['tools', '--config', config]);

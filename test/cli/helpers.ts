@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { builtPackage } from '../package/build.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -33,10 +33,14 @@ export interface CliRun {
   exited: Promise<number | null>;
 }
 
-export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliRun {
-  const main = builtMain !== undefined && !args.includes('--demo') ? [builtMain] : ['--import', 'tsx', MAIN];
+/** tsx's loader by path, so the CLI also runs in a folder of its own (`cwd`). */
+const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+
+export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd = ROOT): CliRun {
+  const main =
+    builtMain !== undefined && !args.includes('--demo') ? [builtMain] : ['--import', TSX_LOADER, join(ROOT, MAIN)];
   const child = spawn(process.execPath, [...main, ...args], {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, NO_COLOR: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -109,8 +113,8 @@ export interface CliResult {
 }
 
 /** Runs the CLI to completion. */
-export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const run = spawnCli(args, env);
+export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd = ROOT): Promise<CliResult> {
+  const run = spawnCli(args, env, cwd);
   const code = await run.exited;
   return { code, stdout: run.stdout(), stderr: run.stderr() };
 }

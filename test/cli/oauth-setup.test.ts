@@ -166,6 +166,7 @@ describe('mcp-supervisor --oauth', () => {
 
     const tools = await runCli([
       'tools',
+      '--json',
       '--url',
       fixture.mcpUrl,
       '--name',

@@ -1,0 +1,108 @@
+/**
+ * `mcp-supervisor doctor [server]`: checks each server step by step, in the order a connection
+ * is made — config, DNS, TCP, TLS, HTTP status and path, authorization, initialize, era, tools,
+ * round trip (stdio: config, command, initialize, process) — and ends each failed step with what
+ * to do. The steps after a failed network step are skipped. Exit 1 when any step failed.
+ */
+import { isAbsolute, resolve } from 'node:path';
+import which from 'which';
+import { parseServerConfig, type ServerConfig } from '../../config/server-config.js';
+import type { CommandIo } from '../commands.js';
+import { UsageError, type ServerMap } from '../load-config.js';
+import { probeHttp } from './http-probe.js';
+import { checkDns, checkTcp, checkTls } from './network.js';
+import { checkSession } from './session-checks.js';
+import { fail, formatStep, ok, skip, type Step } from './step.js';
+
+export interface DoctorOptions {
+  timeoutMs: number;
+  io: CommandIo;
+}
+
+/** The URL without its query (which may hold a key) or credentials. */
+function shownUrl(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
+
+function secretFree(config: ServerConfig, text: string): string {
+  return config.secrets.reduce((out, secret) => (secret ? out.split(secret).join('[redacted]') : out), text);
+}
+
+async function urlSteps(
+  name: string,
+  config: ServerConfig & { kind: 'url' },
+  input: ServerMap[string],
+  timeoutMs: number,
+): Promise<Step[]> {
+  const steps: Step[] = [
+    ok('config', `${shownUrl(config.url)}, transport ${config.type}${config.auth ? ', OAuth' : ''}`),
+  ];
+  for (const check of [
+    () => checkDns(config.url),
+    () => checkTcp(config.url, timeoutMs),
+    () => checkTls(config.url, timeoutMs),
+  ]) {
+    const step = await check();
+    steps.push(step);
+    if (step.outcome === 'fail') return [...steps, skip('the rest', 'skipped: fix the step above first')];
+  }
+  const probe = await probeHttp(
+    { url: config.url, headers: config.headers, oauth: config.auth !== undefined },
+    timeoutMs,
+  );
+  steps.push(probe.http, probe.authorization);
+  if (probe.http.outcome === 'fail' || probe.authorization.outcome === 'fail')
+    return [...steps, skip('the rest', 'skipped: fix the step above first')];
+  return [...steps, ...(await checkSession(name, input, 'url', timeoutMs))];
+}
+
+async function commandSteps(
+  name: string,
+  config: ServerConfig & { kind: 'command' },
+  input: ServerMap[string],
+  timeoutMs: number,
+): Promise<Step[]> {
+  const line = secretFree(config, [config.command, ...config.args].join(' '));
+  const steps: Step[] = [ok('config', `stdio: ${line}${config.cwd ? ` (in ${config.cwd})` : ''}`)];
+  const path = { ...process.env, ...config.env }.PATH;
+  const found =
+    isAbsolute(config.command) || config.command.includes('/')
+      ? await which(resolve(config.cwd ?? '.', config.command), { nothrow: true })
+      : await which(config.command, { nothrow: true, path });
+  if (found === null) {
+    steps.push(
+      fail(
+        'command',
+        `${config.command}: not found${config.command.includes('/') ? '' : ' on PATH'} (or not executable)`,
+        config.command === 'npx' || config.command === 'node'
+          ? 'install Node.js (it brings node and npx), or give the full path in "command"'
+          : 'install it, or give its full path in "command"',
+      ),
+    );
+    return [...steps, skip('the rest', 'skipped: fix the step above first')];
+  }
+  steps.push(ok('command', found));
+  return [...steps, ...(await checkSession(name, input, 'command', timeoutMs))];
+}
+
+export async function runDoctor(servers: ServerMap, words: readonly string[], options: DoctorOptions): Promise<number> {
+  if (words.length > 1) throw new UsageError(`doctor [server]: unexpected '${words.slice(1).join(' ')}'`);
+  const names = Object.keys(servers);
+  if (words[0] !== undefined && !names.includes(words[0]))
+    throw new UsageError(`doctor: unknown server '${words[0]}' (configured: ${names.join(', ')})`);
+  let failed = 0;
+  for (const name of words[0] !== undefined ? [words[0]] : names) {
+    const input = servers[name]!;
+    const config = parseServerConfig(name, input, { onWarning: () => {} });
+    options.io.out(`${name}\n`);
+    const steps =
+      config.kind === 'url'
+        ? await urlSteps(name, config, input, options.timeoutMs)
+        : await commandSteps(name, config, input, options.timeoutMs);
+    for (const step of steps) for (const text of formatStep(step)) options.io.out(`${text}\n`);
+    const bad = steps.filter((step) => step.outcome === 'fail').length;
+    options.io.out(bad === 0 ? '  all steps passed\n\n' : `  ${bad} step${bad === 1 ? '' : 's'} failed\n\n`);
+    if (bad > 0) failed++;
+  }
+  return failed === 0 ? 0 : 1;
+}
