@@ -27,7 +27,8 @@ export type ErrorCode =
   | 'INPUT_ROUNDS_EXCEEDED'
   | 'INPUT_REQUEST_FAILED'
   | 'URL_ELICITATION_REQUIRED'
-  | 'TASK_CANCELLED';
+  | 'TASK_CANCELLED'
+  | 'STORE_UNAVAILABLE';
 
 export interface ErrorDetails {
   server?: string | undefined;

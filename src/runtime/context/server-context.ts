@@ -15,7 +15,10 @@ import type { ServerTelemetry, TelemetrySource } from '../../observe/telemetry/s
 import type { PendingRequest, PendingRequests } from '../../protocol/pending.js';
 import type { ToolOutputSchemas } from '../../protocol/tool-output.js';
 import type { Timers, Transport } from '../../transports/transport.js';
+import type { Store } from '../../store/types.js';
 import { Authorization } from '../authorization/authorization.js';
+import { serverIdentity } from '../stored/server-identity.js';
+import { StoredState } from '../stored/stored-state.js';
 import type { RuntimeEvents } from './events.js';
 import { RequestGate } from './request-gate.js';
 import type { SessionFacts } from './session-facts.js';
@@ -45,6 +48,8 @@ export class ServerContext {
   system: { get(systemId: string): unknown } | undefined = undefined;
   /** The tools' output schemas, from the first tools list on (never with `validateToolOutput: false`). */
   outputSchemas: ToolOutputSchemas | undefined = undefined;
+  /** What this server keeps in the supervisor's store; undefined without a store (nothing is stored). */
+  readonly stored: StoredState | undefined;
   /** Subscriptions, logging level and roots (created by the first of them: an idle server holds none). */
   private established: SessionState | undefined = undefined;
   /** Built on first use (an error or a status), not per idle server. */
@@ -58,8 +63,12 @@ export class ServerContext {
     readonly observed: TelemetrySource,
     /** Built by the runtime: its cancellations and timeouts go to the request path and recovery. */
     readonly pending: PendingRequests,
+    store?: Store,
   ) {
     this.name = config.name;
+    this.stored =
+      store &&
+      new StoredState(store, serverIdentity(config), config.name, (error) => this.events.emit('warning', error));
     this.authorization = new Authorization(config, config.name);
     this.gate = new RequestGate(config.maxQueuedRequests);
   }
