@@ -54,6 +54,7 @@ export class ServerContext {
   private established: SessionState | undefined = undefined;
   /** Built on first use (an error or a status), not per idle server. */
   private secrets: Secrets | undefined = undefined;
+  private digest: string | undefined = undefined;
 
   constructor(
     readonly config: ServerConfig,
@@ -71,6 +72,11 @@ export class ServerContext {
       new StoredState(store, serverIdentity(config), config.name, (error) => this.events.emit('warning', error));
     this.authorization = new Authorization(config, config.name);
     this.gate = new RequestGate(config.maxQueuedRequests);
+  }
+
+  /** Who the server is for the store and for task references (server-identity.ts), not its display name. */
+  get identity(): string {
+    return this.stored?.server ?? (this.digest ??= serverIdentity(this.config));
   }
 
   /** What the client established on its sessions, re-established on every new one (session-state.ts). */
