@@ -10,7 +10,7 @@ import type {
   DiscoverVerdict,
   ProbeVerdict,
   SessionInfo,
-  TransportKind,
+  TransportOpened,
 } from './connection.types.js';
 import type { FactOf } from './connection.facts.js';
 import type { ProbeOutput } from './keepalive.machine.js';
@@ -31,7 +31,7 @@ export interface ConnectionHost {
   // ---- actors: effects a state waits for (a rejection is the state's error)
 
   /** `connecting`: opens the transport (or reuses an open one of the same kind); resolves with its kind. */
-  connectTransport(kind: ConfiguredTransport): Promise<{ transport: TransportKind }>;
+  connectTransport(kind: ConfiguredTransport): Promise<TransportOpened>;
   /** `discovering` (era `auto` or `modern`): `server/discover`; a modern server's answer stands for the session. */
   discoverServer(): Promise<DiscoverVerdict>;
   /** `initializing` and `reinitializing`: the `initialize` handshake; the session state is restored before it resolves. */

@@ -21,6 +21,7 @@ import {
   type ServerRef,
   type SessionInfo,
   type TransportKind,
+  type TransportOpened,
 } from './connection.types.js';
 import type { keepaliveMachine } from './keepalive.machine.js';
 import type { listenerMachine } from './listener.machine.js';
@@ -89,7 +90,7 @@ export const connectionSetup = setup({
     },
   },
   actors: {
-    'connect transport': {} as PromiseActorLogic<{ transport: TransportKind }, ConnectTransportInput>,
+    'connect transport': {} as PromiseActorLogic<TransportOpened, ConnectTransportInput>,
     'sse-fallback': {} as typeof sseFallbackMachine,
     'discover server': {} as PromiseActorLogic<DiscoverVerdict, ServerRef>,
     'initialize session': {} as PromiseActorLogic<SessionInfo, ServerRef>,
@@ -197,9 +198,15 @@ export const connectionSetup = setup({
       );
     },
     'needs authorization': (_, params: { error: unknown }) => needsAuthorization(params.error),
-    /** No `server/discover` probe: legacy SSE (2024-11-05 only), a pinned legacy era, or a latched one. */
-    'speaks legacy': ({ context }, params: { transport: TransportKind }) =>
-      params.transport === 'sse' || context.preferredEra === 'legacy' || context.latchedEra === 'legacy',
+    /**
+     * No `server/discover` probe: legacy SSE (2024-11-05 only), a pinned legacy era, a latched one,
+     * or (era `auto`, nothing latched yet) a fresh legacy verdict from the store.
+     */
+    'speaks legacy': ({ context }, params: TransportOpened) =>
+      params.transport === 'sse' ||
+      context.preferredEra === 'legacy' ||
+      context.latchedEra === 'legacy' ||
+      (context.preferredEra === 'auto' && context.latchedEra === undefined && params.storedEra === 'legacy'),
     'found modern server': (_, verdict: DiscoverVerdict) => verdict.era === 'modern',
     'era is modern': ({ context }) => context.latchedEra === 'modern',
     'has session': ({ context }) => context.session !== undefined,

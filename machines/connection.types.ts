@@ -101,6 +101,13 @@ export interface ServerRef {
   server: string;
 }
 
+/** What `connect transport` opened, and what the store knows of the server's era. */
+export interface TransportOpened {
+  transport: TransportKind;
+  /** A fresh era verdict from the supervisor's store (a restarted process): `legacy` skips the probe. */
+  storedEra?: Era | undefined;
+}
+
 export interface ConnectTransportInput extends ServerRef {
   /** What to open: `auto` means Streamable HTTP first. */
   transport: ConfiguredTransport;

@@ -11,6 +11,7 @@ export type { TaskCallOptions } from './tasks/tool-call.js';
 export { TASK_STATUSES, type TaskInfo, type TaskStatus } from './tasks/schemas.js';
 export { TASKS_EXTENSION } from './protocol/task-capabilities.js';
 export { TaskNotFoundError, TaskCancelledError } from './tasks/errors.js';
+export type { TaskReference } from './runtime/stored/stored-state.js';
 export { ToolCatalog, type ToolServer, type ToolServers } from './catalog/catalog.js';
 export type { CatalogOptions, ServerToolOptions, ToolPattern } from './catalog/options.js';
 export type {

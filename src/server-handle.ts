@@ -28,6 +28,7 @@ import {
 import { subscribeResource, unsubscribeResource } from './runtime/listening/resource-subscriptions.js';
 import type { Root } from './runtime/context/session-state.js';
 import type { RejectedTool } from './runtime/requests/tool-headers.js';
+import type { StoredState } from './runtime/stored/stored-state.js';
 import type { RequestOptions, RuntimeEvents, ServerRuntime } from './runtime/server-runtime.js';
 import { serverHandshake, type ServerHandshake } from './server-handshake.js';
 import { serverStatus, type ServerStatus } from './server-status.js';
@@ -106,6 +107,11 @@ export class ServerHandle {
   /** The tools the last `tools/list` left out (invalid `x-mcp-header` annotations), and why. */
   rejectedTools(): RejectedTool[] {
     return this.tools.rejected();
+  }
+
+  /** @internal The server's tool lists in the supervisor's store, for the catalog (undefined without a store). */
+  get storedTools(): StoredState | undefined {
+    return this.runtime.context.stored;
   }
 
   /** Every resource, across pages. */

@@ -30,6 +30,7 @@ import type {
   RejectedCatalogTool,
 } from './types.js';
 import type { RejectedTool } from '../runtime/requests/tool-headers.js';
+import { listFromStore, storeList, type StoredToolLists } from './stored-lists.js';
 
 /** What the catalog needs of a server's handle. */
 export interface ToolServer {
@@ -38,6 +39,8 @@ export interface ToolServer {
   status(): { state: ConnectionState | 'stopped' | 'disabled'; lastError: string | undefined };
   /** The tools its last list left out (invalid definitions), and why. */
   rejectedTools?(): RejectedTool[];
+  /** Its lists in the supervisor's store (stored-lists.ts); undefined without a store. */
+  readonly storedTools?: StoredToolLists | undefined;
 }
 
 /** What the catalog needs of its supervisor: the servers configured now. */
@@ -81,6 +84,8 @@ interface ServerEntry {
   rejected: readonly RejectedTool[];
   /** Bumped on every invalidation: a listing that started before it is stale on arrival. */
   generation: number;
+  /** The store was asked for this server's list (once per process: later listings ask the server). */
+  askedStore: boolean;
   listing: Promise<void> | undefined;
   /** Why the last listing failed. */
   error: string | undefined;
@@ -190,6 +195,7 @@ export class ToolCatalog {
       }
       case 'listChanged': {
         const entry = this.entries.get(signal.server);
+        this.servers.get(signal.server)?.storedTools?.forgetTools(); // no process may serve the old list
         if (entry) this.markStale(entry, 'listChanged');
         return;
       }
@@ -215,6 +221,7 @@ export class ToolCatalog {
       freshUntil: undefined,
       rejected: [],
       generation: 0,
+      askedStore: false,
       listing: undefined,
       error: undefined,
     };
@@ -244,8 +251,14 @@ export class ToolCatalog {
     const server = this.servers.get(entry.name);
     if (!server) return Promise.resolve();
     const generation = entry.generation;
-    const listing = server
-      .listTools(this.options.listTimeoutMs === undefined ? undefined : { timeoutMs: this.options.listTimeoutMs })
+    // The first list of a process may come from the store, while the server's `ttlMs` lasts.
+    const stored = entry.askedStore ? undefined : server.storedTools;
+    entry.askedStore = true;
+    const listing = listFromStore(stored, () =>
+      server.listTools(
+        this.options.listTimeoutMs === undefined ? undefined : { timeoutMs: this.options.listTimeoutMs },
+      ),
+    )
       .then(
         (result) => this.listed(entry, generation, result, server, cause),
         (error: unknown) => this.listingFailed(entry, error, cause),
@@ -278,6 +291,7 @@ export class ToolCatalog {
     entry.tools = tools;
     entry.rejected = rejected;
     entry.freshUntil = freshUntil(result.ttlMs);
+    if (!('fromStore' in result)) storeList(server.storedTools, result);
     entry.error = undefined;
     if (entry.generation === generation) entry.stale = false;
     if (different) this.changed([entry.name], cause);

@@ -25,6 +25,8 @@ export const KNOWN_FIELDS = [
   'probeAfterTimeouts',
   'protocolVersion',
   'validateToolOutput',
+  'eraVerdictMaxAgeMs',
+  'resumeSession',
   'shutdown',
   'stderr',
 ] as const;

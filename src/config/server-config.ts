@@ -5,7 +5,7 @@
 import type { BackoffPolicy, RestartPolicy } from '../../machines/restart-policy.js';
 import { z } from 'zod';
 import type { SecretSources } from '../core/redact.js';
-import { PIN_VALUES } from '../protocol/era.js';
+import { PIN_VALUES, pinOf } from '../protocol/era.js';
 import { ConfigError } from '../core/errors.js';
 import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
 import { parseOAuthOptions } from '../auth/options.js';
@@ -14,6 +14,8 @@ import { interpolatedSecretsOf, unexpandedVariable } from './interpolate.js';
 import { withHostUrl } from './host-urls.js';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** A day: a server changes era when it is upgraded, which is rare; a wrong verdict costs one probe. */
+const DEFAULT_ERA_VERDICT_MAX_AGE_MS = 86_400_000;
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const DEFAULT_MAX_QUEUED_REQUESTS = 1_000;
 
@@ -88,6 +90,10 @@ const common = {
     .string()
     .refine((value) => PIN_VALUES.includes(value), { message: `must be one of ${PIN_VALUES.join(', ')}` })
     .default('auto'),
+  /** How long an era verdict in the supervisor's store is trusted (0: always probe; docs/fleets.md). */
+  eraVerdictMaxAgeMs: z.number().int().nonnegative().default(DEFAULT_ERA_VERDICT_MAX_AGE_MS),
+  /** 2025-era HTTP: keep the session in the supervisor's store, resume it on start (docs/fleets.md). */
+  resumeSession: z.boolean().default(false),
 };
 
 /** An AuthProvider, or OAuth client options (checked in detail when the provider is built). */
@@ -166,6 +172,8 @@ interface CommonResolved {
   /** Values that came from `${VAR}`, `${env:VAR}`, `${input:id}` or `envFile`: redacted wherever they appear. */
   secrets: readonly string[];
   protocolVersion: string;
+  eraVerdictMaxAgeMs: number;
+  resumeSession: boolean;
 }
 export interface UrlServerConfig extends CommonResolved {
   kind: 'url';
@@ -308,6 +316,8 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
     disabled: value.disabled,
     secrets: interpolatedSecretsOf(input),
     protocolVersion: value.protocolVersion,
+    eraVerdictMaxAgeMs: value.eraVerdictMaxAgeMs,
+    resumeSession: value.resumeSession,
   };
   if ('url' in value) {
     const url = new URL(value.url as string);
@@ -316,10 +326,13 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
         { path: `servers.${name}.type`, message: "'stdio' needs `command`" },
       ]);
     const type = value.type ?? (looksLikeLegacySse(url) ? 'sse' : 'auto');
+    if (value.resumeSession) checkResumable(prefix, type, value.protocolVersion);
     // OAuth options are checked here, so a config file's mistakes name their field at load time.
     if (value.auth !== undefined && !isAuthProvider(value.auth)) parseOAuthOptions(value.auth, `servers.${name}.auth`);
     return { kind: 'url', url, type, auth: value.auth as AuthConfig | undefined, ...shared };
   }
+  if (value.resumeSession)
+    throw fieldError(`${prefix}.resumeSession`, 'a stdio server has no session to resume: its process is the session');
   if ('auth' in value && value.auth !== undefined) {
     throw new ConfigError(
       `invalid configuration: servers.${name}.auth: authorization applies to HTTP servers (\`url\`); a stdio server gets its credentials from \`env\``,
@@ -342,6 +355,14 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
     stderr: value.stderr,
     ...shared,
   };
+}
+
+/** `resumeSession` needs a session that outlives a connection: Streamable HTTP in the 2025 era. */
+function checkResumable(prefix: string, type: 'auto' | 'http' | 'sse', protocolVersion: string): void {
+  if (type === 'sse')
+    throw fieldError(`${prefix}.resumeSession`, 'a legacy SSE session ends with its stream: it cannot be resumed');
+  if (pinOf(protocolVersion).era === 'modern')
+    throw fieldError(`${prefix}.resumeSession`, `protocolVersion '${protocolVersion}' has no sessions to resume`);
 }
 
 export function parseServers(servers: unknown, options: ParseOptions = {}): ServerConfig[] {

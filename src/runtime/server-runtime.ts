@@ -17,6 +17,7 @@ import type {
   FactOf,
   ProbeVerdict,
   SessionInfo,
+  TransportOpened,
 } from '../../machines/connection.machine.js';
 import type { ProbeOutput } from '../../machines/keepalive.machine.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -260,8 +261,8 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
 
   // ---- ConnectionHost: the machine's actors (see machines/connection-host.ts for when each runs)
 
-  connectTransport(kind: ConfiguredTransport): Promise<{ transport: TransportKind }> {
-    return this.slot.connectTransport(kind);
+  connectTransport(kind: ConfiguredTransport): Promise<TransportOpened> {
+    return this.slot.connectTransport(kind).then((opened) => this.opening.withStoredEra(opened));
   }
   discoverServer(): Promise<DiscoverVerdict> {
     return this.slot.recordFailure(this.opening.discover());
@@ -294,6 +295,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     this.input?.requests.abortAll('the connection was closed');
     this.context.pending.failAll(new ConnectionClosedError('the connection was closed', { server: this.name }));
     await this.slot.closeTransport();
+    await this.context.stored?.flush();
   }
 
   // ---- ConnectionHost: the machine's actions

@@ -8,9 +8,17 @@ import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { HandlerContext } from '../runtime/server-input/server-requests.js';
 import type { Timers } from '../transports/transport.js';
+import type { StoredState } from '../runtime/stored/stored-state.js';
+
+/** What tasks keep in the supervisor's store: references another process can resume. */
+export type TaskStore = Pick<StoredState, 'rememberTask' | 'task' | 'tasks' | 'forgetTask'>;
 
 export interface TaskContext {
   readonly server: string;
+  /** The server's identity (task references name it, runtime/stored/server-identity.ts). */
+  readonly identity: string;
+  /** Where task references are kept; undefined without a store. */
+  readonly stored?: TaskStore | undefined;
   readonly timers: Timers;
   request(method: string, params: Record<string, unknown>, options?: RequestOptions): Promise<unknown>;
   /** The current session's era and server capabilities; undefined while there is none. */

@@ -5,15 +5,20 @@
 import type { Era } from '../../machines/connection.types.js';
 import { McpError } from '../core/errors.js';
 import type { RequestOptions } from '../runtime/context/events.js';
+import type { TaskReference } from '../runtime/stored/stored-state.js';
 import type { TaskContext } from './context.js';
+import { TaskNotFoundError } from './errors.js';
 import type { TaskInfo } from './schemas.js';
 import { TaskHandle, type Finish } from './task-handle.js';
+import { checkReference } from './task-reference.js';
 import { cancelTask, getTask, listTasks, updateTask } from './task-requests.js';
 
 export class TaskClient<T> {
   constructor(
     private readonly context: TaskContext,
     private readonly finish: Finish<T>,
+    /** The outcome of a task of a known tool (checked against its output schema). */
+    private readonly finishFor: (tool: string) => Finish<T> = () => finish,
   ) {}
 
   /** `tasks/get`. */
@@ -30,6 +35,36 @@ export class TaskClient<T> {
   async open(taskId: string, options?: RequestOptions): Promise<TaskHandle<T>> {
     const era = this.era();
     return new TaskHandle(this.context, era, await getTask(this.context, era, taskId, options), this.finish);
+  }
+
+  /**
+   * A task started elsewhere (another process sharing the store, an earlier life of this one),
+   * by the reference its handle gave (`task.reference`) or by its id (looked up in the
+   * supervisor's store): one `tasks/get`, then a handle to await (`result()`), cancel or read.
+   * A reference of another server or of the other era is a ConfigError, before anything is sent;
+   * a task the server no longer knows is a TaskNotFoundError (and leaves the store).
+   */
+  async resume(ref: TaskReference | string, options?: RequestOptions): Promise<TaskHandle<T>> {
+    const context = this.context;
+    const now = context.session()?.era;
+    const found = typeof ref === 'string' && ref !== '' ? await context.stored?.task(ref) : undefined;
+    const given =
+      typeof ref === 'string' && ref !== ''
+        ? (found ?? { server: context.identity, era: now ?? 'legacy', taskId: ref, operation: 'tools/call', tool: '' })
+        : ref;
+    const reference = checkReference(given, { name: context.server, identity: context.identity, era: now });
+    try {
+      const task = await getTask(context, reference.era, reference.taskId, options);
+      return new TaskHandle(context, reference.era, task, this.finishFor(reference.tool), reference.tool);
+    } catch (error) {
+      if (error instanceof TaskNotFoundError) context.stored?.forgetTask(reference.taskId);
+      throw error;
+    }
+  }
+
+  /** The references in the store of this server's tasks not yet seen to end (none without a store). */
+  async resumable(): Promise<TaskReference[]> {
+    return (await this.context.stored?.tasks()) ?? [];
   }
 
   /** `tasks/cancel`: the cancelled task (2025-11-25), or undefined (2026-07-28 only acknowledges). */

@@ -7,6 +7,7 @@
 import type { Era } from '../../machines/connection.types.js';
 import { McpError, RequestTimeoutError } from '../core/errors.js';
 import type { RequestOptions } from '../runtime/context/events.js';
+import type { TaskReference } from '../runtime/stored/stored-state.js';
 import type { TaskContext } from './context.js';
 import { TaskCancelledError } from './errors.js';
 import { pause, pollDelay } from './pause.js';
@@ -30,6 +31,8 @@ export class TaskHandle<T = unknown> {
     readonly era: Era,
     created: TaskInfo | { answeredAtOnce: unknown },
     private readonly finish: Finish<T>,
+    /** The tool the task runs ('' when not known: a task opened by id alone). */
+    private readonly tool = '',
   ) {
     if ('taskId' in created) this.latest = created;
     else this.answered = { raw: created.answeredAtOnce };
@@ -38,6 +41,32 @@ export class TaskHandle<T = unknown> {
   /** The server's id for the task; undefined when a 2026-07-28 server answered at once (no task). */
   get taskId(): string | undefined {
     return this.latest?.taskId;
+  }
+
+  /**
+   * What another process needs to await, cancel or read this task (`handle.tasks.resume(ref)`):
+   * plain JSON, no secret. Undefined when a 2026-07-28 server answered at once (no task).
+   */
+  get reference(): TaskReference | undefined {
+    const task = this.latest;
+    if (!task) return undefined;
+    const { identity: server } = this.context;
+    return {
+      server,
+      era: this.era,
+      taskId: task.taskId,
+      operation: 'tools/call',
+      tool: this.tool,
+      createdAt: task.createdAt,
+    };
+  }
+
+  /** @internal A task created here: its reference goes to the store (when there is one) for another process. */
+  keep(): this {
+    const reference = this.reference;
+    if (reference && !isTerminal(this.latest!.status))
+      this.context.stored?.rememberTask(reference, this.latest!.ttlMs ?? undefined);
+    return this;
   }
 
   /** The last status seen (creation, a poll or a notification), without asking the server. */
@@ -83,7 +112,15 @@ export class TaskHandle<T = unknown> {
     } finally {
       release?.();
     }
-    return this.era === 'legacy' ? this.legacyOutcome(task, options) : this.modernOutcome(task);
+    try {
+      const outcome = this.era === 'legacy' ? await this.legacyOutcome(task, options) : this.modernOutcome(task);
+      this.forget();
+      return outcome;
+    } catch (error) {
+      // The task's own failure, or cancellation, is its outcome: nobody needs to pick it up again.
+      if (error instanceof McpError || error instanceof TaskCancelledError) this.forget();
+      throw error;
+    }
   }
 
   /**
@@ -94,6 +131,7 @@ export class TaskHandle<T = unknown> {
     if (!this.latest) return undefined;
     const cancelled = await cancelTask(this.context, this.era, this.latest.taskId, options);
     if (cancelled) this.latest = cancelled;
+    if (isTerminal(this.latest.status)) this.forget();
     return this.latest;
   }
 
@@ -101,6 +139,10 @@ export class TaskHandle<T = unknown> {
   async update(inputResponses: Record<string, unknown>, options?: RequestOptions): Promise<void> {
     if (!this.latest) return;
     await updateTask(this.context, this.latest.taskId, inputResponses, options);
+  }
+
+  private forget(): void {
+    if (this.latest) this.context.stored?.forgetTask(this.latest.taskId);
   }
 
   private async legacyOutcome(task: TaskInfo, options: RequestOptions | undefined): Promise<T> {

@@ -48,7 +48,8 @@ export async function callLegacyTool<T>(call: ToolCall<T>): Promise<T> {
 /** A 2026-07-28 server answered the plain call with a task: its outcome, polled for. */
 export function awaitModernTask<T>(call: ToolCall<T>, raw: unknown): Promise<T> {
   const created = parseTask('modern', 'tools/call', raw, call.context.server);
-  return untilDone(new TaskHandle(call.context, 'modern', created, call.finish), call.context, call.options);
+  const handle = new TaskHandle(call.context, 'modern', created, call.finish, call.name).keep();
+  return untilDone(handle, call.context, call.options);
 }
 
 /**
@@ -62,7 +63,13 @@ export async function callToolAsTask<T>(call: ToolCall<T>, ttlMs: number | undef
   if (session?.era === 'modern') {
     const raw = await context.request('tools/call', { name, arguments: args }, options);
     if (!isModernCreated(raw)) return new TaskHandle(context, 'modern', { answeredAtOnce: raw }, call.finish);
-    return new TaskHandle(context, 'modern', parseTask('modern', 'tools/call', raw, context.server), call.finish);
+    return new TaskHandle(
+      context,
+      'modern',
+      parseTask('modern', 'tools/call', raw, context.server),
+      call.finish,
+      name,
+    ).keep();
   }
   if (!session) {
     throw new ConnectionClosedError(
@@ -87,7 +94,7 @@ async function createLegacyTask<T>(call: ToolCall<T>, ttlMs: number | undefined)
   const { context, name, args, options } = call;
   const task = ttlMs === undefined ? {} : { ttl: ttlMs };
   const raw = await context.request('tools/call', { name, arguments: args, task }, options);
-  return new TaskHandle(context, 'legacy', parseLegacyCreated(raw, context.server), call.finish);
+  return new TaskHandle(context, 'legacy', parseLegacyCreated(raw, context.server), call.finish, name).keep();
 }
 
 /** What the tools list says of the tool; listed first if not known on this session (one listing for concurrent calls). */

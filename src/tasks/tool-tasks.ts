@@ -7,7 +7,7 @@ import type { Era } from '../../machines/connection.types.js';
 import type { RequestOptions, RuntimeEvents } from '../runtime/context/events.js';
 import type { HandlerContext } from '../runtime/server-input/server-requests.js';
 import { realTimers, type Timers } from '../transports/transport.js';
-import type { TaskContext } from './context.js';
+import type { TaskContext, TaskStore } from './context.js';
 import { TaskClient } from './task-client.js';
 import type { Finish } from './task-handle.js';
 import { ToolTaskModes } from './tool-task-modes.js';
@@ -29,6 +29,8 @@ export interface TaskHost {
     context: HandlerContext,
   ): Promise<Record<string, unknown>>;
   watchTask(taskId: string): () => void;
+  /** The server's identity and its store (runtime/context/server-context.ts). */
+  readonly context?: { readonly identity: string; readonly stored?: TaskStore | undefined };
 }
 
 export interface ToolTasks<T> {
@@ -39,9 +41,11 @@ export interface ToolTasks<T> {
 }
 
 /** The parts, wired to `host`; `finish` turns a task's raw result into the caller's. */
-export function toolTasks<T>(host: TaskHost, finish: Finish<T>): ToolTasks<T> {
+export function toolTasks<T>(host: TaskHost, finish: Finish<T>, finishFor?: (tool: string) => Finish<T>): ToolTasks<T> {
   const context: TaskContext = {
     server: host.name,
+    identity: host.context?.identity ?? host.name,
+    stored: host.context?.stored,
     timers: host.timers ?? realTimers,
     request: (method, params, options) => host.request(method, params, options),
     session: () => host.session(),
@@ -53,5 +57,5 @@ export function toolTasks<T>(host: TaskHost, finish: Finish<T>): ToolTasks<T> {
   };
   const modes = new ToolTaskModes();
   host.events.on('listChanged', ({ list }) => list === 'tools' && modes.invalidate());
-  return { context, modes, client: new TaskClient(context, finish) };
+  return { context, modes, client: new TaskClient(context, finish, finishFor) };
 }

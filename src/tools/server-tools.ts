@@ -145,6 +145,10 @@ export class ServerTools {
   }
 
   private taskParts(): ToolTasks<CallToolResult> {
-    return (this.tasks ??= toolTasks(this.host, (raw) => toolResult(this.host, '', raw)));
+    return (this.tasks ??= toolTasks(
+      this.host,
+      (raw) => toolResult(this.host, '', raw),
+      (tool) => (raw) => toolResult(this.host, tool, raw),
+    ));
   }
 }

@@ -104,6 +104,13 @@ export interface Transport {
    * like any request: the server's messages arrive on the one channel.
    */
   openSubscription?(message: JsonRpcRequest): Promise<SubscriptionStream>;
+  /**
+   * Streamable HTTP, 2025 era (`resumeSession`): the session id to keep in the supervisor's store
+   * (a secret: it goes nowhere else), and a stored one taken up again in place of a handshake.
+   */
+  sessionToKeep?(): string | undefined;
+  /** False (nothing changed) for an id that is not visible ASCII: a damaged store entry never reaches a header. */
+  resumeSession?(sessionId: string, protocolVersion: string): boolean;
   /** Ends the session on the server (HTTP DELETE); best effort and bounded. */
   terminateSession(): Promise<void>;
   /** Releases sockets and pools; stops the child process (stdio). */

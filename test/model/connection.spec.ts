@@ -74,6 +74,9 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
       done('transport', { transport: latched ?? 'http' }),
       failure('transport', new Error('connect ECONNREFUSED')),
     );
+    // A restarted process: the store says the server speaks the 2025 era.
+    if (snapshot.context.preferredEra === 'auto')
+      list.push(done('transport', { transport: latched ?? 'http', storedEra: 'legacy' }));
     // A legacy SSE stream refused with 401 as it opens.
     list.push(failure('transport', unauthorized()));
   }
@@ -269,9 +272,11 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
     if (modern) expect(after.context.latchedEra, 'a modern discovery latches the era').toBe('modern');
   }
   if (event.type === 'xstate.done.actor.transport') {
-    const legacy = before.context.preferredEra === 'legacy' || before.context.latchedEra === 'legacy';
-    const sse = (event.output as { transport: string }).transport === 'sse';
-    expect(after.value, 'a probe unless the era is pinned or latched legacy (or legacy SSE)').toBe(
+    const output = event.output as { transport: string; storedEra?: string };
+    const stored = before.context.latchedEra === undefined && output.storedEra === 'legacy';
+    const legacy = before.context.preferredEra === 'legacy' || before.context.latchedEra === 'legacy' || stored;
+    const sse = output.transport === 'sse';
+    expect(after.value, 'a probe unless the era is pinned, latched or stored legacy (or legacy SSE)').toBe(
       legacy || sse ? 'initializing' : 'discovering',
     );
   }

@@ -50,6 +50,7 @@ const ROOT_VALUES = {
   TaskHandle: 'function',
   TaskNotFoundError: 'function',
   TaskCancelledError: 'function',
+  StoreUnavailableError: 'function',
   TASK_STATUSES: 'object',
   TASKS_EXTENSION: 'string',
   HeaderMismatchError: 'function',

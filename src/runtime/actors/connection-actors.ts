@@ -12,7 +12,7 @@ import {
   type ProbeVerdict,
   type ServerRef,
   type SessionInfo,
-  type TransportKind,
+  type TransportOpened,
 } from '../../../machines/connection.machine.js';
 import { keepaliveMachine, type ProbeInput, type ProbeOutput } from '../../../machines/keepalive.machine.js';
 import { listenerMachine } from '../../../machines/listener.machine.js';
@@ -24,7 +24,7 @@ import { runtimeOf } from './runtime-registry.js';
 
 export const providedConnectionMachine = connectionMachine.provide({
   actors: {
-    'connect transport': fromPromise<{ transport: TransportKind }, ConnectTransportInput>(({ input, system }) =>
+    'connect transport': fromPromise<TransportOpened, ConnectTransportInput>(({ input, system }) =>
       runtimeOf(system, input.server).connectTransport(input.transport),
     ),
     'sse-fallback': sseFallbackMachine.provide({

@@ -17,6 +17,8 @@ import type { ToolOutputSchemas } from '../../protocol/tool-output.js';
 import type { Store } from '../../store/types.js';
 import type { Timers, Transport } from '../../transports/transport.js';
 import { Authorization } from '../authorization/authorization.js';
+import { serverIdentity } from '../stored/server-identity.js';
+import { StoredState } from '../stored/stored-state.js';
 import type { RuntimeEvents } from './events.js';
 import { RequestGate } from './request-gate.js';
 import type { SessionFacts } from './session-facts.js';
@@ -46,10 +48,13 @@ export class ServerContext {
   system: { get(systemId: string): unknown } | undefined = undefined;
   /** The tools' output schemas, from the first tools list on (never with `validateToolOutput: false`). */
   outputSchemas: ToolOutputSchemas | undefined = undefined;
+  /** What this server keeps in the supervisor's store; undefined without a store (nothing is stored). */
+  readonly stored: StoredState | undefined;
   /** Subscriptions, logging level and roots (created by the first of them: an idle server holds none). */
   private established: SessionState | undefined = undefined;
   /** Built on first use (an error or a status), not per idle server. */
   private secrets: Secrets | undefined = undefined;
+  private digest: string | undefined = undefined;
 
   constructor(
     readonly config: ServerConfig,
@@ -59,15 +64,23 @@ export class ServerContext {
     readonly observed: TelemetrySource,
     /** Built by the runtime: its cancellations and timeouts go to the request path and recovery. */
     readonly pending: PendingRequests,
-    /** The supervisor's store: the OAuth provider keeps its credentials there. */
+    /** The supervisor's store: credentials (the OAuth provider), era verdicts, catalogs, task references. */
     store?: Store,
   ) {
     this.name = config.name;
+    this.stored =
+      store &&
+      new StoredState(store, serverIdentity(config), config.name, (error) => this.events.emit('warning', error));
     this.authorization = new Authorization(config, config.name, {
       store,
       onWarning: (error) => this.events.emit('warning', error),
     });
     this.gate = new RequestGate(config.maxQueuedRequests);
+  }
+
+  /** Who the server is for the store and for task references (server-identity.ts), not its display name. */
+  get identity(): string {
+    return this.stored?.server ?? (this.digest ??= serverIdentity(this.config));
   }
 
   /** What the client established on its sessions, re-established on every new one (session-state.ts). */

@@ -4,7 +4,7 @@
  * which the context adopts once; then the new session gets what the old one had (session-state.ts).
  * Also here: what the client declares of itself on every session (its capabilities, its info).
  */
-import type { DiscoverVerdict, SessionInfo } from '../../../machines/connection.machine.js';
+import type { DiscoverVerdict, SessionInfo, TransportOpened } from '../../../machines/connection.machine.js';
 import { probeTimeoutMs } from '../../core/probe-timeout.js';
 import { ConnectionClosedError, ProtocolError } from '../../core/errors.js';
 import { startOperation } from '../../observe/telemetry/server-telemetry.js';
@@ -20,10 +20,13 @@ import { discover } from './discover.js';
 import { handshake } from './handshake.js';
 import type { SessionFacts } from '../context/session-facts.js';
 import type { RestoreReport } from '../context/session-state.js';
+import { EraMemory } from './era-memory.js';
 
 export class SessionOpening {
   /** What `protocolVersion` in the config asks for. */
   private readonly pin: VersionPin;
+  /** The era verdict and the opt-in session kept in the store (nothing without a store). */
+  private readonly memory: EraMemory | undefined;
 
   constructor(
     private readonly context: ServerContext,
@@ -34,6 +37,13 @@ export class SessionOpening {
     readonly capabilities: ClientCapabilities,
   ) {
     this.pin = pinOf(context.config.protocolVersion);
+    this.memory = context.stored && new EraMemory(context, context.stored, probes, this.pin.era === 'auto');
+  }
+
+  /** `connecting`: the transport is open; a fresh era verdict from the store comes with it. */
+  async withStoredEra(opened: TransportOpened): Promise<TransportOpened> {
+    const storedEra = opened.transport === 'sse' ? undefined : await this.memory?.storedEra();
+    return storedEra ? { ...opened, storedEra } : opened;
   }
 
   /** `discovering`: the era probe; a modern server's discovery stands for its session. */
@@ -56,6 +66,7 @@ export class SessionOpening {
         ),
     });
     if (verdict.era === 'modern') {
+      this.memory?.learned(verdict.session);
       const replacing = context.connectedBefore;
       context.adopt(this.modernFacts(verdict.session));
       if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
@@ -83,21 +94,32 @@ export class SessionOpening {
     if (!transport)
       throw new ConnectionClosedError('no transport: the connection is not open', { server: context.name });
     context.facts = undefined;
+    const resumed = await this.memory?.resumeSession(transport);
+    if (resumed) {
+      context.adopt({ session: resumed, envelope: undefined, runsToolTasks: takesToolTasks(resumed.capabilities) });
+      return resumed;
+    }
     // Awaited here, not in a helper: an attempt's failure must be recorded (TransportSlot.recordFailure)
     // before the machine's outcome lets `connect()` read it.
-    const session = await handshake({
-      server: context.name,
+    const session = await this.handshakeOrDropVerdict(transport);
+    this.memory?.learned(session, transport);
+    const replacing = context.connectedBefore;
+    context.adopt({ session, envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) });
+    if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
+    await this.restoreSessionState(transport, session.capabilities, replacing);
+    return session;
+  }
+
+  private handshakeOrDropVerdict(transport: Transport): Promise<SessionInfo> {
+    const attempt = handshake({
+      server: this.context.name,
       transport,
       protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
       capabilities: this.advertisedCapabilities(),
       clientInfo: this.clientInfo,
       initialize: (params) => this.sendInitialize(params),
     });
-    const replacing = context.connectedBefore;
-    context.adopt({ session, envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) });
-    if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
-    await this.restoreSessionState(transport, session.capabilities, replacing);
-    return session;
+    return this.memory ? this.memory.checked(attempt) : attempt;
   }
 
   /** The `initialize` request: through the pending requests and the request path, never cancelled. */

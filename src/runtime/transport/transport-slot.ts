@@ -75,7 +75,8 @@ export class TransportSlot {
     const transport = context.transport;
     context.transport = undefined;
     if (!transport) return;
-    await transport.terminateSession();
+    // `resumeSession`: the session outlives the process, for the next one to take up (era-memory.ts).
+    if (!(context.config.resumeSession && context.stored)) await transport.terminateSession();
     await transport.close();
   }
 

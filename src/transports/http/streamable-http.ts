@@ -141,6 +141,19 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     this.rebuildHeaders();
   }
 
+  sessionToKeep(): string | undefined {
+    return this.modern ? undefined : this.sessionId;
+  }
+
+  resumeSession(sessionId: string, protocolVersion: string): boolean {
+    if (!VISIBLE_ASCII.test(sessionId)) return false;
+    this.beginSession();
+    this.handshaking = false;
+    this.sessionId = sessionId;
+    this.completeSession(protocolVersion);
+    return true;
+  }
+
   completeSession(protocolVersion: string): void {
     this.protocolVersion = protocolVersion;
     this.rebuildHeaders();

@@ -1,0 +1,78 @@
+/**
+ * Tool catalogs in the store (issue #26): a restarted process (a second supervisor on the same
+ * memoryStore) serves a list the server marked shareable (`cacheScope: 'public'`) while its
+ * `ttlMs` lasts, and lists again after. Time moves with a faked `Date` only.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createSupervisor, memoryStore, type Store, type Supervisor } from '../../src/index.js';
+import { startModernFixture, type ModernFixture } from '../../servers/modern-fixture.js';
+
+let fixture: ModernFixture;
+beforeAll(async () => {
+  fixture = await startModernFixture([{ name: 'echo', inputSchema: { type: 'object' } }]);
+});
+afterAll(() => fixture.close());
+
+const running: Supervisor[] = [];
+afterEach(async () => {
+  vi.useRealTimers();
+  await Promise.all(running.splice(0).map((sup) => sup.stop().catch(() => {})));
+  fixture.ttlMs = fixture.cacheScope = undefined;
+  fixture.seen.length = 0;
+});
+
+async function supervise(store: Store): Promise<Supervisor> {
+  const sup = createSupervisor({ servers: { s: { url: fixture.url, keepalive: false } }, store });
+  running.push(sup);
+  await sup.start();
+  return sup;
+}
+
+const lists = () => fixture.posts('tools/list').length;
+
+describe('a tool catalog in the store', () => {
+  it('is served by the restarted process within its ttlMs, and listed again after it', async () => {
+    fixture.ttlMs = 60_000;
+    fixture.cacheScope = 'public';
+    const store = memoryStore();
+    const first = await supervise(store);
+    expect((await first.tools()).tools.map((tool) => tool.originalName)).toEqual(['echo']);
+    expect(lists()).toBe(1);
+    await first.stop();
+
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const sup = await supervise(store);
+    expect((await sup.tools()).tools.map((tool) => tool.originalName)).toEqual(['echo']);
+    expect(lists()).toBe(1); // from the store
+    expect((await sup.tools()).tools).toHaveLength(1);
+    expect(lists()).toBe(1); // fresh in this process too
+    vi.setSystemTime(Date.now() + 61_000);
+    expect((await sup.tools()).tools).toHaveLength(1);
+    expect(lists()).toBe(2);
+  });
+
+  it('a restarted process after the ttlMs lists again', async () => {
+    fixture.ttlMs = 60_000;
+    fixture.cacheScope = 'public';
+    const store = memoryStore();
+    await (await supervise(store)).tools();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 61_000);
+    await (await supervise(store)).tools();
+    expect(lists()).toBe(2);
+  });
+
+  it.each([
+    ['private', 60_000],
+    [undefined, 60_000],
+    ['public', undefined],
+    ['public', 0],
+  ] as const)('cacheScope %s, ttlMs %s: not shared, every process lists', async (scope, ttlMs) => {
+    fixture.ttlMs = ttlMs;
+    fixture.cacheScope = scope;
+    const store = memoryStore();
+    await (await supervise(store)).tools();
+    await (await supervise(store)).tools();
+    expect(lists()).toBe(2);
+  });
+});
