@@ -43,7 +43,8 @@ export class OriginMembership implements OriginMember {
 
   /** A request started to wait (held, or parked for replay): told once until the gate empties. */
   onWaiting(): void {
-    if (this.told && this.context.gate.waiting > 1) return;
+    // While serving, a parked request is followed by the evidence that takes the connection down.
+    if (this.context.gate.phase !== 'holding' || (this.told && this.context.gate.waiting > 1)) return;
     this.tellWaiting();
   }
 
