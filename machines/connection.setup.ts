@@ -170,6 +170,7 @@ export const connectionSetup = setup({
     ),
     'latch legacy SSE': assign({ latchedTransport: 'sse' }),
     'remember error': assign((_, failure: Failure) => ({ lastError: failure.error, fatal: failure.fatal })),
+    'forget error': assign({ lastError: undefined, fatal: false }),
     'remember give-up reason': assign(({ context }, params: { reason: string; fatal?: boolean | undefined }) => ({
       lastError: context.lastError ?? params.reason,
       fatal: context.fatal || params.fatal === true,

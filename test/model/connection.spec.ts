@@ -204,7 +204,10 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
       ? [{ type: 'CONNECTION_DOWN', server: INPUT.server, error: errorOf(event), fatal: isFatalEvent(event) }]
       : [],
   );
-  if (!before.matches('ready') && after.matches('ready')) h.scratch.readyAt = h.clock.now();
+  if (!before.matches('ready') && after.matches('ready')) {
+    h.scratch.readyAt = h.clock.now();
+    expect(after.context.lastError, 'ready clears the last failure (authorized, probed alive too)').toBeUndefined();
+  }
   // Someone waits: the backoff is capped at waitingReconnectMs (default 1 s), then the origin's turn.
   if (after.matches({ reconnecting: 'hurrying' }) || after.matches({ failed: 'hurrying to revive' }))
     h.scratch.hurriedAt = h.clock.now();

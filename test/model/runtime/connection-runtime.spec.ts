@@ -189,6 +189,10 @@ function expectSameState(run: RuntimeRun, model: AnyMachineSnapshot, where: stri
   expect(actual.context.session === undefined, `${where}: has no session`).toBe(model.context.session === undefined);
   expect(actual.context.fatal, `${where}: fatal`).toBe(model.context.fatal);
   expect(actual.context.latchedTransport, `${where}: latched transport`).toBe(model.context.latchedTransport);
+  expect(
+    run.lastErrorAtReady.filter((e) => e !== undefined),
+    `${where}: status().lastError is cleared when a transition listener hears ready`,
+  ).toEqual([]);
   expect(run.handle.status().state, `${where}: status() names the state`).toBe(
     typeof model.value === 'string' ? model.value : Object.keys(model.value)[0],
   );

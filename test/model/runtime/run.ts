@@ -84,9 +84,16 @@ export class RuntimeRun {
       inspect: (event) => this.observe(event, coverage),
     });
     this.handle = this.supervisor.server(SERVER);
+    // Inside a transition listener, status() already says what the move did (issue 28).
+    this.handle.on('transition', (t) => {
+      if (t.to === 'ready') this.lastErrorAtReady.push(this.handle.status().lastError);
+    });
     this.book = new RequestBook(this.script, this.handle);
     void this.supervisor.start();
   }
+
+  /** status().lastError read inside each transition listener call for `ready`. */
+  readonly lastErrorAtReady: Array<string | undefined> = [];
 
   /** Off for the epilogue: only model steps, each checked, count toward the coverage gate. */
   recording = true;
