@@ -107,6 +107,8 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     list.push(
       done('sse-fallback', { found: true }),
       done('sse-fallback', { found: false, error: 'Streamable HTTP was refused and the legacy SSE probe failed too' }),
+      // 404 to both first handshakes: a wrong URL, fatal (the supervisor gives up at once).
+      done('sse-fallback', { found: false, error: 'nothing answers MCP at http://127.0.0.1/wrong', fatal: true }),
     );
   }
   if (children.includes('authorize')) {
@@ -183,6 +185,7 @@ function project(snapshot: AnyMachineSnapshot) {
 
 function isFatalEvent(event: AnyEventObject): boolean {
   if (event.type === 'CONNECTION_LOST') return event.fatal === true;
+  if (event.type === 'xstate.done.actor.sse-fallback') return (event.output as { fatal?: boolean }).fatal === true;
   return (event.error as { fatal?: unknown } | undefined)?.fatal === true;
 }
 
