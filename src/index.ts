@@ -98,6 +98,7 @@ export {
   UnsupportedProtocolVersionError,
   QueueFullError,
   FallbackFailedError,
+  EndpointNotFoundError,
   AuthorizationRequiredError,
   AuthorizationError,
   ConfigError,

@@ -113,7 +113,8 @@ describe('connection through the runtime: transition coverage', () => {
       expect(all, `known-unreachable transition no longer exists: ${key}`).toContain(key);
       expect(taken(key), `known-unreachable transition was taken: ${key}`).toBe(false);
     }
-    for (const key of Object.keys(IDLE_ONLY)) expect(all, `idle-only transition no longer exists: ${key}`).toContain(key);
+    for (const key of Object.keys(IDLE_ONLY))
+      expect(all, `idle-only transition no longer exists: ${key}`).toContain(key);
     const missing = all.filter((key) => !taken(key) && !(key in UNREACHABLE) && !(key in IDLE_ONLY));
     const { covered, total } = coverage.summary();
     console.info(

@@ -399,8 +399,7 @@ export class RuntimeRun {
           hurried ? HURRIED_REVIVE : 'xstate.after.revive delay.connection.failed.waiting to revive',
           this.connection,
         );
-      }
-      else if (this.script.listener && !this.script.listener.open.settled) this.openListener();
+      } else if (this.script.listener && !this.script.listener.open.settled) this.openListener();
       else
         await this.advanceTo('xstate.after.listener open timeout.connection.ready.opening listener', this.connection);
       await flush();
