@@ -35,8 +35,6 @@ class DownOrigin {
   private holder: OriginMember | undefined = undefined;
   private readonly waiters: Waiter[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined = undefined;
-  /** Turns given out (one attempt each), for the chaos tests and the bench. */
-  turns = 0;
 
   constructor(
     private readonly backoff: BackoffPolicy,
@@ -110,7 +108,6 @@ class DownOrigin {
     if (index < 0) index = 0;
     const [waiter] = this.waiters.splice(index, 1);
     this.holder = waiter!.member;
-    this.turns++;
     waiter!.go();
   }
 
@@ -139,6 +136,8 @@ class DownOrigin {
 /** Every origin of the process that is down (one registry per process: connections of every supervisor share it). */
 export class OriginTurns {
   private readonly down = new Map<string, DownOrigin>();
+  /** When each origin last answered an attempt: a failure right after says more about its server than the origin. */
+  private readonly upAt = new Map<string, number>();
 
   constructor(private readonly random: () => number = Math.random) {}
 
@@ -151,6 +150,11 @@ export class OriginTurns {
   /** An attempt to connect failed (or a live connection found the server unreachable). */
   failed(origin: string, member: OriginMember): void {
     let entry = this.down.get(origin);
+    const up = this.upAt.get(origin);
+    if (up !== undefined && Date.now() - up >= member.waitingReconnectMs) this.upAt.delete(origin);
+    // The origin answered within the last slot: this server's failure is its own (the others
+    // released with it must not be made to queue behind it).
+    else if (!entry && up !== undefined) return;
     if (!entry) this.down.set(origin, (entry = new DownOrigin(member.backoff, this.random)));
     entry.failed(member);
   }
@@ -160,6 +164,7 @@ export class OriginTurns {
     const entry = this.down.get(origin);
     if (!entry) return;
     this.down.delete(origin);
+    this.upAt.set(origin, Date.now());
     entry.open();
   }
 
@@ -172,11 +177,6 @@ export class OriginTurns {
     const entry = this.down.get(origin);
     if (!entry) return;
     entry.leave(member);
-  }
-
-  /** Attempts given out since the origin went down (undefined: the origin is up). */
-  turnsAt(origin: string): number | undefined {
-    return this.down.get(origin)?.turns;
   }
 }
 
