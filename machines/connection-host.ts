@@ -27,7 +27,17 @@ export type ListenerOpening =
   | { kind: 'open'; read: (hooks: ListenerCursorHooks) => Promise<void>; cancel: () => void }
   | { kind: 'unavailable'; status?: number | undefined; reason?: string | undefined };
 
+/** `reconnecting` and `failed`: this server's turns at its origin (connections to one origin reconnect one at a time). */
+export interface OriginTurn {
+  /** `waiting for origin` / `reviving`: resolves when this server may try to connect (at once while its origin is up). */
+  turn(): Promise<void>;
+  /** Entering a backoff: REQUESTS_WAITING is sent now if requests wait for the server. */
+  ask(): void;
+}
+
 export interface ConnectionHost {
+  readonly origin: OriginTurn;
+
   // ---- actors: effects a state waits for (a rejection is the state's error)
 
   /** `connecting`: opens the transport (or reuses an open one of the same kind); resolves with its kind. */

@@ -7,8 +7,8 @@
  *                                          expired -> discovering (modern: the server changed its versions)
  *                                  |  \-> probing -> ready | expired | reconnecting | authorizing
  *                                  \-> authorizing -> ready | connecting
- *   (any failure) -> reconnecting -> (supervisor: RESTART) -> connecting
- *                                \-> (supervisor: GIVE_UP) -> failed -> (revival) -> connecting
+ *   (any failure) -> reconnecting -> (supervisor: RESTART, or capped while requests wait) -> (origin's turn) -> connecting
+ *                                \-> (supervisor: GIVE_UP) -> failed -> (revival) -> (origin's turn) -> connecting
  *   any -> closing -> closed;   RECONNECT: any -> connecting
  *
  * The runtime reports evidence (SESSION_EXPIRED, SESSION_IN_DOUBT, SERVER_UNREACHABLE,
@@ -38,7 +38,7 @@ import { connecting, discovering, initializing } from './connection.opening.js';
 import { failed, reconnecting } from './connection.recovery.js';
 import { authorizing, expired, probing, ready, reconnectActions, reinitializing } from './connection.session.js';
 import { connectionSetup } from './connection.setup.js';
-import { DEFAULT_REVIVE } from './restart-policy.js';
+import { DEFAULT_REVIVE, DEFAULT_WAITING_RECONNECT_MS } from './restart-policy.js';
 
 export * from './connection.types.js';
 export * from './connection.facts.js';
@@ -58,6 +58,7 @@ export const connectionMachine = connectionSetup.createMachine({
     provenAfterMs: input.provenAfterMs,
     revive: input.revive ?? DEFAULT_REVIVE,
     revivals: 0,
+    waitingReconnectMs: input.waitingReconnectMs ?? DEFAULT_WAITING_RECONNECT_MS,
     lastError: undefined,
     fatal: false,
     cause: { cause: 'start', error: undefined },

@@ -62,7 +62,10 @@ export const connecting = connectionSetup.createStateConfig({
             actions: [
               {
                 type: 'remember error',
-                params: ({ event }) => ({ error: event.output.found ? undefined : event.output.error, fatal: false }),
+                params: ({ event }) =>
+                  event.output.found
+                    ? { error: undefined, fatal: false }
+                    : { error: event.output.error, fatal: event.output.fatal === true },
               },
               {
                 type: 'note cause',

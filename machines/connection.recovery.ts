@@ -1,6 +1,12 @@
 /**
  * Down: `reconnecting` waits for the supervisor's verdict (RESTART after a backoff, or GIVE_UP),
  * and `failed` either revives the server after a capped backoff or stays failed for good.
+ *
+ * Someone waiting cuts the wait short: requests held for the server (REQUESTS_WAITING) cap the
+ * backoff at `waitingReconnectMs`, in `reconnecting` and in `failed` alike; an idle server keeps
+ * the long backoff. Either way the attempt then waits for its origin's turn (`waiting for
+ * origin`): the connections to one origin take one attempt per backoff slot between them, and the
+ * others wait for its verdict.
  */
 import { announce, because, tell } from './connection.facts.js';
 import { connectionSetup } from './connection.setup.js';
@@ -14,8 +20,29 @@ export const reconnecting = connectionSetup.createStateConfig({
     'settle attempt',
     announce('reconnecting'),
   ],
+  initial: 'backing off',
+  states: {
+    // The supervisor's backoff runs; the runtime says at once if requests already wait.
+    'backing off': {
+      entry: 'ask about waiting requests',
+      on: { RESTART: 'waiting for origin', REQUESTS_WAITING: 'hurrying' },
+    },
+    // Requests wait: the backoff is capped at `waitingReconnectMs` (the supervisor's RESTART may come sooner).
+    hurrying: {
+      after: { 'waiting reconnect delay': 'waiting for origin' },
+      on: { RESTART: 'waiting for origin' },
+    },
+    'waiting for origin': {
+      invoke: {
+        id: 'origin',
+        src: 'wait for origin',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: { target: '#connection.connecting', actions: [tell({ type: 'restarted' }), because('restart')] },
+        onError: { target: '#connection.connecting', actions: [tell({ type: 'restarted' }), because('restart')] },
+      },
+    },
+  },
   on: {
-    RESTART: { target: 'connecting', actions: [tell({ type: 'restarted' }), because('restart')] },
     GIVE_UP: {
       target: 'failed',
       actions: [
@@ -46,9 +73,25 @@ export const failed = connectionSetup.createStateConfig({
     },
     // A long-running agent has nobody to restart it: try again, with a capped backoff.
     'waiting to revive': {
-      entry: 'tell revival scheduled',
-      after: {
-        'revive delay': { target: '#connection.connecting', actions: ['count revival', because('reviving')] },
+      entry: ['tell revival scheduled', 'ask about waiting requests'],
+      after: { 'revive delay': 'reviving' },
+      on: { REQUESTS_WAITING: 'hurrying to revive' },
+    },
+    // Requests wait: the revival comes within `waitingReconnectMs`.
+    'hurrying to revive': {
+      entry: {
+        type: 'tell',
+        params: ({ context }) => ({ type: 'revival scheduled', delayMs: context.waitingReconnectMs }),
+      },
+      after: { 'waiting reconnect delay': 'reviving' },
+    },
+    reviving: {
+      invoke: {
+        id: 'origin',
+        src: 'wait for origin',
+        input: ({ context }) => ({ server: context.server }),
+        onDone: { target: '#connection.connecting', actions: ['count revival', because('reviving')] },
+        onError: { target: '#connection.connecting', actions: ['count revival', because('reviving')] },
       },
     },
     'for good': {

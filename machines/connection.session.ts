@@ -36,7 +36,8 @@ export const reconnectActions = [
 ] as const;
 
 export const ready = connectionSetup.createStateConfig({
-  entry: announce('ready'),
+  // Serving again clears the last failure before the move is told (a listener reads status() in it).
+  entry: ['forget error', announce('ready')],
   invoke: [
     { id: 'listener', src: 'listener', input: ({ context }) => ({ server: context.server }) },
     {

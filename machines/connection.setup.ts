@@ -87,6 +87,7 @@ export const connectionSetup = setup({
       close: 'close session';
       listener: 'listener';
       keepalive: 'keepalive';
+      origin: 'wait for origin';
     },
   },
   actors: {
@@ -99,6 +100,8 @@ export const connectionSetup = setup({
     authorize: {} as PromiseActorLogic<void, ServerRef>,
     listener: {} as typeof listenerMachine,
     keepalive: {} as typeof keepaliveMachine,
+    /** `reconnecting` / `failed`: resolves when this server's origin gives it the next attempt (or the origin is up). */
+    'wait for origin': {} as PromiseActorLogic<void, ServerRef>,
   },
   actions: {
     // Effects on requests: provided by the runtime (src/runtime/actors/connection-actors.ts).
@@ -116,6 +119,8 @@ export const connectionSetup = setup({
     'settle attempt': () => {},
     /** The next `connecting` opens a new transport (a new stdio process, a fresh HTTP pool share). */
     'replace transport': () => {},
+    /** Down: the runtime answers REQUESTS_WAITING now if requests are held for the server (later ones send it themselves). */
+    'ask about waiting requests': () => {},
 
     // What happened (connection.facts.ts): the cause of a move, the state entered, the lifecycle facts.
     'note cause': assign((_, cause: Cause) => ({ cause })),
@@ -166,6 +171,7 @@ export const connectionSetup = setup({
     ),
     'latch legacy SSE': assign({ latchedTransport: 'sse' }),
     'remember error': assign((_, failure: Failure) => ({ lastError: failure.error, fatal: failure.fatal })),
+    'forget error': assign({ lastError: undefined, fatal: false }),
     'remember give-up reason': assign(({ context }, params: { reason: string; fatal?: boolean | undefined }) => ({
       lastError: context.lastError ?? params.reason,
       fatal: context.fatal || params.fatal === true,
@@ -222,5 +228,6 @@ export const connectionSetup = setup({
     'listener open timeout': ({ context }) => context.listenerOpenTimeoutMs,
     'session proven delay': ({ context }) => context.provenAfterMs,
     'revive delay': ({ context }) => (context.revive === false ? 0 : reviveDelay(context.revivals, context.revive)),
+    'waiting reconnect delay': ({ context }) => context.waitingReconnectMs,
   },
 });

@@ -31,6 +31,8 @@ export interface ConnectionInput {
   revive?: ReviveSettings | false | undefined;
   /** Which era to speak (default `auto`). */
   era?: EraPreference | undefined;
+  /** While requests wait, the reconnect (and revival) backoff is capped at this (default 1000 ms). */
+  waitingReconnectMs?: number | undefined;
 }
 
 /** What the server told us: an `initialize` result (legacy), or a `server/discover` result (modern). */
@@ -61,6 +63,8 @@ export interface ConnectionContext {
   revive: ReviveSettings | false;
   /** Revival attempts since the server last proved healthy: the revival backoff's exponent. */
   revivals: number;
+  /** The cap on the backoff while requests wait for the server. */
+  waitingReconnectMs: number;
   lastError: string | undefined;
   /** The last failure was one a restart cannot fix (e.g. unsupported protocol version). */
   fatal: boolean;
@@ -86,6 +90,8 @@ export type ConnectionEvent =
   /** LISTENER_SETTLED / LISTENER_LOST / LISTENER_REFUSED_SESSION. */
   | ListenerReport
   | { type: 'RESTART' }
+  /** Requests are held for the server while it is down: the backoff is capped (`waitingReconnectMs`). */
+  | { type: 'REQUESTS_WAITING' }
   /** `fatal`: no restart was tried, the failure is one a restart cannot fix. */
   | { type: 'GIVE_UP'; reason: string; fatal?: boolean }
   /** `handle.reconnect()`: a new transport and a new session now, whatever the state. */

@@ -4,8 +4,9 @@
  * as a new request when it breaks (no resumption) and when the subscriptions change.
  *
  * It opens the stream, keeps the last event id, reconnects (with `Last-Event-ID` in the legacy
- * era) after the server's `retry` delay or a growing backoff, and gives up after too many
- * reconnects that brought no new event. A server that offers no listening stream (405/404/406/
+ * era) after the server's `retry` delay or a growing backoff (a stream that keeps ending soon
+ * after it opened backs off even when each brings an event: stream-policy.ts), and gives up after
+ * too many reconnects that brought no new event. A server that offers no listening stream (405/404/406/
  * 400/409; modern: nothing to listen for, or the listen declined) is not an error; but a 400 or
  * 404 to a reopening stream that had been open on this session is evidence the server lost the
  * session (it restarted), and the connection is told. A reopen that cannot reach the server
@@ -13,7 +14,12 @@
  * is told at once instead of waiting out the backoff.
  */
 import { assign, sendParent, setup, type CallbackActorLogic, type EventObject } from 'xstate';
-import { mayReconnectStream, streamReconnectDelay } from './stream-policy.js';
+import {
+  DEFAULT_STREAM_RECONNECT_POLICY,
+  MAX_COUNTED_REOPENS,
+  mayReconnectStream,
+  streamReconnectDelay,
+} from './stream-policy.js';
 
 export interface ListenerInput {
   server: string;
@@ -30,6 +36,8 @@ export interface ListenerContext {
   retryMs: number | undefined;
   /** Reconnects in a row that delivered no new event. */
   stalledAttempts: number;
+  /** Reopens in a row of a stream that did not stay open long (progress or not): the backoff floor. */
+  reopens: number;
   progressed: boolean;
   /** The stream has been open on this session: a 400/404 from now on means the session is gone. */
   opened: boolean;
@@ -87,8 +95,10 @@ export const listenerMachine = setup({
     'forget error': assign({ lastError: undefined }),
     'count reconnect attempt': assign({
       stalledAttempts: ({ context }) => (context.progressed ? 0 : context.stalledAttempts + 1),
+      reopens: ({ context }) => Math.min(MAX_COUNTED_REOPENS, context.reopens + 1),
       progressed: false,
     }),
+    'forget reopens': assign({ reopens: 0 }),
     'remember opened': assign({ opened: true }),
     'report settled': sendParent({ type: 'LISTENER_SETTLED' } satisfies ListenerReport),
     'report refused session': sendParent(({ context }): ListenerReport => ({
@@ -118,7 +128,9 @@ export const listenerMachine = setup({
       params.connection === 'refused' || (params.connection === 'reset' && context.opened),
   },
   delays: {
-    'reconnect delay': ({ context }) => streamReconnectDelay(context.retryMs, context.stalledAttempts),
+    'reconnect delay': ({ context }) =>
+      streamReconnectDelay(context.retryMs, context.stalledAttempts, DEFAULT_STREAM_RECONNECT_POLICY, context.reopens),
+    'stream stable delay': () => DEFAULT_STREAM_RECONNECT_POLICY.stableAfterMs,
   },
 }).createMachine({
   id: 'listener',
@@ -127,6 +139,7 @@ export const listenerMachine = setup({
     lastEventId: undefined,
     retryMs: undefined,
     stalledAttempts: 0,
+    reopens: 0,
     // The first end is not a stall: the first reconnect waits initialDelayMs like any other.
     progressed: true,
     opened: false,
@@ -160,6 +173,8 @@ export const listenerMachine = setup({
           },
         },
         streaming: {
+          // Open long enough to be healthy: a later end starts the reopen backoff over.
+          after: { 'stream stable delay': { actions: 'forget reopens' } },
           on: {
             STREAM_FAILED: {
               target: '#listener.ended',

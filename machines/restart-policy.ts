@@ -21,6 +21,8 @@ export interface RestartPolicy {
   /** How long a session must stay ready before the budget resets. */
   provenAfterMs: number;
   backoff: BackoffPolicy;
+  /** While requests wait for the server, the backoff (restarts, revivals, its origin's slots) is capped at this; default 1000 ms. */
+  waitingReconnectMs?: number | undefined;
 }
 
 export const DEFAULT_RESTART_POLICY: RestartPolicy = {
@@ -63,6 +65,9 @@ export interface ReviveSettings {
   initialMs: number;
   maxMs: number;
 }
+
+/** While requests wait for a server that is down, its reconnect (and revival) backoff is capped at this. */
+export const DEFAULT_WAITING_RECONNECT_MS = 1_000;
 
 export const DEFAULT_REVIVE: ReviveSettings = { initialMs: 1_000, maxMs: 30_000 };
 

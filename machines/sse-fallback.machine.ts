@@ -13,12 +13,14 @@ export interface SseFallbackInput {
   reason: string;
 }
 
-export type SseFallbackOutput = { found: true } | { found: false; error: string };
+/** `fatal`: the probe's failure is one a restart cannot fix (a URL nothing answers at). */
+export type SseFallbackOutput = { found: true } | { found: false; error: string; fatal?: boolean | undefined };
 
 export interface SseFallbackContext {
   server: string;
   reason: string;
   error: string | undefined;
+  fatal: boolean;
 }
 
 export const sseFallbackMachine = setup({
@@ -35,12 +37,15 @@ export const sseFallbackMachine = setup({
   actions: {
     'remember probe failure': assign(({ context }, params: { error: unknown }) => {
       const text = params.error instanceof Error ? params.error.message : String(params.error);
+      const fatal = (params.error as { fatal?: unknown } | null)?.fatal === true;
+      // A fatal failure says it all (it names both refusals).
+      if (fatal) return { error: text, fatal };
       return { error: `Streamable HTTP was refused (${context.reason}) and the legacy SSE probe failed too (${text})` };
     }),
   },
 }).createMachine({
   id: 'sse-fallback',
-  context: ({ input }) => ({ server: input.server, reason: input.reason, error: undefined }),
+  context: ({ input }) => ({ server: input.server, reason: input.reason, error: undefined, fatal: false }),
   initial: 'probing',
   states: {
     probing: {
@@ -58,5 +63,6 @@ export const sseFallbackMachine = setup({
     'found endpoint': { type: 'final' },
     'no endpoint': { type: 'final' },
   },
-  output: ({ context }) => (context.error === undefined ? { found: true } : { found: false, error: context.error }),
+  output: ({ context }) =>
+    context.error === undefined ? { found: true } : { found: false, error: context.error, fatal: context.fatal },
 });

@@ -101,6 +101,7 @@ export {
   StoreCorruptError,
   StoreUnavailableError,
   FallbackFailedError,
+  EndpointNotFoundError,
   AuthorizationRequiredError,
   AuthorizationError,
   ConfigError,

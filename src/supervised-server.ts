@@ -71,6 +71,7 @@ export function supervisedServer(config: ServerConfig): SupervisedServer {
       keepalive: config.keepalive,
       revive: config.revive,
       era: pinOf(config.protocolVersion).era,
+      waitingReconnectMs: config.restart.waitingReconnectMs,
     },
   };
 }

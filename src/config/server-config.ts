@@ -34,6 +34,8 @@ const RestartSchema = z.strictObject({
   /** How long a session must stay ready before the restart budget resets. */
   provenAfterMs: z.number().int().nonnegative().default(10_000),
   backoff: BackoffSchema.default(BackoffSchema.parse({})),
+  /** While requests wait for the server, its reconnect delay is capped at this (default 1000 ms; idle servers keep the backoff). */
+  waitingReconnectMs: z.number().int().nonnegative().optional(),
 });
 
 const KeepaliveSchema = z.union([

@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'UNSUPPORTED_PROTOCOL_VERSION'
   | 'QUEUE_FULL'
   | 'FALLBACK_FAILED'
+  | 'ENDPOINT_NOT_FOUND'
   | 'CONFIG_ERROR'
   | 'AUTHORIZATION_REQUIRED'
   | 'AUTHORIZATION_FAILED'
@@ -71,7 +72,7 @@ export class McpError extends McpSupervisorError {
 
 /** The HTTP exchange failed: a non-2xx status, or a network failure (status undefined). */
 export class TransportError extends McpSupervisorError {
-  readonly code: 'TRANSPORT_ERROR' | 'AUTHORIZATION_REQUIRED' = 'TRANSPORT_ERROR';
+  readonly code: 'TRANSPORT_ERROR' | 'AUTHORIZATION_REQUIRED' | 'ENDPOINT_NOT_FOUND' = 'TRANSPORT_ERROR';
   readonly retryable: boolean;
   constructor(
     message: string,
@@ -253,6 +254,33 @@ export class FallbackFailedError extends McpSupervisorError {
   ) {
     super(
       `Streamable HTTP was refused (${describeError(httpError)}) and the legacy SSE probe failed too (${describeError(sseError)})`,
+      details,
+    );
+  }
+}
+
+/**
+ * Nothing answers MCP at the configured URL: its first handshake was answered 404 with no
+ * session, on every transport tried (Streamable HTTP, then legacy SSE under `type: 'auto'`). A
+ * configuration error, not an outage: fatal (the server goes to `failed` for good; `reconnect()`
+ * or a changed config tries again). Names the URL (its origin and path only), the paths to check,
+ * and a short text excerpt of what the server answered (an HTML page's text, not its markup).
+ */
+export class EndpointNotFoundError extends TransportError {
+  override readonly code = 'ENDPOINT_NOT_FOUND' as const;
+  override readonly retryable = false;
+  override readonly fatal = true;
+  constructor(
+    /** The URL without query or credentials. */
+    readonly url: string,
+    /** What each transport answered, in the order tried. */
+    readonly refusals: readonly unknown[],
+    details?: ErrorDetails & { body?: string | undefined },
+  ) {
+    const said = details?.body ? `; it answered: ${details.body}` : '';
+    super(
+      `nothing answers MCP at ${url}: HTTP 404 to the first handshake (${refusals.length > 1 ? 'Streamable HTTP and legacy SSE' : 'no session'}). Check the path: Streamable HTTP servers usually serve '/mcp', legacy HTTP+SSE ones '/sse'${said}`,
+      404,
       details,
     );
   }

@@ -31,13 +31,14 @@ import type { ToolOutputSchemas } from '../protocol/tool-output.js';
 import type { Timers, Transport, TransportKind, TransportSink } from '../transports/transport.js';
 import type { Authorization } from './authorization/authorization.js';
 import { ConnectionView } from './connection-view.js';
-import { tellFact } from './lifecycle-facts.js';
+import { factsOfMove, tellFact } from './lifecycle-facts.js';
 import type { ConnectionState, RequestOptions, RuntimeEvents } from './context/events.js';
 import { dispatchNotification } from './inbound/notifications.js';
 import type { ListenControl } from './listening/listen.js';
 import { ModernListening } from './listening/modern-listening.js';
 import { openListener } from './listening/open-listener.js';
 import { Probes } from './probes/probes.js';
+import { OriginMembership } from './recovery/origin-membership.js';
 import { Recovery } from './recovery/recovery.js';
 import type { RequestGate } from './context/request-gate.js';
 import { RequestPath } from './requests/request-path.js';
@@ -83,6 +84,8 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   private readonly recovery: Recovery;
   private readonly probes: Probes;
   private readonly opening: SessionOpening;
+  /** Its origin's reconnect turns (recovery/origin-turns.ts). */
+  readonly origin: OriginMembership;
   /** Answering the server (built by its first request, or the first multi round-trip answer). */
   private input: ServerInput | undefined = undefined;
   /** Modern era: the listen and the set it asks for (created by the first listen, task watch or change). */
@@ -108,7 +111,8 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     this.slot = new TransportSlot(context, this, options.createTransport);
     this.view = new ConnectionView(context);
     this.requests = new RequestPath(context, this, options.maxInputRounds);
-    this.recovery = this.requests.recovery = new Recovery(context, this.requests);
+    this.origin = new OriginMembership(context);
+    this.recovery = this.requests.recovery = new Recovery(context, this.requests, this.origin);
     this.probes = new Probes(context, this.requests);
     this.opening = new SessionOpening(context, this.requests, this.probes, options.clientInfo, capabilities);
     this.firstOutcome = new Promise((resolve) => {
@@ -205,6 +209,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     return this.view.keepalive();
   }
   onTransition(change: FactOf<'state changed'>): void {
+    this.origin.onMove(factsOfMove(this));
     this.view.onTransition(change);
   }
   redact<T extends string | undefined>(text: T): T {
@@ -343,7 +348,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     tellFact(this, { type: 'state changed', to: 'failed', cause: 'crashed', error: reason });
     this.rejectWaitingRequests(reason);
     this.settleFirstOutcome();
-    void this.closeSession().catch(ignore);
+    void this.closeSession().catch(() => {});
   }
 
   // ---- TransportSink: what the transports report (incoming messages, stream trouble, death)
@@ -394,5 +399,3 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     return this.recovery.renewCredentials(refusal, signal);
   }
 }
-
-function ignore(): void {}

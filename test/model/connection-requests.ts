@@ -249,12 +249,16 @@ function checkRevival({ h, event, before, after }: Omit<StepContext, 'reportsFro
     expect(delayMs, 'the revival delay is capped').toBeLessThanOrEqual(settings.maxMs);
     expect(scheduled, 'one revival scheduled, with the capped backoff').toEqual([{ delayMs }]);
     h.scratch.revivalDueAt = h.clock.now() + delayMs;
+  } else if (entered(before, after, { failed: 'hurrying to revive' })) {
+    // Requests wait: the revival comes within waitingReconnectMs, and status() is told so.
+    expect(scheduled, 'the revival is brought forward').toEqual([{ delayMs: context.waitingReconnectMs }]);
+    h.scratch.revivalDueAt = h.clock.now() + context.waitingReconnectMs;
   } else expect(scheduled).toEqual([]);
   if (entered(before, after, { failed: 'for good' }))
     expect(context.fatal || context.revive === false, 'failed for good only when fatal or revival is off').toBe(true);
-  if (before.matches('failed') && after.matches('connecting') && event.type !== 'RECONNECT') {
+  if (entered(before, after, { failed: 'reviving' }))
     expect(h.clock.now(), 'revived exactly when scheduled').toBe(h.scratch.revivalDueAt);
+  if (before.matches('failed') && after.matches('connecting') && event.type !== 'RECONNECT')
     expect(context.revivals, 'each revival counts').toBe((before.context as ConnectionContext).revivals + 1);
-  }
   if (event.type === 'RECONNECT' && after.matches('connecting')) expect(context.revivals).toBe(0);
 }

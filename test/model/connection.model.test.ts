@@ -73,6 +73,8 @@ describe('connection: timing scenarios', () => {
     h.controls.settle('handshake', { error: unsupportedVersion() });
     await flush();
     h.actor.send({ type: 'RESTART' });
+    h.controls.settle('origin', { output: undefined });
+    await flush();
     h.controls.settle('transport', { error: new Error('connect ECONNREFUSED') });
     await flush();
     expect(reportsOf(h, 'CONNECTION_DOWN').map((r) => r.event.fatal)).toEqual([true, false]);
@@ -121,6 +123,9 @@ describe('connection: requests around recovery', () => {
     h.clock.advance(999);
     expect(snapshotOf(h).value).toEqual({ failed: 'waiting to revive' });
     h.clock.advance(1);
+    expect(snapshotOf(h).value, 'then the origin gives the turn').toEqual({ failed: 'reviving' });
+    h.controls.settle('origin', { output: undefined });
+    await flush();
     expect(snapshotOf(h).value).toEqual({ connecting: 'opening transport' });
     expect(ledger.history.get(held), 'a revival keeps the callers waiting').toEqual(['held']);
     h.controls.settle('transport', { error: new Error('connect ECONNREFUSED') });

@@ -24,6 +24,8 @@ export const AUTO_ERA_INPUT: ConnectionInput = { ...INPUT, era: 'auto' };
 const OPEN_TIMEOUT = 'xstate.after.listener open timeout.connection.ready.opening listener';
 const PROVEN = 'xstate.after.session proven delay.connection.ready';
 const REVIVE = 'xstate.after.revive delay.connection.failed.waiting to revive';
+const HURRIED = 'xstate.after.waiting reconnect delay.connection.reconnecting.hurrying';
+const HURRIED_REVIVE = 'xstate.after.waiting reconnect delay.connection.failed.hurrying to revive';
 
 export function session(sessionGeneration: number): SessionInfo {
   return {
@@ -108,6 +110,8 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     list.push(
       done('sse-fallback', { found: true }),
       done('sse-fallback', { found: false, error: 'Streamable HTTP was refused and the legacy SSE probe failed too' }),
+      // 404 to both first handshakes: a wrong URL, fatal (the supervisor gives up at once).
+      done('sse-fallback', { found: false, error: 'nothing answers MCP at http://127.0.0.1/wrong', fatal: true }),
     );
   }
   if (children.includes('authorize')) {
@@ -156,7 +160,12 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
       { type: 'CONNECTION_LOST', error: 'socket hang up' },
     );
   }
-  if (snapshot.matches({ failed: 'waiting to revive' })) list.push({ type: REVIVE });
+  if (snapshot.matches({ failed: 'waiting to revive' })) list.push({ type: REVIVE }, { type: 'REQUESTS_WAITING' });
+  if (snapshot.matches({ failed: 'hurrying to revive' })) list.push({ type: HURRIED_REVIVE });
+  // The origin's turn came (or the origin is up); the promise never rejects in the runtime, the model covers it.
+  if (children.includes('origin')) list.push(done('origin'), failure('origin', new Error('stopped')));
+  if (snapshot.matches({ reconnecting: 'backing off' })) list.push({ type: 'REQUESTS_WAITING' });
+  if (snapshot.matches({ reconnecting: 'hurrying' })) list.push({ type: HURRIED });
   if (snapshot.matches('reconnecting'))
     list.push(
       { type: 'RESTART' },
@@ -179,6 +188,7 @@ function project(snapshot: AnyMachineSnapshot) {
 
 function isFatalEvent(event: AnyEventObject): boolean {
   if (event.type === 'CONNECTION_LOST') return event.fatal === true;
+  if (event.type === 'xstate.done.actor.sse-fallback') return (event.output as { fatal?: boolean }).fatal === true;
   return (event.error as { fatal?: unknown } | undefined)?.fatal === true;
 }
 
@@ -200,7 +210,21 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
       ? [{ type: 'CONNECTION_DOWN', server: INPUT.server, error: errorOf(event), fatal: isFatalEvent(event) }]
       : [],
   );
-  if (!before.matches('ready') && after.matches('ready')) h.scratch.readyAt = h.clock.now();
+  if (!before.matches('ready') && after.matches('ready')) {
+    h.scratch.readyAt = h.clock.now();
+    expect(after.context.lastError, 'ready clears the last failure (authorized, probed alive too)').toBeUndefined();
+  }
+  // Someone waits: the backoff is capped at waitingReconnectMs (default 1 s), then the origin's turn.
+  if (after.matches({ reconnecting: 'hurrying' }) || after.matches({ failed: 'hurrying to revive' }))
+    h.scratch.hurriedAt = h.clock.now();
+  if (event.type === HURRIED || event.type === HURRIED_REVIVE) {
+    expect(h.clock.now() - h.scratch.hurriedAt, 'a waiting request caps the backoff at 1 s').toBe(1_000);
+    expect(after.children.origin, 'then the origin decides when to attempt').toBeDefined();
+  }
+  if (event.type === 'RESTART' && before.matches('reconnecting'))
+    expect(after.value, 'a restart waits for the origin first').toEqual({ reconnecting: 'waiting for origin' });
+  if (event.type === 'xstate.done.actor.origin')
+    expect(after.value, "the origin's turn: a new connection").toEqual({ connecting: 'opening transport' });
   const proven = reportsOf(h, 'CONNECTION_PROVEN', reportsFrom);
   expect(
     proven.map((r) => r.event),
@@ -248,13 +272,13 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
   if (event.type === 'LISTENER_REFUSED_SESSION')
     expect(after.value, 'a refused listening stream means the session is gone').toBe(again);
   if (event.type === 'SERVER_UNREACHABLE') {
-    expect(after.value, 'an unreachable server is a connection event').toBe('reconnecting');
+    expect(after.matches('reconnecting'), 'an unreachable server is a connection event').toBe(true);
     expect(after.context.lastError).toBe(event.error);
   }
   if (event.type === 'xstate.done.actor.probe') {
     const { verdict } = event.output as { verdict: string };
     const target = { alive: { ready: 'opening listener' }, 'session lost': again }[verdict];
-    const expected = target ?? (verdict === 'unauthorized' ? 'authorizing' : 'reconnecting');
+    const expected = target ?? (verdict === 'unauthorized' ? 'authorizing' : { reconnecting: 'backing off' });
     expect(after.value, `probe verdict '${verdict}'`).toEqual(expected);
     if (verdict === 'alive') expect(after.context.session, 'the session lives on').toEqual(before.context.session);
   }
@@ -310,6 +334,7 @@ export const connectionSpec = (machine: AnyStateMachine = connectionMachine, inp
       'probe session': h.controls.promise(),
       listener: h.controls.callback(),
       keepalive: h.controls.callback(),
+      'wait for origin': h.controls.promise(),
     },
     actions: requestActions(h),
   }),

@@ -99,10 +99,31 @@ describe('listener: timing scenarios', () => {
     await expectReconnectAfter(h, 8_000);
     stream(h, { type: 'STREAM_OPENED' });
     stream(h, { type: 'EVENT_ID', id: '2' });
+    // Open long enough to be healthy: the reopen backoff starts over too.
+    h.clock.advance(DEFAULT_STREAM_RECONNECT_POLICY.stableAfterMs);
     stream(h, { type: 'STREAM_ENDED' });
     expect(snapshotOf(h).context.stalledAttempts).toBe(0);
     await expectReconnectAfter(h, 1_000);
     expect(h.controls.started.at(-1)?.input).toEqual({ server: 'docs', lastEventId: '2' });
+    h.stop();
+  });
+
+  it('a stream that brings one event and ends at once, retry 1000, backs off: never a 1 Hz loop (typescript-sdk #2682)', async () => {
+    const h = startModel(spec);
+    let id = 0;
+    const quickStream = () => {
+      stream(h, { type: 'STREAM_OPENED' });
+      stream(h, { type: 'RETRY', ms: 1_000 });
+      stream(h, { type: 'EVENT_ID', id: String(++id) });
+      stream(h, { type: 'STREAM_ENDED' });
+    };
+    quickStream();
+    // The first reconnect obeys retry exactly; from the second on, the backoff is the floor.
+    for (const delay of [1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]) {
+      await expectReconnectAfter(h, delay);
+      quickStream();
+    }
+    expect(snapshotOf(h).context.stalledAttempts, 'each brought an event: never given up').toBe(0);
     h.stop();
   });
 

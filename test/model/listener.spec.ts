@@ -8,6 +8,7 @@ import type { ModelSpec, StepContext } from './runner.js';
 
 export const INPUT: ListenerInput = { server: 'docs' };
 const RECONNECT = 'xstate.after.reconnect delay.listener.waiting';
+const STABLE = 'xstate.after.stream stable delay.listener.connected.streaming';
 const RETRY_MS = 3_000;
 const STREAM_EVENTS = [
   'STREAM_OPENED',
@@ -42,6 +43,7 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   }
   if (snapshot.matches({ connected: 'streaming' })) {
     const list: AnyEventObject[] = [{ type: 'STREAM_ENDED' }, { type: 'STREAM_FAILED', error: 'terminated' }, CHANGED];
+    if (context.reopens > 0) list.push({ type: STABLE });
     if (!context.progressed) list.push({ type: 'EVENT_ID', id: 'evt-7' }, { type: 'STREAM_PROGRESSED' });
     if (context.retryMs === undefined) list.push({ type: 'RETRY', ms: RETRY_MS });
     return list;
@@ -52,14 +54,17 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
 }
 
 function project(snapshot: AnyMachineSnapshot) {
-  const { stalledAttempts, progressed, retryMs, opened } = snapshot.context as ListenerContext;
-  return { value: snapshot.value, stalledAttempts, progressed, retryMs: retryMs ?? null, opened };
+  const { stalledAttempts, progressed, retryMs, opened, reopens } = snapshot.context as ListenerContext;
+  return { value: snapshot.value, stalledAttempts, progressed, retryMs: retryMs ?? null, opened, reopens };
 }
 
 /** The reconnect delay the stream policy promises, written out independently. */
 function promisedDelay(context: ListenerContext): number {
   const { initialDelayMs, factor, maxDelayMs } = DEFAULT_STREAM_RECONNECT_POLICY;
-  return context.retryMs ?? Math.min(maxDelayMs, initialDelayMs * factor ** context.stalledAttempts);
+  const base = context.retryMs ?? Math.min(maxDelayMs, initialDelayMs * factor ** context.stalledAttempts);
+  // From the second quick reopen in a row the backoff is the floor, whatever the stream brought.
+  const floor = Math.min(maxDelayMs, initialDelayMs * factor ** (context.reopens - 1));
+  return context.reopens <= 1 ? base : Math.max(base, floor);
 }
 
 function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext): void {

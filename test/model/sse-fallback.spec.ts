@@ -12,6 +12,8 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   return [
     { type: 'xstate.done.actor.probe', output: undefined },
     { type: 'xstate.error.actor.probe', error: new Error('no endpoint event within 10000 ms') },
+    // A URL nothing answers at (404 to both first handshakes): the runtime's error is fatal and says it all.
+    { type: 'xstate.error.actor.probe', error: Object.assign(new Error('nothing answers MCP at …'), { fatal: true }) },
   ];
 }
 
@@ -22,10 +24,17 @@ function project(snapshot: AnyMachineSnapshot) {
 function checkSideEffects({ h, event, after }: StepContext): void {
   expect(h.controls.started[0], 'the probe is told who and why').toEqual({ key: 'probe', input: INPUT });
   if (event.type === 'xstate.done.actor.probe') expect(after.output).toEqual({ found: true });
-  if (event.type === 'xstate.error.actor.probe') {
+  if (event.type === 'xstate.error.actor.probe' && (event.error as { fatal?: boolean }).fatal === true)
+    expect(after.output, 'a fatal failure is passed on as is').toEqual({
+      found: false,
+      error: 'nothing answers MCP at …',
+      fatal: true,
+    });
+  else if (event.type === 'xstate.error.actor.probe') {
     expect(after.output, 'the failure names both the refusal and the probe error').toEqual({
       found: false,
       error: `Streamable HTTP was refused (${INPUT.reason}) and the legacy SSE probe failed too (no endpoint event within 10000 ms)`,
+      fatal: false,
     });
   }
 }

@@ -57,6 +57,7 @@ export const providedConnectionMachine = connectionMachine.provide({
       runtimeOf(system, input.server).closeSession(),
     ),
     listener: listenerMachine.provide({ actors: { 'follow stream': followStream() } }),
+    'wait for origin': fromPromise<void, ServerRef>(({ input, system }) => runtimeOf(system, input.server).origin.turn()),
   },
   actions: {
     'hold requests': ({ context, system }) => runtimeOf(system, context.server).holdRequests(),
@@ -68,6 +69,7 @@ export const providedConnectionMachine = connectionMachine.provide({
       runtimeOf(system, context.server).settleDoubtfulRequests(lost),
     'settle attempt': ({ context, system }) => runtimeOf(system, context.server).settleAttempt(),
     'replace transport': ({ context, system }) => runtimeOf(system, context.server).replaceTransport(),
+    'ask about waiting requests': ({ context, system }) => runtimeOf(system, context.server).origin.ask(),
   },
 });
 

@@ -19,6 +19,7 @@ import type { RequestId } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal, PendingRequest } from '../../protocol/pending.js';
 import type { ServerContext } from '../context/server-context.js';
 import { readEvidence } from './evidence.js';
+import type { OriginMembership } from './origin-membership.js';
 import { mayReplay, ToolSafety } from './replay-policy.js';
 
 /** What recovery sends again: the request path (requests/request-path.ts). */
@@ -38,7 +39,14 @@ export class Recovery {
   constructor(
     private readonly context: ServerContext,
     private readonly requests: Resender,
+    /** Told when requests start to wait and when the gate empties (a capped backoff while they wait). */
+    private readonly origin?: Pick<OriginMembership, 'onWaiting' | 'onDrained'>,
   ) {}
+
+  /** A request was held (issued while the connection is not serving). */
+  onHeld(): void {
+    this.origin?.onWaiting();
+  }
 
   /** One page of a `tools/list` result: which tool calls are safe to send again. */
   learnTools(result: unknown): void {
@@ -141,7 +149,10 @@ export class Recovery {
   waitOrFail(request: PendingRequest): void {
     request.sent = false;
     if (this.context.gate.phase === 'closed') this.context.pending.fail(request, this.closedError());
-    else this.context.gate.park(request);
+    else {
+      this.context.gate.park(request);
+      this.origin?.onWaiting();
+    }
   }
 
   /** A sent request timed out: `probeAfterTimeouts` of them in a row, with nothing answered, put the connection in doubt. */
@@ -219,6 +230,7 @@ export class Recovery {
   releaseRequests(): void {
     const { gate, pending } = this.context;
     gate.phase = 'open';
+    this.origin?.onDrained();
     for (const request of gate.drain()) {
       if (!pending.isPending(request)) continue;
       pending.renumber(request);
@@ -233,6 +245,7 @@ export class Recovery {
     this.context.gate.phase = 'closed';
     this.closedReason = this.context.redact(reason);
     const error = this.closedError();
+    this.origin?.onDrained();
     for (const request of this.context.gate.drainAll()) this.context.pending.fail(request, error);
   }
 

@@ -93,7 +93,10 @@ export class RequestPath {
     const phase = gate.phase;
     if (phase === 'open') this.dispatch(request, false);
     else if (phase === 'closed') pending.fail(request, this.recovery.closedError());
-    else if (gate.hold(request)) this.context.telemetry?.onHeld(request, this.context.observed.state());
+    else if (gate.hold(request)) {
+      this.recovery.onHeld();
+      this.context.telemetry?.onHeld(request, this.context.observed.state());
+    }
     else
       pending.fail(request, new QueueFullError(this.context.config.maxQueuedRequests, { server: this.context.name }));
   }

@@ -2,8 +2,8 @@
  * The era probe and the modern "handshake": one `server/discover` (spec 2026-07-28,
  * server/discover and basic/versioning). A DiscoverResult, or a recognized modern error, means a
  * modern server: a -32022 is retried once with a version from its `supported` list (ours again
- * if it lists ours), never answered by falling back. Anything else (a 4xx without a modern error body, -32601, no answer in
- * time) means a legacy server, unless the era is pinned modern.
+ * if it lists ours), never answered by falling back. Anything else (a 4xx without a modern error body, -32601)
+ * means a legacy server, unless the era is pinned modern; no answer in time or a network failure means nothing.
  */
 import { isObject } from '../../core/is-object.js';
 import type { DiscoverVerdict, SessionInfo } from '../../../machines/connection.machine.js';
@@ -119,17 +119,21 @@ function noMutualVersion({ server, pin }: DiscoverInput, supported: unknown): Di
   });
 }
 
-/** Not a modern answer: a legacy server, unless the failure says nothing about the era (unreachable, 401, 5xx). */
+/**
+ * Not a modern answer: a legacy server, unless the failure says nothing about the era
+ * (unreachable, no answer in time, 401, 5xx). A server that never answers is not a 2025-era
+ * server: it fails the attempt at one request timeout, with no `initialize` tried after it.
+ */
 function legacyOrThrow({ server, pin }: DiscoverInput, error: unknown): DiscoverVerdict {
   const saysNothing =
     error instanceof AuthorizationRequiredError ||
     error instanceof ConnectionClosedError ||
+    error instanceof RequestTimeoutError ||
     (error instanceof TransportError && (error.status === undefined || error.status >= 500));
   if (saysNothing) throw error;
   const evidence = describeError(error);
   const legacySign =
     error instanceof McpError ||
-    error instanceof RequestTimeoutError ||
     error instanceof ProtocolError ||
     error instanceof TransportError;
   if (!legacySign) throw error;

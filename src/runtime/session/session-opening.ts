@@ -17,6 +17,7 @@ import type { RequestPath } from '../requests/request-path.js';
 import type { ServerContext } from '../context/server-context.js';
 import { withoutRootsListChanged } from './client-capabilities.js';
 import { discover } from './discover.js';
+import { wrongPath } from './wrong-path.js';
 import { handshake } from './handshake.js';
 import type { SessionFacts } from '../context/session-facts.js';
 import type { RestoreReport } from '../context/session-state.js';
@@ -118,6 +119,9 @@ export class SessionOpening {
       capabilities: this.advertisedCapabilities(),
       clientInfo: this.clientInfo,
       initialize: (params) => this.sendInitialize(params),
+    }).catch((error: unknown) => {
+      // `type: 'http'` has no fallback: its one first handshake answered 404 is a wrong URL (wrong-path.ts).
+      throw (context.config.type === 'http' && wrongPath(context, [error])) || error;
     });
     return this.memory ? this.memory.checked(attempt) : attempt;
   }

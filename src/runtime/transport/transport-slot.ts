@@ -5,6 +5,7 @@
  */
 import type { ConfiguredTransport } from '../../../machines/connection.machine.js';
 import { ConnectionClosedError, FallbackFailedError } from '../../core/errors.js';
+import { wrongPath } from '../session/wrong-path.js';
 import { createTransport, type TransportFactory } from '../../transports/factory/create-transport.js';
 import type { Transport, TransportKind, TransportSink } from '../../transports/transport.js';
 import type { ServerContext } from '../context/server-context.js';
@@ -51,8 +52,10 @@ export class TransportSlot {
       context.transport = transport;
     } catch (error) {
       const first = this.lastFailure;
-      this.lastFailure = new FallbackFailedError(first, error, { server: context.name });
-      throw error;
+      // 404 to both first handshakes: a wrong URL, not an outage (session/wrong-path.ts).
+      const notFound = wrongPath(context, [first, error]);
+      this.lastFailure = notFound ?? new FallbackFailedError(first, error, { server: context.name });
+      throw notFound ?? error;
     }
   }
 
@@ -93,6 +96,9 @@ export class TransportSlot {
       this.opening = opening;
       try {
         context.transport = await opening;
+      } catch (error) {
+        // `type: 'sse'`: its stream refused with 404 before any session is a wrong URL (wrong-path.ts).
+        throw (kind === 'sse' && wrongPath(context, [error])) || error;
       } finally {
         if (this.opening === opening) this.opening = undefined;
       }

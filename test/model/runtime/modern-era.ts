@@ -50,6 +50,9 @@ export function isModernSession(snapshot: AnyMachineSnapshot): boolean {
  * open (the listener settles at once), no session to DELETE on close.
  */
 export function passesByItself(snapshot: AnyMachineSnapshot): AnyEventObject | undefined {
+  // The origin's turn: run.ts opens the origin before each restart or revival, so the turn is now.
+  if (snapshot.matches({ reconnecting: 'waiting for origin' }) || snapshot.matches({ failed: 'reviving' }))
+    return done('origin');
   if (snapshot.matches({ ready: 'opening listener' }) && isModernSession(snapshot)) return { type: 'LISTENER_SETTLED' };
   if (snapshot.matches('closing') && isModernSession(snapshot)) return done('close');
   return undefined;

@@ -17,6 +17,7 @@ import {
 } from '../../../src/core/errors.js';
 import type { ServerHandle } from '../../../src/server-handle.js';
 import { createSupervisor, type Supervisor } from '../../../src/supervisor.js';
+import { originTurns } from '../../../src/runtime/recovery/origin-turns.js';
 import type { Coverage } from '../coverage.js';
 import { ScriptedAuth } from './scripted-auth.js';
 import { Script, type Exchange } from './scripted-transport.js';
@@ -33,12 +34,15 @@ import {
 } from './modern-era.js';
 
 export const SERVER = 'docs';
+const ORIGIN = 'http://127.0.0.1:9';
+/** Requests wait in most steps: the runtime caps the backoff (`hurrying`), a state the pure model enters only when told. */
+const HURRIED_REVIVE = 'xstate.after.waiting reconnect delay.connection.failed.hurrying to revive';
 /** `listenerOpenTimeoutMs` is min(requestTimeoutMs, 10 s); the proven delay comes after it. */
 const FAR = 100_000_000;
 
 function config(auth: ScriptedAuth, protocolVersion: 'legacy' | 'auto') {
   return {
-    url: 'http://127.0.0.1:9/mcp',
+    url: `${ORIGIN}/mcp`,
     type: 'auto',
     // The model's INPUT pins the legacy era (connection.spec.ts): no server/discover probe; its
     // `auto era` variant (AUTO_ERA_INPUT) probes.
@@ -80,9 +84,16 @@ export class RuntimeRun {
       inspect: (event) => this.observe(event, coverage),
     });
     this.handle = this.supervisor.server(SERVER);
+    // Inside a transition listener, status() already says what the move did (issue 28).
+    this.handle.on('transition', (t) => {
+      if (t.to === 'ready') this.lastErrorAtReady.push(this.handle.status().lastError);
+    });
     this.book = new RequestBook(this.script, this.handle);
     void this.supervisor.start();
   }
+
+  /** status().lastError read inside each transition listener call for `ready`. */
+  readonly lastErrorAtReady: Array<string | undefined> = [];
 
   /** Off for the epilogue: only model steps, each checked, count toward the coverage gate. */
   recording = true;
@@ -214,12 +225,19 @@ export class RuntimeRun {
         this.connection.send({ type: 'RECONNECT' });
         return;
       case 'RESTART':
+        // The origin is up: the turn is now (the model's next step is the origin's `done`).
+        originTurns.succeeded(ORIGIN);
         this.connection.send({ type: 'RESTART' });
         return;
       case 'GIVE_UP':
         if (event.fatal === true) this.book.allowWaitingToFail(ConnectionClosedError);
         this.connection.send(event);
         return;
+    }
+    if (event.type.startsWith('xstate.after.revive delay')) {
+      originTurns.succeeded(ORIGIN);
+      const hurried = this.snapshot().matches({ failed: 'hurrying to revive' });
+      return this.advanceTo(hurried ? HURRIED_REVIVE : event.type, this.connection, true);
     }
     if (event.type.startsWith('xstate.after.')) return this.advanceTo(event.type, this.connection, true);
     throw new Error(`the runtime model cannot produce ${event.type}`);
@@ -339,7 +357,7 @@ export class RuntimeRun {
     if (!entry) throw new Error(`${type} is not scheduled`);
     const due = entry.startedAt + entry.delay;
     if (exactly) {
-      if (type.includes('revive delay'))
+      if (type.includes('revive delay') || type === HURRIED_REVIVE)
         expect(this.handle.status().nextAttemptAt, 'status() says when the revival is').toBe(due);
       const before = JSON.stringify(this.snapshot().value);
       vi.advanceTimersByTime(Math.max(0, due - 1 - Date.now()));
@@ -371,10 +389,17 @@ export class RuntimeRun {
         this.script.answer(this.script.waitingFor('initialize')!, INITIALIZE_RESULT);
       else if (snapshot.matches('probing')) this.answerProbe({ verdict: 'alive' });
       else if (snapshot.matches('authorizing')) this.auth.pending!.resolve();
-      else if (snapshot.matches('reconnecting')) this.connection.send({ type: 'RESTART' });
-      else if (snapshot.matches('failed'))
-        await this.advanceTo('xstate.after.revive delay.connection.failed.waiting to revive', this.connection);
-      else if (this.script.listener && !this.script.listener.open.settled) this.openListener();
+      else if (snapshot.matches('reconnecting')) {
+        originTurns.succeeded(ORIGIN);
+        this.connection.send({ type: 'RESTART' });
+      } else if (snapshot.matches('failed')) {
+        originTurns.succeeded(ORIGIN);
+        const hurried = snapshot.matches({ failed: 'hurrying to revive' });
+        await this.advanceTo(
+          hurried ? HURRIED_REVIVE : 'xstate.after.revive delay.connection.failed.waiting to revive',
+          this.connection,
+        );
+      } else if (this.script.listener && !this.script.listener.open.settled) this.openListener();
       else
         await this.advanceTo('xstate.after.listener open timeout.connection.ready.opening listener', this.connection);
       await flush();

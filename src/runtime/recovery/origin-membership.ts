@@ -1,0 +1,75 @@
+/**
+ * One server's part in its origin's turns (origin-turns.ts): the machine's `wait for origin`
+ * actor and `ask about waiting requests` action, the REQUESTS_WAITING it is told when requests
+ * start to wait, and the verdicts its moves give the origin (read from the machine's facts: a
+ * session started, the connection went down, it gave up or closed). A stdio server has no
+ * origin: its turn is always now.
+ */
+import type { ConnectionFact } from '../../../machines/connection.facts.js';
+import { DEFAULT_WAITING_RECONNECT_MS, type BackoffPolicy } from '../../../machines/restart-policy.js';
+import type { ServerContext } from '../context/server-context.js';
+import { originKey, originTurns, type OriginMember, type OriginTurns } from './origin-turns.js';
+
+export class OriginMembership implements OriginMember {
+  readonly origin: string | undefined;
+  readonly backoff: BackoffPolicy;
+  readonly waitingReconnectMs: number;
+  /** REQUESTS_WAITING was told since the gate last emptied. */
+  private told = false;
+
+  constructor(
+    private readonly context: ServerContext,
+    private readonly turns: OriginTurns = originTurns,
+  ) {
+    const config = context.config;
+    this.origin = config.kind === 'url' ? originKey(config.url) : undefined;
+    this.backoff = config.restart.backoff;
+    this.waitingReconnectMs = config.restart.waitingReconnectMs ?? DEFAULT_WAITING_RECONNECT_MS;
+  }
+
+  hasWaitingRequests(): boolean {
+    return this.context.gate.waiting > 0;
+  }
+
+  /** The machine's `wait for origin`: resolves when this server may try to connect. */
+  turn(): Promise<void> {
+    return this.origin === undefined ? Promise.resolve() : this.turns.turn(this.origin, this);
+  }
+
+  /** The machine's `ask about waiting requests` (on entering a backoff). */
+  ask(): void {
+    if (this.hasWaitingRequests()) this.tellWaiting();
+  }
+
+  /** A request started to wait (held, or parked for replay): told once until the gate empties. */
+  onWaiting(): void {
+    // While serving, a parked request is followed by the evidence that takes the connection down.
+    if (this.context.gate.phase !== 'holding' || (this.told && this.context.gate.waiting > 1)) return;
+    this.tellWaiting();
+  }
+
+  /** The gate emptied (released, or everything failed). */
+  onDrained(): void {
+    this.told = false;
+  }
+
+  /** A move's facts: the verdict of an attempt for the origin. */
+  onMove(facts: readonly ConnectionFact[]): void {
+    const origin = this.origin;
+    if (origin === undefined) return;
+    for (const fact of facts) {
+      if (fact.type === 'session started') this.turns.succeeded(origin);
+      else if (fact.type === 'connection down') this.turns.failed(origin, this);
+      else if (LEAVING.has(fact.type)) this.turns.leave(origin, this);
+    }
+  }
+
+  private tellWaiting(): void {
+    this.told = true;
+    this.context.tell({ type: 'REQUESTS_WAITING' });
+    if (this.origin !== undefined) this.turns.hurry(this.origin);
+  }
+}
+
+/** Facts after which the connection makes no attempt of its own turn. */
+const LEAVING = new Set<ConnectionFact['type']>(['gave up', 'close requested', 'closed', 'authorization required']);

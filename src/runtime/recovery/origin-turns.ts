@@ -1,0 +1,189 @@
+/**
+ * Reconnects coordinated per origin (scheme, host, port): when the connections to one origin
+ * cannot connect, they back off together. The first failed attempt marks the origin down; from
+ * then on a connection that wants to try again waits for the origin's turn. At most one attempt
+ * per backoff slot goes out per origin, across every connection in the process; the others wait
+ * for its verdict: an attempt that reaches `ready` opens the origin for all of them at once, one
+ * that fails sets the next slot. Slots grow like the restart backoff (`initialMs · factor^n`,
+ * capped at `maxMs`) with full jitter; while requests wait at the origin the slot is capped at
+ * the waiting cap (default 1 s), so a server that is back is answered within about a second.
+ *
+ * The machine decides when a connection waits (its `waiting for origin` and `reviving` states);
+ * this only says when its turn comes. An origin that is up costs nothing: no entry, no timer.
+ */
+import type { BackoffPolicy } from '../../../machines/restart-policy.js';
+
+/** A connection taking turns at its origin: whether someone waits for it, and its backoff. */
+export interface OriginMember {
+  /** Requests are held for this server now. */
+  hasWaitingRequests(): boolean;
+  readonly backoff: BackoffPolicy;
+  /** The backoff cap while requests wait. */
+  readonly waitingReconnectMs: number;
+}
+
+interface Waiter {
+  member: OriginMember;
+  go: () => void;
+}
+
+/** One origin that could not be connected to. */
+class DownOrigin {
+  /** Failed slots in a row: the backoff exponent. */
+  private failures = 0;
+  private nextSlotAt = 0;
+  private holder: OriginMember | undefined = undefined;
+  private readonly waiters: Waiter[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
+
+  constructor(
+    private readonly backoff: BackoffPolicy,
+    private readonly random: () => number,
+  ) {}
+
+  get idle(): boolean {
+    return this.holder === undefined && this.waiters.length === 0;
+  }
+
+  /**
+   * An attempt failed: the turn's holder's (the next slot grows), or the first news of the outage.
+   * Other connections finding the same outage change nothing.
+   */
+  failed(member: OriginMember): void {
+    if (this.failures > 0 && this.holder !== member) return;
+    this.holder = undefined;
+    this.failures++;
+    this.nextSlotAt = Date.now() + this.slotDelay(member);
+    this.schedule();
+  }
+
+  wait(member: OriginMember): Promise<void> {
+    return new Promise((go) => {
+      this.waiters.push({ member, go });
+      this.hurry();
+      this.schedule();
+    });
+  }
+
+  /** Someone now waits: a slot further away than the waiting cap is brought forward. */
+  hurry(): void {
+    if (this.holder !== undefined) return;
+    const cap = this.waitingCap();
+    if (cap === undefined || this.nextSlotAt - Date.now() <= cap) return;
+    this.nextSlotAt = Date.now() + Math.round(this.random() * cap);
+    this.schedule(true);
+  }
+
+  /** The origin answered: everyone waiting goes now. */
+  open(): void {
+    this.holder = undefined;
+    this.clearTimer();
+    for (const waiter of this.waiters.splice(0)) waiter.go();
+  }
+
+  /** A member left (closed, authorizing): it no longer holds the turn, and stops waiting. */
+  leave(member: OriginMember): void {
+    const index = this.waiters.findIndex((w) => w.member === member);
+    if (index >= 0) this.waiters.splice(index, 1);
+    if (this.holder === member) {
+      this.holder = undefined;
+      this.schedule();
+    }
+    if (this.idle) this.clearTimer();
+  }
+
+  private schedule(again = false): void {
+    if (this.holder !== undefined || this.waiters.length === 0) return;
+    if (this.timer !== undefined && !again) return;
+    this.clearTimer();
+    this.timer = setTimeout(() => this.grant(), Math.max(0, this.nextSlotAt - Date.now()));
+    this.timer.unref?.();
+  }
+
+  /** The slot came: one waiter (someone with requests first) takes the attempt. */
+  private grant(): void {
+    this.timer = undefined;
+    if (this.holder !== undefined || this.waiters.length === 0) return;
+    let index = this.waiters.findIndex((w) => w.member.hasWaitingRequests());
+    if (index < 0) index = 0;
+    const [waiter] = this.waiters.splice(index, 1);
+    this.holder = waiter!.member;
+    waiter!.go();
+  }
+
+  /** Full jitter over the grown backoff, capped while anyone at this origin has requests waiting. */
+  private slotDelay(member: OriginMember): number {
+    const { initialMs, maxMs, factor } = this.backoff;
+    let ceiling = Math.min(maxMs, initialMs * factor ** Math.min(this.failures - 1, 30));
+    const cap = member.hasWaitingRequests() ? member.waitingReconnectMs : this.waitingCap();
+    if (cap !== undefined) ceiling = Math.min(ceiling, cap);
+    return Math.round(this.random() * ceiling);
+  }
+
+  private waitingCap(): number | undefined {
+    let cap: number | undefined;
+    for (const { member } of this.waiters)
+      if (member.hasWaitingRequests()) cap = Math.min(cap ?? Infinity, member.waitingReconnectMs);
+    return cap;
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+/** Every origin of the process that is down (one registry per process: connections of every supervisor share it). */
+export class OriginTurns {
+  private readonly down = new Map<string, DownOrigin>();
+  /** When each origin last answered an attempt: a failure right after says more about its server than the origin. */
+  private readonly upAt = new Map<string, number>();
+
+  constructor(private readonly random: () => number = Math.random) {}
+
+  /** Resolves when `member` may attempt a connection to `origin`: at once while the origin is up. */
+  turn(origin: string, member: OriginMember): Promise<void> {
+    const entry = this.down.get(origin);
+    return entry ? entry.wait(member) : Promise.resolve();
+  }
+
+  /** An attempt to connect failed (or a live connection found the server unreachable). */
+  failed(origin: string, member: OriginMember): void {
+    let entry = this.down.get(origin);
+    const up = this.upAt.get(origin);
+    if (up !== undefined && Date.now() - up >= member.waitingReconnectMs) this.upAt.delete(origin);
+    // The origin answered within the last slot: this server's failure is its own (the others
+    // released with it must not be made to queue behind it).
+    else if (!entry && up !== undefined) return;
+    if (!entry) this.down.set(origin, (entry = new DownOrigin(member.backoff, this.random)));
+    entry.failed(member);
+  }
+
+  /** A connection to the origin reached `ready`: the origin is up, everyone waiting goes. */
+  succeeded(origin: string): void {
+    const entry = this.down.get(origin);
+    if (!entry) return;
+    this.down.delete(origin);
+    this.upAt.set(origin, Date.now());
+    entry.open();
+  }
+
+  /** Requests now wait for `member`: its origin's next slot comes within the waiting cap. */
+  hurry(origin: string): void {
+    this.down.get(origin)?.hurry();
+  }
+
+  leave(origin: string, member: OriginMember): void {
+    const entry = this.down.get(origin);
+    if (!entry) return;
+    entry.leave(member);
+  }
+}
+
+/** The process's registry. */
+export const originTurns = new OriginTurns();
+
+/** The key connections share turns under: the URL's origin (a stdio server has none). */
+export function originKey(url: URL | undefined): string | undefined {
+  return url?.origin;
+}
