@@ -29,6 +29,7 @@ export type {
   RuntimeEvents,
   LogMessage,
   ResourceUpdated,
+  BackpressureEvent,
 } from './runtime/server-runtime.js';
 export type { Root, RestoreReport } from './runtime/context/session-state.js';
 export { InvalidResultError, ToolOutputError, type ResultIssue } from './protocol/result-errors.js';
@@ -79,6 +80,7 @@ export {
   type KeepaliveConfig,
   type StdioShutdownConfig,
   type StdioStderrConfig,
+  type RateLimitConfig,
   type StderrForward,
   type StderrListener,
 } from './config/server-config.js';
@@ -97,6 +99,7 @@ export {
   StreamEndedError,
   UnsupportedProtocolVersionError,
   QueueFullError,
+  ServerBusyError,
   FallbackFailedError,
   AuthorizationRequiredError,
   AuthorizationError,

@@ -8,7 +8,13 @@ import { Emitter } from './core/emitter.js';
 import { logMove, type Logger } from './observe/logger.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Progress } from './protocol/pending.js';
-import type { LogMessage, ResourceUpdated, RuntimeEvents, TransitionEvent } from './runtime/context/events.js';
+import type {
+  BackpressureEvent,
+  LogMessage,
+  ResourceUpdated,
+  RuntimeEvents,
+  TransitionEvent,
+} from './runtime/context/events.js';
 import { factsOfMove } from './runtime/lifecycle-facts.js';
 
 export interface SupervisorEvents extends Record<string, unknown> {
@@ -19,6 +25,8 @@ export interface SupervisorEvents extends Record<string, unknown> {
   listChanged: { server: string; list: 'tools' | 'resources' | 'prompts' };
   resourceUpdated: ResourceUpdated & { server: string };
   elicitationComplete: { server: string; elicitationId: string };
+  /** A server answered 429/503: a Retry-After window opened (`hold`) or ended (`resume`). */
+  backpressure: BackpressureEvent;
 }
 
 export class SupervisorEventRelay {
@@ -66,6 +74,19 @@ export class SupervisorEventRelay {
       case 'warning': {
         const error = payload as RuntimeEvents['warning'];
         logger.warn({ event: 'stream warning', server, error: error.message }, `${server}: ${error.message}`);
+        break;
+      }
+      case 'backpressure': {
+        const pressure = payload as RuntimeEvents['backpressure'];
+        const what =
+          pressure.phase === 'hold'
+            ? `HTTP ${pressure.status}: nothing is sent for ${pressure.waitMs} ms (${pressure.waiting} waiting)`
+            : `the Retry-After window ended: ${pressure.waiting} waiting requests go`;
+        logger[pressure.phase === 'hold' ? 'warn' : 'info'](
+          { event: 'backpressure', ...pressure },
+          `${server}: ${what}`,
+        );
+        this.events.emit('backpressure', pressure);
         break;
       }
       case 'notification':
