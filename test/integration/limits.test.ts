@@ -38,7 +38,13 @@ async function openWith(config: Record<string, unknown> = {}) {
 /** The window's timer now (a later 429 moves the window: its timer is set again). */
 function windowTimer(timers: ManualTimers): { ms: number; fire(): void } {
   const entry = timers.scheduled.findLast((e) => !e.cleared && !e.fired)!;
-  return { ms: entry.ms, fire: () => ((entry.fired = true), entry.fn()) };
+  return {
+    ms: entry.ms,
+    fire: () => {
+      entry.fired = true;
+      entry.fn();
+    },
+  };
 }
 
 /** Every call answered 429/503 is held: nothing on the wire, `n` waiting. */
@@ -158,9 +164,9 @@ describe('limits per server', () => {
     const made = Array.from({ length: 4 }, (_, i) => handle.callTool('echo', { text: `${i}` }));
     const settled = await Promise.allSettled(made);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
-    const error = (settled[3] as PromiseRejectedResult).reason as QueueFullError;
+    const error: unknown = (settled[3] as PromiseRejectedResult).reason;
     expect(error).toBeInstanceOf(QueueFullError);
-    expect(error.message).toContain('2 requests are already waiting for the server');
+    expect((error as QueueFullError).message).toContain('2 requests are already waiting for the server');
   });
 
   it('rateLimit: burst at once, then one per token', async () => {
@@ -174,7 +180,11 @@ describe('limits per server', () => {
     let fired = 0;
     await expect
       .poll(() => {
-        for (const entry of timers.scheduled) if (!entry.fired && !entry.cleared) ((entry.fired = true), entry.fn());
+        for (const entry of timers.scheduled) {
+          if (entry.fired || entry.cleared) continue;
+          entry.fired = true;
+          entry.fn();
+        }
         fired = timers.scheduled.length;
         return handle.status().requests.throttled;
       })
@@ -186,7 +196,7 @@ describe('limits per server', () => {
 
   it('rejects a bad limit with a ConfigError naming the field', async () => {
     await expect(open(cleanup, f.url, { maxInFlight: 0 })).rejects.toThrow(/servers\.fx\.maxInFlight/);
-    await expect(open(cleanup, f.url, { rateLimit: { perSecond: 0 } } as never)).rejects.toThrow(
+    await expect(open(cleanup, f.url, { rateLimit: { perSecond: 0 } })).rejects.toThrow(
       /servers\.fx\.rateLimit\.perSecond/,
     );
     await expect(open(cleanup, f.url, { rateLimit: { perSecnd: 3 } } as never)).rejects.toThrow(
