@@ -92,7 +92,7 @@ export async function measureBackpressure(burst: number, retryAfterSeconds: numb
     );
     clearInterval(watch);
     const whileBusy = calls().filter((r) => r.at < busyUntil).length;
-    const failed = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+    const failed = results.filter((r) => r.status === 'rejected').map((r) => (r).reason);
     if (failed.some((error) => !(error instanceof ServerBusyError))) throw failed[0];
     return {
       burst,
