@@ -10,10 +10,14 @@
  *   the limits' slow path); and the unused check alone, timed in a loop, as a share of a call's
  *   CPU (what the hot path pays for the feature).
  *
- *   npm run bench (after the main bench)   or   node .bench-build/bench/limits.js [--quick] [--json file]
+ * With `--baseline <built index.js>` (e.g. an earlier commit's `.bench-build/src/index.js`), a
+ * connection made with that build joins the alternating rounds: the A/B of the same calls with and
+ * without the limits' code, in one process, against one server.
+ *
+ *   npm run bench (after the main bench)   or   node .bench-build/bench/limits.js [--quick] [--json file] [--baseline file]
  */
 import { writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { connect, ServerBusyError, type ServerHandle } from '../src/index.js';
 import { RequestLimits } from '../src/runtime/requests/request-limits.js';
 import type { ServerContext } from '../src/runtime/context/server-context.js';
@@ -56,13 +60,12 @@ export interface BackpressureResult {
   lastAnswerMs: number;
 }
 
-type Mode = 'limits unused (defaults)' | 'rate limit set, never reached';
-const MODES: Mode[] = ['limits unused (defaults)', 'rate limit set, never reached'];
+type Mode = 'limits unused (defaults)' | 'rate limit set, never reached' | 'baseline build';
 
 export interface LimitsReport {
   counts: LimitsCounts;
   backpressure: BackpressureResult;
-  modes: Record<Mode, { callsPerSecond: number; cpuUsPerCall: number }>;
+  modes: Partial<Record<Mode, { callsPerSecond: number; cpuUsPerCall: number }>>;
   /** The unused limits' check on the hot path, timed alone: ns per call. */
   unusedCheckNs: number;
 }
@@ -92,7 +95,7 @@ export async function measureBackpressure(burst: number, retryAfterSeconds: numb
     );
     clearInterval(watch);
     const whileBusy = calls().filter((r) => r.at < busyUntil).length;
-    const failed = results.filter((r) => r.status === 'rejected').map((r) => (r).reason);
+    const failed = results.filter((r) => r.status === 'rejected').map((r) => r.reason);
     if (failed.some((error) => !(error instanceof ServerBusyError))) throw failed[0];
     return {
       burst,
@@ -139,66 +142,83 @@ function unusedCheckNs(loops: number): number {
   return Math.round(ns * 100) / 100;
 }
 
-export async function runLimitsBench(counts: LimitsCounts): Promise<LimitsReport> {
+type Connect = (config: Record<string, unknown>, options: { name: string }) => Promise<ServerHandle>;
+
+export async function runLimitsBench(counts: LimitsCounts, baseline?: string): Promise<LimitsReport> {
   const backpressure = await measureBackpressure(counts.burst, counts.retryAfterSeconds);
   const server = await startServer('json');
   const base = { url: server.url, type: 'http' as const, keepalive: false as const };
-  const handles: Record<Mode, ServerHandle> = {
+  const handles: Partial<Record<Mode, ServerHandle>> = {
     'limits unused (defaults)': await connect(base, { name: 'unused' }),
     'rate limit set, never reached': await connect(
       { ...base, rateLimit: { perSecond: 1_000_000, burst: 1_000_000 } },
       { name: 'rate' },
     ),
   };
-  const samples: Record<Mode, { callsPerSecond: number; cpuUsPerCall: number }[]> = {
-    'limits unused (defaults)': [],
-    'rate limit set, never reached': [],
-  };
+  if (baseline) {
+    const older = (await import(pathToFileURL(baseline).href)) as { connect: Connect };
+    handles['baseline build'] = await older.connect(base, { name: 'baseline' });
+  }
+  const modes = Object.keys(handles) as Mode[];
+  const samples = Object.fromEntries(
+    modes.map((mode) => [mode, [] as { callsPerSecond: number; cpuUsPerCall: number }[]]),
+  );
   try {
-    for (const mode of MODES) await round(handles[mode], counts.callsPerRound / 4, counts.concurrency); // warm-up
+    for (const mode of modes) await round(handles[mode]!, counts.callsPerRound / 4, counts.concurrency); // warm-up
     for (let r = 0; r < counts.rounds; r++) {
-      for (const mode of r % 2 === 0 ? MODES : [...MODES].reverse())
-        samples[mode].push(await round(handles[mode], counts.callsPerRound, counts.concurrency));
+      // Rotate which goes first: a drifting machine load favours none.
+      const order = modes.map((_, i) => modes[(i + r) % modes.length]!);
+      for (const mode of order)
+        samples[mode]!.push(await round(handles[mode]!, counts.callsPerRound, counts.concurrency));
     }
   } finally {
     for (const handle of Object.values(handles)) await handle.close();
     server.child.kill();
   }
   const result = (mode: Mode) => ({
-    callsPerSecond: Math.round(median(samples[mode].map((s) => s.callsPerSecond))),
-    cpuUsPerCall: Math.round(median(samples[mode].map((s) => s.cpuUsPerCall)) * 10) / 10,
+    callsPerSecond: Math.round(median(samples[mode]!.map((s) => s.callsPerSecond))),
+    cpuUsPerCall: Math.round(median(samples[mode]!.map((s) => s.cpuUsPerCall)) * 10) / 10,
   });
   return {
     counts,
     backpressure,
-    modes: {
-      'limits unused (defaults)': result('limits unused (defaults)'),
-      'rate limit set, never reached': result('rate limit set, never reached'),
-    },
+    modes: Object.fromEntries(modes.map((mode) => [mode, result(mode)])),
     unusedCheckNs: unusedCheckNs(counts.checkLoops),
   };
 }
 
 export function formatLimits(report: LimitsReport): string {
   const b = report.backpressure;
-  const unused = report.modes['limits unused (defaults)'];
-  const rate = report.modes['rate limit set, never reached'];
+  const unused = report.modes['limits unused (defaults)']!;
   const pct = (a: number, x: number) => `${x >= a ? '+' : ''}${(((x - a) / a) * 100).toFixed(1)}%`;
+  const row = (mode: Mode) => {
+    const m = report.modes[mode];
+    if (!m) return [];
+    const versus =
+      mode === 'limits unused (defaults)'
+        ? ''
+        : `   (unused vs this: ${pct(m.callsPerSecond, unused.callsPerSecond)} calls/s, ${pct(m.cpuUsPerCall, unused.cpuUsPerCall)} CPU)`;
+    return [
+      `  ${mode.padEnd(30)}${String(m.callsPerSecond).padStart(10)}   ${m.cpuUsPerCall.toFixed(1).padStart(11)}${versus}`,
+    ];
+  };
   return [
     `Backpressure: a burst of ${b.burst} calls answered 429 (Retry-After: ${b.retryAfterSeconds}) for ${b.retryAfterSeconds} s`,
     `  requests sent to the server during the window: ${b.sentDuringWindow} (expected 0)`,
     `  calls answered: ${b.answered}/${b.burst}, the first ${b.firstAnswerMs} ms and the last ${b.lastAnswerMs} ms after the first 429`,
-    `Limits per call: tools/call over Streamable HTTP (JSON), ${report.counts.concurrency} in flight, median of ${report.counts.rounds} alternating rounds`,
-    `  mode                            calls/s   CPU µs/call`,
-    `  limits unused (defaults)     ${String(unused.callsPerSecond).padStart(10)}   ${unused.cpuUsPerCall.toFixed(1).padStart(11)}`,
-    `  rate limit set, never reached${String(rate.callsPerSecond).padStart(10)}   ${rate.cpuUsPerCall.toFixed(1).padStart(11)}   (${pct(unused.callsPerSecond, rate.callsPerSecond)} calls/s, ${pct(unused.cpuUsPerCall, rate.cpuUsPerCall)} CPU)`,
+    `Limits per call: tools/call over Streamable HTTP (JSON), ${report.counts.concurrency} in flight, median of ${report.counts.rounds} rotating rounds`,
+    `  mode                             calls/s   CPU µs/call`,
+    ...row('limits unused (defaults)'),
+    ...row('rate limit set, never reached'),
+    ...row('baseline build'),
     `  the unused limits' check alone: ${report.unusedCheckNs} ns per call (${((report.unusedCheckNs / 1000 / unused.cpuUsPerCall) * 100).toFixed(3)}% of a call's CPU)`,
   ].join('\n');
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const argv = process.argv.slice(2);
-  const report = await runLimitsBench(argv.includes('--quick') ? LIMITS_QUICK : LIMITS_FULL);
+  const baseline = argv.includes('--baseline') ? argv[argv.indexOf('--baseline') + 1] : undefined;
+  const report = await runLimitsBench(argv.includes('--quick') ? LIMITS_QUICK : LIMITS_FULL, baseline);
   process.stdout.write(`\n${formatLimits(report)}\n`);
   const out = argv.includes('--json') ? argv[argv.indexOf('--json') + 1] : undefined;
   if (out) writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);

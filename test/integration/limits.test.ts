@@ -110,25 +110,28 @@ describe('429 and 503 are backpressure', () => {
     expect((await call).content[0]!.text).toBe('capped');
   });
 
-  it('treats 503 the same, and without Retry-After waits the backoff, growing while the server stays busy', async () => {
+  it('treats 503 the same, and without Retry-After waits the backoff: one step per window, growing while the server stays busy', async () => {
     const { handle, timers, pressure } = await openWith({
       restart: { backoff: { initialMs: 100, factor: 2, jitter: 0 } },
     });
     f.faults.busy = { status: 503 };
-    const call = handle.callTool('echo', { text: 'unavailable' });
-    const first = await timers.nth(0);
+    const made = Array.from({ length: 3 }, (_, i) => handle.callTool('echo', { text: `unavailable ${i}` }));
+    await allHeld(handle, 3); // three answers, one window
+    const first = windowTimer(timers);
     expect(first.ms).toBeLessThanOrEqual(100);
     expect(first.ms).toBeGreaterThan(50);
     first.fire(); // still busy: answered 503 again
-    const second = await timers.nth(1);
+    await expect.poll(() => handle.status().backpressure?.held).toBe(6);
+    const second = windowTimer(timers);
     expect(second.ms).toBeGreaterThan(150);
     expect(second.ms).toBeLessThanOrEqual(200);
     f.faults.busy = undefined;
     second.fire();
-    expect((await call).content[0]!.text).toBe('unavailable');
-    expect(calls().length).toBe(3);
+    const answers = await Promise.all(made);
+    expect(answers.map((a) => a.content[0]!.text)).toEqual(['unavailable 0', 'unavailable 1', 'unavailable 2']);
+    expect(calls().length).toBe(9);
     expect(pressure[0]).toMatchObject({ phase: 'hold', status: 503 });
-    expect(handle.status().backpressure).toMatchObject({ held: 2, retried: 2 });
+    expect(handle.status().backpressure).toMatchObject({ held: 6, retried: 6 });
   });
 
   it('fails a call whose timeout ends inside the window with ServerBusyError, at once', async () => {

@@ -36,8 +36,11 @@ export class RequestLimits {
   private windowTimer: unknown = undefined;
   /** The rate limit's wait for its next token. */
   private tokenTimer: unknown = undefined;
-  /** 429/503 answers without Retry-After in a row (the backoff's exponent). */
+  /** Windows opened by 429/503 answers without Retry-After in a row (the backoff's exponent). */
   private streak = 0;
+  private lastBackoffMs = 0;
+  /** When the last window ended (epoch ms). */
+  private closedAt = 0;
   private lastStatus: 429 | 503 | undefined = undefined;
   /** Requests answered 429/503 and waiting to be sent again. */
   private readonly answeredBusy = new WeakSet<PendingRequest>();
@@ -99,18 +102,20 @@ export class RequestLimits {
     if (!pending.isPending(request)) return true; // timed out or aborted meanwhile: already settled
     const now = Date.now();
     const asked = error.retryAfterMs;
-    let waitMs: number;
-    if (asked === undefined) {
-      // No Retry-After: the restart backoff's curve, capped like a Retry-After.
-      const { initialMs, factor, jitter } = config.restart.backoff;
-      const base = Math.min(config.maxRetryAfterMs, initialMs * factor ** this.streak++);
-      waitMs = Math.round(base * (1 - jitter + Math.random() * 2 * jitter));
-    } else {
+    let waitMs = 0;
+    if (asked !== undefined) {
       this.streak = 0;
       waitMs = Math.min(asked, config.maxRetryAfterMs);
+    } else if (this.windowEnd === 0) {
+      // No Retry-After: the restart backoff's curve, one step per window (the answers to one
+      // burst open one window), capped like a Retry-After; a server calm for a while starts over.
+      if (now - this.closedAt > 2 * this.lastBackoffMs) this.streak = 0;
+      const { initialMs, factor, jitter } = config.restart.backoff;
+      const base = Math.min(config.maxRetryAfterMs, initialMs * factor ** this.streak++);
+      waitMs = this.lastBackoffMs = Math.round(base * (1 - jitter + Math.random() * 2 * jitter));
     }
     this.lastStatus = error.status;
-    const held = now + waitMs < request.dueAt;
+    const held = Math.max(now + waitMs, this.windowEnd) < request.dueAt;
     if (held) {
       request.sent = false;
       gate.retry(request);
@@ -130,9 +135,10 @@ export class RequestLimits {
     if (gate.phase !== 'open' || this.windowEnd > 0) return this.watch();
     while (gate.limited > 0) {
       if (this.inFlight() >= this.maxInFlight) return this.watch();
-      if (this.bucket && !this.bucket.take()) return this.waitForToken();
+      if (this.bucket && this.bucket.waitMs() > 0) return this.waitForToken();
       const request = gate.nextLimited()!;
       if (!pending.isPending(request)) continue;
+      this.bucket?.take();
       if (this.answeredBusy.delete(request)) {
         this.retried++;
         pending.renumber(request);
@@ -164,7 +170,7 @@ export class RequestLimits {
   }
 
   private reason(): 'max_in_flight' | 'rate_limit' {
-    return this.inFlight() > this.maxInFlight ? 'max_in_flight' : 'rate_limit';
+    return this.inFlight() >= this.maxInFlight ? 'max_in_flight' : 'rate_limit';
   }
 
   /** Settles of requests on the wire free a slot; a waiting one that settled (timed out, aborted) leaves the queue. */
@@ -200,6 +206,7 @@ export class RequestLimits {
   private closeWindow(): void {
     this.windowTimer = undefined;
     this.windowEnd = 0;
+    this.closedAt = Date.now();
     this.emit('resume', 0);
     this.drain();
   }
