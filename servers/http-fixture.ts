@@ -37,6 +37,8 @@ export interface HttpFixture {
   /** Answers of the `trickle` tool still open (a slow server's abandoned exchanges). */
   trickling(): number;
   requests: RecordedRequest[];
+  /** Requests (POSTs with an id) being answered now, and the most at once so far. */
+  concurrency: { now: number; peak: number };
   sessions: Set<string>;
   faults: Faults;
   expireAllSessions(): void;
@@ -52,6 +54,7 @@ export async function startHttpFixture(options: FixtureOptions = {}): Promise<Ht
   const path = options.path ?? '/mcp';
   const sessionRequired = options.sessionRequired ?? true;
   const requests: RecordedRequest[] = [];
+  const concurrency = { now: 0, peak: 0 };
   const faults: Faults = {};
   let eventCounter = 0;
   const ctx: FixtureContext = {
@@ -120,6 +123,17 @@ export async function startHttpFixture(options: FixtureOptions = {}): Promise<Ht
       if (!isClosed(res)) res.writeHead(202).end();
       return;
     }
+    if (faults.busy) {
+      const { status, retryAfter } = faults.busy;
+      const text = status === 429 ? 'Too Many Requests' : 'Service Unavailable';
+      sendJson(
+        res,
+        status,
+        rpcError(msg.id, -32000, text),
+        retryAfter === undefined ? {} : { 'retry-after': retryAfter },
+      );
+      return;
+    }
     if (msg.method === 'ping' && faults.silentPings) return; // the client's timeout ends it
     if (msg.method === 'tools/call' && (msg.params as Record<string, unknown> | undefined)?.name === 'trickle') {
       trickle.start(res, Number((msg.params as { arguments?: { everyMs?: unknown } }).arguments?.everyMs ?? 50));
@@ -165,6 +179,10 @@ export async function startHttpFixture(options: FixtureOptions = {}): Promise<Ht
       rpcMethod,
       at: Date.now(),
     });
+    if (req.method === 'POST' && body?.id !== undefined) {
+      concurrency.peak = Math.max(concurrency.peak, ++concurrency.now);
+      res.once('close', () => concurrency.now--);
+    }
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (pathname !== path) return sendJson(res, 404, rpcError(null, -32000, 'Not Found'));
     if (faults.bearer && req.headers.authorization !== `Bearer ${faults.bearer.token}`) {
@@ -221,6 +239,7 @@ export async function startHttpFixture(options: FixtureOptions = {}): Promise<Ht
   return {
     url: `http://127.0.0.1:${listening.port}${path}`,
     requests,
+    concurrency,
     sessions: sessions.ids,
     faults,
     expireAllSessions: () => sessions.ids.clear(),

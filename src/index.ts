@@ -30,6 +30,7 @@ export type {
   RuntimeEvents,
   LogMessage,
   ResourceUpdated,
+  BackpressureEvent,
 } from './runtime/server-runtime.js';
 export type { Root, RestoreReport } from './runtime/context/session-state.js';
 export { InvalidResultError, ToolOutputError, type ResultIssue } from './protocol/result-errors.js';
@@ -80,6 +81,7 @@ export {
   type KeepaliveConfig,
   type StdioShutdownConfig,
   type StdioStderrConfig,
+  type RateLimitConfig,
   type StderrForward,
   type StderrListener,
 } from './config/server-config.js';
@@ -100,6 +102,7 @@ export {
   QueueFullError,
   StoreCorruptError,
   StoreUnavailableError,
+  ServerBusyError,
   FallbackFailedError,
   EndpointNotFoundError,
   AuthorizationRequiredError,

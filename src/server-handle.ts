@@ -5,6 +5,7 @@
  * server-status.ts.
  */
 import type { z } from 'zod';
+import { McpError } from './core/errors.js';
 import type { CallToolResult, ListToolsResult } from './protocol/messages.js';
 import { allPages } from './protocol/pagination.js';
 import {
@@ -174,8 +175,24 @@ export class ServerHandle {
     return setLoggingLevel(this.runtime, level, options);
   }
 
+  /**
+   * Checks that the server answers. The 2026-07-28 era has no `ping`: there the check is a
+   * `server/discover`, as the keepalive's (and a ping made before the era was known, refused
+   * with -32601 by a modern server, is asked again that way).
+   */
   async ping(options?: RequestOptions): Promise<void> {
-    parseResult(EmptyResultSchema, 'ping', await this.request('ping', undefined, options), this.name);
+    if (this.runtime.session()?.era === 'modern') return this.discover(options);
+    try {
+      parseResult(EmptyResultSchema, 'ping', await this.request('ping', undefined, options), this.name);
+    } catch (error) {
+      if (!(error instanceof McpError && error.rpcCode === -32601 && this.runtime.session()?.era === 'modern'))
+        throw error;
+      return this.discover(options);
+    }
+  }
+
+  private async discover(options: RequestOptions | undefined): Promise<void> {
+    await this.request('server/discover', undefined, options);
   }
 
   /**

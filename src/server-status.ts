@@ -24,8 +24,16 @@ export interface ServerStatus {
   /** While `failed` and a revival is due: when the next attempt is (epoch ms). */
   nextAttemptAt?: number | undefined;
   keepalive: { lastRttMs: number | undefined; missed: number };
-  /** Requests sent and awaiting an answer, and requests waiting for the connection. */
-  requests: { inFlight: number; waiting: number };
+  /**
+   * Requests sent and awaiting an answer, and requests waiting (for the connection, or for a limit:
+   * `throttled` of them wait for `maxInFlight`, `rateLimit` or a 429/503 window while it serves).
+   */
+  requests: { inFlight: number; waiting: number; throttled?: number | undefined };
+  /**
+   * 429/503 answers (backpressure): when the current Retry-After window ends (epoch ms, undefined
+   * when none is open), and the totals of requests held by such an answer and sent again after it.
+   */
+  backpressure?: { until: number | undefined; held: number; retried: number } | undefined;
   /** stdio servers: the child's pid while it runs (undefined for URL servers). */
   pid?: number | undefined;
   /** stdio servers: the most recent stderr lines of the current or last process (undefined for URL servers). */
@@ -43,7 +51,8 @@ export interface StatusSource {
     { readonly hasSession: boolean; readonly pid?: number | undefined; stderrTail?(): string[] } | undefined;
   readonly nextAttemptAt: number | undefined;
   readonly pending: { readonly size: number };
-  readonly gate: { readonly waiting: number };
+  readonly gate: { readonly waiting: number; readonly limited?: number };
+  readonly limits?: { counts(): { until: number | undefined; held: number; retried: number } };
   readonly authorization: { status(): AuthStatus | undefined };
   state(): ConnectionState | 'stopped';
   session(): { era: 'legacy' | 'modern'; protocolVersion: string; serverInfo: Implementation } | undefined;
@@ -68,7 +77,12 @@ export function serverStatus(source: StatusSource, restarts: number): ServerStat
     lastError: source.lastError(),
     nextAttemptAt: state === 'failed' ? source.nextAttemptAt : undefined,
     keepalive: source.keepalive(),
-    requests: { inFlight: Math.max(0, source.pending.size - source.gate.waiting), waiting: source.gate.waiting },
+    requests: {
+      inFlight: Math.max(0, source.pending.size - source.gate.waiting),
+      waiting: source.gate.waiting,
+      throttled: source.gate.limited ?? 0,
+    },
+    backpressure: source.limits?.counts(),
     pid: source.transport?.pid,
     stderrTail:
       source.config.kind === 'command'

@@ -9,7 +9,13 @@ import { StoreUnavailableError } from './core/errors.js';
 import { logMove, type Logger } from './observe/logger.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Progress } from './protocol/pending.js';
-import type { LogMessage, ResourceUpdated, RuntimeEvents, TransitionEvent } from './runtime/context/events.js';
+import type {
+  BackpressureEvent,
+  LogMessage,
+  ResourceUpdated,
+  RuntimeEvents,
+  TransitionEvent,
+} from './runtime/context/events.js';
 import { factsOfMove } from './runtime/lifecycle-facts.js';
 
 export interface SupervisorEvents extends Record<string, unknown> {
@@ -20,6 +26,8 @@ export interface SupervisorEvents extends Record<string, unknown> {
   listChanged: { server: string; list: 'tools' | 'resources' | 'prompts' };
   resourceUpdated: ResourceUpdated & { server: string };
   elicitationComplete: { server: string; elicitationId: string };
+  /** A server answered 429/503: a Retry-After window opened (`hold`) or ended (`resume`). */
+  backpressure: BackpressureEvent;
 }
 
 export class SupervisorEventRelay {
@@ -69,6 +77,19 @@ export class SupervisorEventRelay {
         // A store that cannot be reached is said once per outage (the credentials in hand go on working).
         const kind = error instanceof StoreUnavailableError ? 'store unavailable' : 'stream warning';
         logger.warn({ event: kind, server, error: error.message }, `${server}: ${error.message}`);
+        break;
+      }
+      case 'backpressure': {
+        const pressure = payload as RuntimeEvents['backpressure'];
+        const what =
+          pressure.phase === 'hold'
+            ? `HTTP ${pressure.status}: nothing is sent for ${pressure.waitMs} ms (${pressure.waiting} waiting)`
+            : `the Retry-After window ended: ${pressure.waiting} waiting requests go`;
+        logger[pressure.phase === 'hold' ? 'warn' : 'info'](
+          { event: 'backpressure', ...pressure },
+          `${server}: ${what}`,
+        );
+        this.events.emit('backpressure', pressure);
         break;
       }
       case 'notification':

@@ -36,6 +36,11 @@ export interface Faults {
    * message that repeats its URL and every header (session id included).
    */
   echoRequestOnce?: boolean | string;
+  /**
+   * Answer every request but `initialize` (and notifications) with this status, and `retryAfter`
+   * as its Retry-After header when given (seconds or an HTTP date), until the switch is cleared.
+   */
+  busy?: { status: 429 | 503; retryAfter?: string | undefined } | undefined;
 }
 
 /** What the fixture's parts share. */

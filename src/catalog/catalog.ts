@@ -89,6 +89,8 @@ interface ServerEntry {
   listing: Promise<void> | undefined;
   /** Why the last listing failed. */
   error: string | undefined;
+  /** `list()` stopped waiting for this listing (`listWaitMs`): missing until it answers. */
+  overdue: boolean;
 }
 
 export class ToolCatalog {
@@ -110,18 +112,26 @@ export class ToolCatalog {
   /**
    * Every tool of every server. Lists that are stale, or were never fetched, are fetched first
    * from the servers that are ready; the others keep their last list (calls to them wait for
-   * the server), or are named in `missing`. Never rejects because of one server.
+   * the server), or are named in `missing`. Never rejects because of one server, and never waits
+   * longer than `listWaitMs` for one: a server whose listing has not answered by then (it may
+   * have just died) is named in `missing`, and the rest is served.
    */
   async list(): Promise<CatalogSnapshot> {
     this.active = true;
     let waits: Promise<void>[] | undefined;
+    let waited: ServerEntry[] | undefined;
     const now = Date.now();
     for (const entry of this.entries.values()) {
       if (entry.state !== 'ready') continue;
       if (entry.freshUntil !== undefined && now >= entry.freshUntil && !entry.listing) this.markExpired(entry);
-      if (entry.stale || entry.tools === undefined || entry.listing) (waits ??= []).push(this.refresh(entry));
+      if (entry.stale || entry.tools === undefined || entry.listing) {
+        (waits ??= []).push(this.refresh(entry));
+        (waited ??= []).push(entry);
+      }
     }
-    if (waits) await Promise.all(waits);
+    if (waits && !(await settledWithin(waits, this.options.listWaitMs))) {
+      for (const entry of waited!) if (entry.listing) this.markOverdue(entry);
+    }
     return this.snapshot();
   }
 
@@ -224,7 +234,15 @@ export class ToolCatalog {
       askedStore: false,
       listing: undefined,
       error: undefined,
+      overdue: false,
     };
+  }
+
+  /** Its listing did not answer within `listWaitMs`: named in `missing` until it does. */
+  private markOverdue(entry: ServerEntry): void {
+    if (entry.overdue) return;
+    entry.overdue = true;
+    this.changed([entry.name], 'listed');
   }
 
   private activate(): void {
@@ -285,7 +303,8 @@ export class ToolCatalog {
     if (this.entries.get(entry.name) !== entry) return;
     const tools = result.tools;
     const rejected = server.rejectedTools?.() ?? [];
-    const wasMissing = entry.tools === undefined;
+    const wasMissing = entry.tools === undefined || entry.overdue;
+    entry.overdue = false;
     const different =
       wasMissing || !sameTools(entry.tools!, tools) || JSON.stringify(entry.rejected) !== JSON.stringify(rejected);
     entry.tools = tools;
@@ -300,15 +319,24 @@ export class ToolCatalog {
   private listingFailed(entry: ServerEntry, error: unknown, cause: CatalogChange['cause']): void {
     if (this.entries.get(entry.name) !== entry) return;
     const first = entry.error === undefined;
+    const wasOverdue = entry.overdue;
     entry.error = describeError(error);
+    entry.overdue = false;
     // Only a server with no tools is missing; one with a list keeps it (its calls wait for it).
-    if (entry.tools === undefined && first) this.changed([entry.name], cause);
+    if ((entry.tools === undefined && first) || wasOverdue) this.changed([entry.name], cause);
   }
 
   private changed(servers: string[], cause: CatalogChange['cause']): void {
     this.built = undefined;
     this.version++;
     this.events.emit('changed', { version: this.version, servers, cause });
+  }
+
+  private missingReason(entry: ServerEntry): string {
+    if (entry.overdue)
+      return `its tools/list did not answer within ${this.options.listWaitMs} ms (the server is ${entry.state}); still listing`;
+    if (entry.error !== undefined) return `listing its tools failed: ${entry.error}`;
+    return entry.state === 'ready' ? 'its tools are being listed' : `not listed yet: the server is ${entry.state}`;
   }
 
   private build(): { snapshot: CatalogSnapshot; byName: Map<string, CatalogTool> } {
@@ -319,8 +347,9 @@ export class ToolCatalog {
     const rejected: RejectedCatalogTool[] = [];
     for (const entry of this.entries.values()) {
       for (const tool of entry.rejected) rejected.push({ server: entry.name, ...tool });
-      if (entry.tools === undefined) {
-        missing.push({ server: entry.name, state: entry.state, reason: missingReason(entry) });
+      if (entry.tools === undefined || entry.overdue) {
+        const lastError = this.servers.get(entry.name)?.status().lastError;
+        missing.push({ server: entry.name, state: entry.state, reason: this.missingReason(entry), lastError });
         continue;
       }
       const filter = this.options.servers[entry.name];
@@ -358,9 +387,15 @@ function freshUntil(ttlMs: unknown): number | undefined {
   return Date.now() + Math.max(0, ttlMs);
 }
 
-function missingReason(entry: ServerEntry): string {
-  if (entry.error !== undefined) return `listing its tools failed: ${entry.error}`;
-  return entry.state === 'ready' ? 'its tools are being listed' : `not listed yet: the server is ${entry.state}`;
+/** True when every promise settled within `ms`; false when the wait ran out first (they go on). */
+async function settledWithin(promises: Promise<unknown>[], ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([Promise.allSettled(promises).then(() => true), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Same tools, same definitions: a list_changed that changed nothing is no change. */

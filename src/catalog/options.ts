@@ -25,6 +25,12 @@ export interface CatalogOptions {
   servers?: Record<string, ServerToolOptions> | undefined;
   /** Timeout of one server's `tools/list` when the catalog refreshes it. Default: the server's request timeout. */
   listTimeoutMs?: number | undefined;
+  /**
+   * How long `list()` (`sup.tools()`) waits for a server's listing before it answers without it:
+   * the server is named in `missing` (with its state and last error) and the rest is served; its
+   * listing goes on, and `changed` says when its tools are back. Default 5000 ms.
+   */
+  listWaitMs?: number | undefined;
 }
 
 export interface ResolvedCatalogOptions {
@@ -32,9 +38,12 @@ export interface ResolvedCatalogOptions {
   separator: string;
   servers: Record<string, ServerToolOptions>;
   listTimeoutMs: number | undefined;
+  listWaitMs: number;
 }
 
 const SEPARATOR = /^[a-zA-Z0-9_-]{1,8}$/;
+/** A listing `list()` waits for: long enough for a slow server, short enough not to stall an agent's turn. */
+const DEFAULT_LIST_WAIT_MS = 5_000;
 
 function invalid(path: string, message: string): ConfigError {
   return new ConfigError(`invalid catalog option: ${path}: ${message}`, [{ path, message }]);
@@ -58,6 +67,9 @@ export function resolveCatalogOptions(options: CatalogOptions = {}): ResolvedCat
   const listTimeoutMs = options.listTimeoutMs;
   if (listTimeoutMs !== undefined && !(Number.isFinite(listTimeoutMs) && listTimeoutMs > 0))
     throw invalid('listTimeoutMs', 'expected a positive number of milliseconds');
+  const listWaitMs = options.listWaitMs ?? DEFAULT_LIST_WAIT_MS;
+  if (!(Number.isFinite(listWaitMs) && listWaitMs > 0))
+    throw invalid('listWaitMs', 'expected a positive number of milliseconds');
   const servers = options.servers ?? {};
   for (const [name, server] of Object.entries(servers)) {
     if (typeof server !== 'object' || server === null) throw invalid(`servers.${name}`, 'expected an object');
@@ -67,7 +79,7 @@ export function resolveCatalogOptions(options: CatalogOptions = {}): ResolvedCat
     if (prefix !== undefined && prefix !== false && (typeof prefix !== 'string' || prefix.length === 0))
       throw invalid(`servers.${name}.prefix`, 'expected a non-empty string or false');
   }
-  return { prefix: options.prefix ?? true, separator, servers, listTimeoutMs };
+  return { prefix: options.prefix ?? true, separator, servers, listTimeoutMs, listWaitMs };
 }
 
 function matches(patterns: readonly ToolPattern[], tool: string): boolean {

@@ -24,8 +24,10 @@ export interface MissingServer {
   server: string;
   /** Its connection state when the catalog was built. */
   state: ConnectionState | 'stopped' | 'disabled';
-  /** Why its tools are missing: not listed yet (the server was never ready), or the listing failed. */
+  /** Why its tools are missing: not listed yet (the server was never ready), the listing failed, or did not answer in time. */
   reason: string;
+  /** The server's last error (its `status().lastError`), when it has one: why it is down. */
+  lastError?: string | undefined;
 }
 
 /** A tool the catalog left out because its definition is invalid (SEP-2243 `x-mcp-header`), and why. */

@@ -18,6 +18,17 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 const DEFAULT_ERA_VERDICT_MAX_AGE_MS = 86_400_000;
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const DEFAULT_MAX_QUEUED_REQUESTS = 1_000;
+/** As many as an origin's message pool has connections (transports/pool.ts): more would queue in undici, unseen. */
+const DEFAULT_MAX_IN_FLIGHT = 128;
+const DEFAULT_MAX_RETRY_AFTER_MS = 60_000;
+
+/** A token bucket: `perSecond` requests a second on average, up to `burst` at once (default: one second's worth). */
+const RateLimitSchema = z
+  .strictObject({
+    perSecond: z.number().positive().max(1_000_000),
+    burst: z.number().int().positive().optional(),
+  })
+  .transform(({ perSecond, burst }) => ({ perSecond, burst: burst ?? Math.max(1, Math.ceil(perSecond)) }));
 
 const BackoffSchema = z.strictObject({
   initialMs: z.number().int().positive().default(500),
@@ -78,6 +89,12 @@ const common = {
   requestTimeoutMs: z.number().int().positive().default(DEFAULT_REQUEST_TIMEOUT_MS),
   maxMessageBytes: z.number().int().positive().default(DEFAULT_MAX_MESSAGE_BYTES),
   maxQueuedRequests: z.number().int().positive().default(DEFAULT_MAX_QUEUED_REQUESTS),
+  /** Requests sent and not yet answered, at most; more wait in order (counted by `maxQueuedRequests`). */
+  maxInFlight: z.number().int().positive().default(DEFAULT_MAX_IN_FLIGHT),
+  /** At most `perSecond` requests a second to this server, `burst` at once; none by default. */
+  rateLimit: RateLimitSchema.optional(),
+  /** The longest wait a 429/503 `Retry-After` is honoured for (a longer one is cut to it), and the backoff's cap without one. */
+  maxRetryAfterMs: z.number().int().nonnegative().default(DEFAULT_MAX_RETRY_AFTER_MS),
   keepalive: KeepaliveSchema.default(KeepaliveSchema.parse({})),
   restart: RestartSchema.default(RestartSchema.parse({})),
   revive: ReviveSchema.default(ReviveSchema.parse({})),
@@ -158,6 +175,7 @@ export type KeepaliveConfig = z.output<typeof KeepaliveSchema>;
 export type ReviveConfig = z.output<typeof ReviveSchema>;
 export type StdioShutdownConfig = z.output<typeof ShutdownSchema>;
 export type StdioStderrConfig = z.output<typeof StderrSchema>;
+export type RateLimitConfig = z.output<typeof RateLimitSchema>;
 
 interface CommonResolved {
   name: string;
@@ -165,6 +183,9 @@ interface CommonResolved {
   requestTimeoutMs: number;
   maxMessageBytes: number;
   maxQueuedRequests: number;
+  maxInFlight: number;
+  rateLimit: RateLimitConfig | undefined;
+  maxRetryAfterMs: number;
   keepalive: KeepaliveConfig;
   restart: RestartPolicy;
   revive: ReviveConfig;
@@ -310,6 +331,9 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
     requestTimeoutMs: value.requestTimeoutMs,
     maxMessageBytes: value.maxMessageBytes,
     maxQueuedRequests: value.maxQueuedRequests,
+    maxInFlight: value.maxInFlight,
+    rateLimit: value.rateLimit,
+    maxRetryAfterMs: value.maxRetryAfterMs,
     keepalive: value.keepalive,
     restart: value.restart,
     revive: value.revive,

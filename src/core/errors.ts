@@ -363,12 +363,44 @@ export class StoreUnavailableError extends McpSupervisorError {
   }
 }
 
+/**
+ * `maxQueuedRequests` requests already wait for the server: for it to be ready, or (while it is
+ * ready) for a slot under `maxInFlight`, a token of `rateLimit`, or the end of a Retry-After window.
+ */
 export class QueueFullError extends McpSupervisorError {
   readonly code = 'QUEUE_FULL' as const;
   readonly retryable = true;
-  constructor(limit: number, details?: ErrorDetails) {
-    super(`the server is not ready and ${limit} requests are already waiting for it`, details);
+  constructor(
+    readonly limit: number,
+    details?: ErrorDetails & { ready?: boolean },
+  ) {
+    super(
+      details?.ready
+        ? `${limit} requests are already waiting for the server (maxQueuedRequests: its limits or a Retry-After window hold them)`
+        : `the server is not ready and ${limit} requests are already waiting for it`,
+      details,
+    );
   }
+}
+
+/**
+ * The server answered 429 Too Many Requests or 503 Service Unavailable: it did not process the
+ * request (RFC 9110 §15.6.4, RFC 6585 §4), so the request is sent again after `retryAfterMs`
+ * (its `Retry-After`, capped by `maxRetryAfterMs`; without one, a backoff) within its own timeout.
+ * A caller sees this error only when that wait would outlast the request's timeout. A
+ * TransportError with that status, so `status === 429` checks hold.
+ */
+export class ServerBusyError extends TransportError {
+  constructor(
+    message: string,
+    status: 429 | 503,
+    /** The wait the server asked for (`Retry-After`, in ms), before any cap; undefined when it named none. */
+    readonly retryAfterMs: number | undefined,
+    details?: ErrorDetails & { body?: string | undefined },
+  ) {
+    super(message, status, details);
+  }
+  declare readonly status: 429 | 503;
 }
 
 /** Invalid configuration; `path` names the field, e.g. `servers.docs.url`; `file` the config file, when there was one. */

@@ -129,6 +129,12 @@ export class PendingRequests {
     (request) => this.expire(request),
   );
 
+  /**
+   * Told of every request that settles, while set: the request limits set it only while requests
+   * wait for a slot (requests/request-limits.ts); unset it costs one field read per settle.
+   */
+  onSettled: ((request: PendingRequest) => void) | undefined = undefined;
+
   constructor(private readonly options: PendingOptions) {}
 
   get size(): number {
@@ -286,5 +292,6 @@ export class PendingRequests {
     if (this.byId.size === 0) this.deadlines.clear();
 
     if (request.onAbort) request.signal?.removeEventListener('abort', request.onAbort);
+    if (this.onSettled !== undefined) this.onSettled(request);
   }
 }

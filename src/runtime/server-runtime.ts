@@ -41,6 +41,7 @@ import { Probes } from './probes/probes.js';
 import { OriginMembership } from './recovery/origin-membership.js';
 import { Recovery } from './recovery/recovery.js';
 import type { RequestGate } from './context/request-gate.js';
+import type { RequestLimits } from './requests/request-limits.js';
 import { RequestPath } from './requests/request-path.js';
 import type { ToolHeaders } from './requests/tool-headers.js';
 import type { RuntimeOptions } from './runtime-options.js';
@@ -60,6 +61,7 @@ import type { SessionState } from './context/session-state.js';
 import { TransportSlot } from './transport/transport-slot.js';
 
 export type {
+  BackpressureEvent,
   ConnectionState,
   LogMessage,
   RequestOptions,
@@ -139,6 +141,10 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   }
   get gate(): RequestGate {
     return this.context.gate;
+  }
+  /** `maxInFlight`, `rateLimit` and 429/503 windows (requests/request-limits.ts). */
+  get limits(): RequestLimits {
+    return this.requests.limits;
   }
   get authorization(): Authorization {
     return this.context.authorization;
@@ -297,6 +303,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   }
 
   async closeSession(): Promise<void> {
+    this.requests.limits.stop();
     this.input?.requests.abortAll('the connection was closed');
     this.context.pending.failAll(new ConnectionClosedError('the connection was closed', { server: this.name }));
     await this.slot.closeTransport();
@@ -312,6 +319,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     this.recovery.releaseRequests();
   }
   rejectWaitingRequests(reason: string): void {
+    this.requests.limits.stop();
     this.recovery.rejectWaitingRequests(reason);
   }
   failParkedRequests(): void {

@@ -3,12 +3,13 @@
  * stream. undici failures become typed errors; a non-2xx answer names the message it refused.
  */
 import type { Dispatcher, Pool } from 'undici';
-import { isAbortError, ProtocolError, TransportError } from '../core/errors.js';
+import { isAbortError, ProtocolError, ServerBusyError, TransportError } from '../core/errors.js';
 import { encodeMessage, type JsonRpcMessage } from '../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../protocol/pending.js';
 import { headerValue, mediaTypeEssence } from '../core/headers.js';
 import { describeErrorBody, type Body } from '../core/response-body.js';
 import { exchangeError } from '../core/exchange-error.js';
+import { retryAfterMs } from '../core/retry-after.js';
 
 /**
  * undici takes any object with `addEventListener`/`removeEventListener`, `aborted` and `reason`
@@ -70,6 +71,29 @@ export function statusError(
       body: detail,
       sessionGeneration,
     },
+  );
+}
+
+/** 429 and 503: the server asks the client to wait (backpressure); it did not process the message. */
+export function isBusyStatus(statusCode: number): statusCode is 429 | 503 {
+  return statusCode === 429 || statusCode === 503;
+}
+
+/** A 429 or 503 answer to a message, with the wait its `Retry-After` asked for and the (already redacted) detail. */
+export function busyError(
+  statusCode: 429 | 503,
+  headers: Dispatcher.ResponseData['headers'],
+  message: JsonRpcMessage,
+  detail: string | undefined,
+  server: string,
+): ServerBusyError {
+  const wait = retryAfterMs(headers['retry-after']);
+  const asked = wait === undefined ? '' : ` (Retry-After: ${Math.ceil(wait / 1000)} s)`;
+  return new ServerBusyError(
+    `HTTP ${statusCode} for ${describeMessage(message)}${asked}${detail ? `: ${detail}` : ''}`,
+    statusCode,
+    wait,
+    { server, body: detail },
   );
 }
 

@@ -37,7 +37,7 @@ describe('a server status', () => {
       lastError: undefined,
       nextAttemptAt: undefined,
       keepalive: { lastRttMs: 3, missed: 0 },
-      requests: { inFlight: 3, waiting: 2 },
+      requests: { inFlight: 3, waiting: 2, throttled: 0 },
       pid: 42,
       stderrTail: ['token=[redacted]', 'ok'],
       auth: undefined,
@@ -59,6 +59,7 @@ describe('a server status', () => {
     expect(serverStatus(source('ready', { pending: { size: 1 }, gate: { waiting: 2 } }), 0).requests).toEqual({
       inFlight: 0,
       waiting: 2,
+      throttled: 0,
     });
   });
 });

@@ -30,6 +30,7 @@ export const ATTR = {
   cause: 'mcp_supervisor.cause',
   error: 'mcp_supervisor.error',
   attempt: 'mcp_supervisor.attempt',
+  throttleReason: 'mcp_supervisor.throttle.reason',
 } as const;
 
 /** What a request is about: its tool or prompt (the span name's `{target}`), else nothing. */

@@ -75,6 +75,8 @@ export class Instruments {
   readonly reinitializations: Counter;
   readonly replays: Counter;
   readonly held: Counter;
+  readonly throttled: Counter;
+  readonly retried: Counter;
   readonly keepaliveRtt: Histogram;
   readonly keepaliveMisses: Counter;
   readonly stdioRestarts: Counter;
@@ -123,6 +125,18 @@ export class Instruments {
       'mcp_supervisor.requests.held',
       '{request}',
       'Requests that waited for the connection to be ready again instead of failing.',
+    );
+    this.throttled = counter(
+      meter,
+      'mcp_supervisor.requests.throttled',
+      '{request}',
+      'Requests that waited while the server was ready: for a 429/503 Retry-After window, maxInFlight or the rate limit.',
+    );
+    this.retried = counter(
+      meter,
+      'mcp_supervisor.requests.retried',
+      '{request}',
+      'Requests sent again after the server answered 429 or 503 (it did not process them).',
     );
     this.keepaliveRtt = meter.createHistogram('mcp_supervisor.keepalive.rtt', {
       description: 'Round trip of the keepalive probe.',

@@ -199,8 +199,32 @@ export class ServerTelemetry {
     const id = String(request.id);
     operation.span?.setAttribute(ATTR.requestId, id).setAttribute(ATTR.attempt, attempt);
     if (attempt === 1) return;
+    const status = operation.retryAfterStatus;
+    if (status !== undefined) {
+      operation.retryAfterStatus = undefined;
+      operation.span?.addEvent(`retried after HTTP ${status}`, { [ATTR.attempt]: attempt, [ATTR.requestId]: id });
+      currentInstruments()?.retried.add(1, { ...this.attributes, [ATTR.methodName]: request.method });
+      return;
+    }
     operation.span?.addEvent(`replayed after ${this.lost}`, { [ATTR.attempt]: attempt, [ATTR.requestId]: id });
     currentInstruments()?.replays.add(1, { ...this.attributes, [ATTR.methodName]: request.method });
+  }
+
+  /**
+   * It waits for a limit while the connection serves: `retry_after` (a 429/503 window),
+   * `max_in_flight` or `rate_limit`.
+   */
+  onThrottled(request: object, reason: 'retry_after' | 'max_in_flight' | 'rate_limit'): void {
+    const operation = this.operations.get(request);
+    if (!operation) return;
+    operation.span?.addEvent(`throttled: ${reason}`, { [ATTR.throttleReason]: reason });
+    currentInstruments()?.throttled.add(1, { ...this.attributes, [ATTR.throttleReason]: reason });
+  }
+
+  /** Answered 429/503: its next send is a retry (counted apart from replays). */
+  onRetry(request: object, status: number): void {
+    const operation = this.operations.get(request);
+    if (operation) operation.retryAfterStatus = status;
   }
 
   /** It waits in the gate: the connection is not serving. */

@@ -96,6 +96,8 @@ export class Operation {
   attempt = 0;
   /** It waited in the gate before its first send. */
   held = false;
+  /** Answered 429/503 and about to be sent again: the next send is a retry, not a replay. */
+  retryAfterStatus: number | undefined = undefined;
   private readonly startedAt = performance.now();
 
   constructor(

@@ -21,6 +21,27 @@ export interface TransitionEvent {
   at: number;
 }
 
+/**
+ * The server answered 429 or 503 (backpressure): `hold` when a Retry-After window opens (or moves
+ * later by a second or more), `resume` when it ends and the waiting requests go, in order.
+ */
+export interface BackpressureEvent {
+  server: string;
+  phase: 'hold' | 'resume';
+  /** The status that opened the window. */
+  status: 429 | 503;
+  /** `hold`: the wait applied (its `Retry-After` capped by `maxRetryAfterMs`, or the backoff), in ms. */
+  waitMs: number;
+  /** `hold`: when the window ends (epoch ms); undefined on `resume`. */
+  until: number | undefined;
+  /** Requests waiting in the gate for the window or a limit now. */
+  waiting: number;
+  /** Totals since the server was created: requests held by a 429/503 answer, and sent again after one. */
+  held: number;
+  retried: number;
+  at: number;
+}
+
 export interface LogMessage {
   level: string;
   logger?: string;
@@ -49,6 +70,8 @@ export interface RuntimeEvents extends Record<string, unknown> {
   /** After a new session: the subscriptions, logging level and roots established again (session-state.ts). */
   sessionRestored: RestoreReport;
   transition: TransitionEvent;
+  /** A 429/503 window opened or ended (requests/request-limits.ts). */
+  backpressure: BackpressureEvent;
   /** Something unusable arrived on a stream (malformed event); the connection goes on. */
   warning: Error;
 }

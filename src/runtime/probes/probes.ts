@@ -26,6 +26,8 @@ export class Probes {
   async probe(timeoutMs: number): Promise<ProbeOutput> {
     const { pending, gate, telemetry } = this.context;
     if (pending.size - gate.waiting > 0) return { skipped: true };
+    // A 429/503 window: the server answered (it is alive) and asked for nothing to be sent.
+    if (gate.limited > 0 || this.requests.limits.until !== undefined) return { skipped: true };
     // The modern era has no `ping`; `server/discover` is the one request every modern server serves.
     const probe = this.context.facts?.envelope
       ? this.keepaliveProbe.run(() => this.requests.request('server/discover', undefined, { timeoutMs }))

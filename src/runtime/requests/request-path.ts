@@ -1,10 +1,12 @@
 /**
  * The request path of one server: a request goes straight to the transport while the gate is
- * open (the hot path: one Map entry and a direct transport call), else it waits in the gate.
- * A send that fails goes to recovery (recovery/recovery.ts), which decides where it goes next.
+ * open and nothing limits it (the hot path: one Map entry and a direct transport call), else it
+ * waits in the gate: for the connection, or for its limits (request-limits.ts: `maxInFlight`,
+ * `rateLimit`, a 429/503 window). A send that fails goes to recovery (recovery/recovery.ts),
+ * which decides where it goes next; a 429/503 answer to the limits, which send it again.
  * Also here: notifications, cancellations, and the rounds of a multi round-trip request.
  */
-import { ConnectionClosedError, QueueFullError } from '../../core/errors.js';
+import { ConnectionClosedError, QueueFullError, ServerBusyError } from '../../core/errors.js';
 import { startOperation } from '../../observe/telemetry/server-telemetry.js';
 import type { Operation } from '../../observe/telemetry/tracing.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc.js';
@@ -23,6 +25,7 @@ import {
   roundEvent,
   type InputRequiredResult,
 } from './multi-round-trip.js';
+import { RequestLimits } from './request-limits.js';
 import { ToolHeaders } from './tool-headers.js';
 
 /** Who answers the embedded requests of a multi round-trip request (the runtime: roots, else the handlers). */
@@ -39,13 +42,17 @@ export class RequestPath {
   private headers: ToolHeaders | undefined = undefined;
   /** Where a failed send goes (set once by the runtime, which builds both). */
   recovery!: Recovery;
+  /** `maxInFlight`, `rateLimit` and 429/503 windows. */
+  readonly limits: RequestLimits;
 
   constructor(
     private readonly context: ServerContext,
     private readonly answerer: InputAnswerer,
     /** Retries of one multi round-trip request before it fails. */
     readonly maxInputRounds = DEFAULT_MAX_INPUT_ROUNDS,
-  ) {}
+  ) {
+    this.limits = new RequestLimits(context, (request) => this.put(request, false));
+  }
 
   get toolHeaders(): ToolHeaders {
     return (this.headers ??= new ToolHeaders());
@@ -96,9 +103,12 @@ export class RequestPath {
     else if (gate.hold(request)) {
       this.recovery.onHeld();
       this.context.telemetry?.onHeld(request, this.context.observed.state());
-    }
-    else
-      pending.fail(request, new QueueFullError(this.context.config.maxQueuedRequests, { server: this.context.name }));
+    } else this.queueFull(request, false);
+  }
+
+  private queueFull(request: PendingRequest, ready: boolean): void {
+    const error = new QueueFullError(this.context.config.maxQueuedRequests, { server: this.context.name, ready });
+    this.context.pending.fail(request, error);
   }
 
   private completeInputRounds(
@@ -155,8 +165,18 @@ export class RequestPath {
     await sent;
   }
 
-  /** Puts one request on the wire (`handshake`: the `initialize`); with no transport it waits or fails. */
+  /**
+   * Sends one request (`handshake`: the `initialize`, never limited) unless a limit holds it:
+   * while nothing limits and fewer than `maxInFlight` are on the wire, straight to `put`.
+   */
   dispatch(request: PendingRequest, handshake: boolean): void {
+    const limits = this.limits;
+    if (handshake || (limits.free && limits.inFlight() <= limits.maxInFlight)) this.put(request, handshake);
+    else if (!limits.admit(request)) this.queueFull(request, true);
+  }
+
+  /** Puts one request on the wire; with no transport it waits or fails. */
+  private put(request: PendingRequest, handshake: boolean): void {
     const context = this.context;
     const transport = context.transport;
     if (!transport) {
@@ -175,7 +195,11 @@ export class RequestPath {
       envelope && transport.kind === 'http' ? this.headers?.headersFor(request.method, request.params) : undefined;
     transport
       .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs, headers })
-      .catch((error: unknown) => this.recovery.onSendFailure(request, error));
+      .catch((error: unknown) => {
+        // 429/503: not processed; the limits hold it for the window (unless its timeout ends first).
+        if (error instanceof ServerBusyError && !handshake && this.limits.onBusy(request, error)) return;
+        this.recovery.onSendFailure(request, error);
+      });
   }
 
   /** A request given up on (timeout, abort): the server is told, unless closing its stream already did. */

@@ -121,7 +121,7 @@ export class SessionOpening {
       initialize: (params) => this.sendInitialize(params),
     }).catch((error: unknown) => {
       // `type: 'http'` has no fallback: its one first handshake answered 404 is a wrong URL (wrong-path.ts).
-      throw (context.config.type === 'http' && wrongPath(context, [error])) || error;
+      throw (this.context.config.type === 'http' && wrongPath(this.context, [error])) || error;
     });
     return this.memory ? this.memory.checked(attempt) : attempt;
   }

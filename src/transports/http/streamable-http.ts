@@ -16,7 +16,7 @@ import { ProtocolError, SessionExpiredError } from '../../core/errors.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../core/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../../core/headers.js';
-import { describeMessage, statusError, type EventStreamResult } from '../http-requests.js';
+import { busyError, describeMessage, isBusyStatus, statusError, type EventStreamResult } from '../http-requests.js';
 import { describeErrorBody, discardBody, readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
 import { refuseModernOnly, settleRefusal } from './refusal-bodies.js';
@@ -195,6 +195,15 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
         await body.dump().catch(() => {});
         throw refusal;
       }
+      // Backpressure, whatever the era: the request was not processed; the request path holds it (requests/request-limits.ts).
+      if (isBusyStatus(statusCode))
+        throw busyError(
+          statusCode,
+          headers,
+          message,
+          await describeErrorBody(body, (t) => this.redact(t)),
+          this.server,
+        );
       if (this.modern) return settleRefusal(this, statusCode, body, message);
       if (options?.handshake) await refuseModernOnly(this, statusCode, body, message);
       const detail = await describeErrorBody(body, (text) => this.redact(text));

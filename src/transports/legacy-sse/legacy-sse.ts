@@ -19,7 +19,14 @@ import {
 import { redact, secretsOf } from '../../core/redact.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { lowercaseHeaders } from '../../core/headers.js';
-import { describeMessage, openEventStream, postMessage, statusError } from '../http-requests.js';
+import {
+  busyError,
+  describeMessage,
+  isBusyStatus,
+  openEventStream,
+  postMessage,
+  statusError,
+} from '../http-requests.js';
 import { describeErrorBody, discardBody } from '../../core/response-body.js';
 import { readSseStream } from '../sse-reader.js';
 import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
@@ -189,7 +196,9 @@ export class LegacySseTransport implements Transport {
       await body.dump().catch(() => {});
       throw refusal;
     }
-    throw statusError(statusCode, message, await describeErrorBody(body, (text) => this.redact(text)), this.server);
+    const detail = await describeErrorBody(body, (text) => this.redact(text));
+    if (isBusyStatus(statusCode)) throw busyError(statusCode, headers, message, detail, this.server);
+    throw statusError(statusCode, message, detail, this.server);
   }
 
   /** The SSE stream is the transport's own: there is no separate listener. */

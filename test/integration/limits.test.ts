@@ -1,0 +1,209 @@
+/**
+ * Backpressure and limits per server (issue #28 items 3 and 4), against the HTTP fixture: a 429
+ * or 503 answer holds the request and everything after it for the Retry-After window (nothing
+ * is sent meanwhile), then sends them in order; `maxInFlight`, `maxQueuedRequests` while ready and
+ * `rateLimit`. The windows and the token waits run on hand-fired timers: a test reads the delay
+ * asked for and decides when it ends.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { QueueFullError, ServerBusyError, type BackpressureEvent, type ServerHandle } from '../../src/index.js';
+import type { HttpFixture, RecordedRequest } from '../../servers/http-fixture.js';
+import { startHttpFixture } from '../../servers/http-fixture.js';
+import { Cleanup, ManualTimers, open, posts, rejection } from '../transports/helpers.js';
+
+let f: HttpFixture;
+const cleanup = new Cleanup();
+beforeAll(async () => {
+  f = await startHttpFixture();
+});
+afterAll(() => f.close());
+beforeEach(() => {
+  for (const key of Object.keys(f.faults)) delete (f.faults as Record<string, unknown>)[key];
+  f.requests.length = 0;
+  f.concurrency.peak = 0;
+});
+afterEach(() => cleanup.run());
+
+const calls = (): RecordedRequest[] => posts(f.requests, 'tools/call') as RecordedRequest[];
+const texts = (): string[] => calls().map((r) => String(r.body?.params?.arguments?.text));
+
+async function openWith(config: Record<string, unknown> = {}) {
+  const timers = new ManualTimers();
+  const { handle } = await open(cleanup, f.url, config, { timers });
+  const pressure: BackpressureEvent[] = [];
+  handle.on('backpressure', (event) => pressure.push(event));
+  return { handle, timers, pressure };
+}
+
+/** The window's timer now (a later 429 moves the window: its timer is set again). */
+function windowTimer(timers: ManualTimers): { ms: number; fire(): void } {
+  const entry = timers.scheduled.findLast((e) => !e.cleared && !e.fired)!;
+  return {
+    ms: entry.ms,
+    fire: () => {
+      entry.fired = true;
+      entry.fn();
+    },
+  };
+}
+
+/** Every call answered 429/503 is held: nothing on the wire, `n` waiting. */
+async function allHeld(handle: ServerHandle, n: number): Promise<void> {
+  await expect.poll(() => handle.status().requests.throttled).toBe(n);
+  expect(handle.status().requests.inFlight).toBe(0);
+}
+
+describe('429 and 503 are backpressure', () => {
+  it('holds a burst of 100 calls answered 429 (Retry-After: 2) and everything after them: 0 requests reach the server in the window', async () => {
+    const { handle, timers, pressure } = await openWith();
+    f.faults.busy = { status: 429, retryAfter: '2' };
+    const burst = Array.from({ length: 100 }, (_, i) => handle.callTool('echo', { text: `call ${i}` }));
+    await allHeld(handle, 100);
+    const window = windowTimer(timers);
+    expect(window.ms).toBeGreaterThan(1_800);
+    expect(window.ms).toBeLessThanOrEqual(2_000);
+    const reached = calls().length;
+    expect(reached).toBe(100);
+    // Asked during the window: it waits too, and the keepalive stays quiet.
+    const late = handle.callTool('echo', { text: 'late' });
+    await allHeld(handle, 101);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls().length).toBe(reached);
+    expect(pressure[0]).toMatchObject({ server: 'fx', phase: 'hold', status: 429 });
+    expect(handle.status().backpressure).toMatchObject({ held: 100, retried: 0 });
+    expect(handle.status().backpressure!.until).toBeGreaterThan(Date.now());
+
+    f.faults.busy = undefined;
+    window.fire();
+    const answers = await Promise.all([...burst, late]);
+    expect(answers.map((a) => a.content[0]!.text)).toEqual([
+      ...Array.from({ length: 100 }, (_, i) => `call ${i}`),
+      'late',
+    ]);
+    expect(calls().length).toBe(201);
+    expect(handle.status().backpressure).toEqual({ held: 100, retried: 100, until: undefined });
+    expect(pressure.at(-1)).toMatchObject({ phase: 'resume', held: 100 });
+  });
+
+  it('reads Retry-After as an HTTP date', async () => {
+    const { handle, timers } = await openWith();
+    f.faults.busy = { status: 429, retryAfter: new Date(Date.now() + 3_000).toUTCString() };
+    const call = handle.callTool('echo', { text: 'dated' });
+    await allHeld(handle, 1);
+    const window = await timers.nth(0);
+    expect(window.ms).toBeGreaterThan(1_000); // the date has whole seconds
+    expect(window.ms).toBeLessThanOrEqual(3_000);
+    f.faults.busy = undefined;
+    window.fire();
+    expect((await call).content[0]!.text).toBe('dated');
+  });
+
+  it('caps Retry-After at maxRetryAfterMs', async () => {
+    const { handle, timers } = await openWith({ maxRetryAfterMs: 1_500 });
+    f.faults.busy = { status: 429, retryAfter: '3600' };
+    const call = handle.callTool('echo', { text: 'capped' });
+    const window = await timers.nth(0);
+    expect(window.ms).toBeGreaterThan(1_400);
+    expect(window.ms).toBeLessThanOrEqual(1_500);
+    f.faults.busy = undefined;
+    window.fire();
+    expect((await call).content[0]!.text).toBe('capped');
+  });
+
+  it('treats 503 the same, and without Retry-After waits the backoff: one step per window, growing while the server stays busy', async () => {
+    const { handle, timers, pressure } = await openWith({
+      restart: { backoff: { initialMs: 100, factor: 2, jitter: 0 } },
+    });
+    f.faults.busy = { status: 503 };
+    const made = Array.from({ length: 3 }, (_, i) => handle.callTool('echo', { text: `unavailable ${i}` }));
+    await allHeld(handle, 3); // three answers, one window
+    const first = windowTimer(timers);
+    expect(first.ms).toBeLessThanOrEqual(100);
+    expect(first.ms).toBeGreaterThan(50);
+    first.fire(); // still busy: answered 503 again
+    await expect.poll(() => handle.status().backpressure?.held).toBe(6);
+    const second = windowTimer(timers);
+    expect(second.ms).toBeGreaterThan(150);
+    expect(second.ms).toBeLessThanOrEqual(200);
+    f.faults.busy = undefined;
+    second.fire();
+    const answers = await Promise.all(made);
+    expect(answers.map((a) => a.content[0]!.text)).toEqual(['unavailable 0', 'unavailable 1', 'unavailable 2']);
+    expect(calls().length).toBe(9);
+    expect(pressure[0]).toMatchObject({ phase: 'hold', status: 503 });
+    expect(handle.status().backpressure).toMatchObject({ held: 6, retried: 6 });
+  });
+
+  it('fails a call whose timeout ends inside the window with ServerBusyError, at once', async () => {
+    const { handle } = await openWith();
+    f.faults.busy = { status: 429, retryAfter: '30' };
+    const error = await rejection(handle.callTool('echo', { text: 'short' }, { timeoutMs: 2_000 }));
+    expect(error).toBeInstanceOf(ServerBusyError);
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 30_000, retryable: true });
+    expect(error.message).toContain('Retry-After: 30 s');
+  });
+
+  it('returns a 200 that says "rate limited" as the answer it is', async () => {
+    const { handle } = await openWith();
+    const answer = await handle.callTool('echo', { text: 'rate limited, try later' });
+    expect(answer.content[0]!.text).toBe('rate limited, try later');
+    expect(handle.status().backpressure).toMatchObject({ held: 0, retried: 0 });
+  });
+});
+
+describe('limits per server', () => {
+  it('maxInFlight: at most that many on the wire, the others sent in the order they were made', async () => {
+    const { handle } = await openWith({ maxInFlight: 2 });
+    f.faults.delayMs = 20;
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => handle.callTool('echo', { text: `${i}` })));
+    expect(answers.map((a) => a.content[0]!.text)).toEqual(['0', '1', '2', '3', '4', '5']);
+    expect(f.concurrency.peak).toBe(2);
+    expect(texts()).toEqual(['0', '1', '2', '3', '4', '5']);
+  });
+
+  it('maxQueuedRequests bounds the queue while ready too: QueueFullError, the others answered', async () => {
+    const { handle } = await openWith({ maxInFlight: 1, maxQueuedRequests: 2 });
+    f.faults.delayMs = 20;
+    const made = Array.from({ length: 4 }, (_, i) => handle.callTool('echo', { text: `${i}` }));
+    const settled = await Promise.allSettled(made);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+    const error: unknown = (settled[3] as PromiseRejectedResult).reason;
+    expect(error).toBeInstanceOf(QueueFullError);
+    expect((error as QueueFullError).message).toContain('2 requests are already waiting for the server');
+  });
+
+  it('rateLimit: burst at once, then one per token', async () => {
+    const { handle, timers } = await openWith({ rateLimit: { perSecond: 20, burst: 2 } });
+    const made = Array.from({ length: 5 }, (_, i) => handle.callTool('echo', { text: `${i}` }));
+    await expect.poll(() => handle.status().requests.throttled).toBe(3);
+    const wait = await timers.nth(0);
+    expect(wait.ms).toBeGreaterThan(0);
+    expect(wait.ms).toBeLessThanOrEqual(50);
+    // Fire each token wait as it comes (real time passes for the bucket meanwhile).
+    let fired = 0;
+    await expect
+      .poll(() => {
+        for (const entry of timers.scheduled) {
+          if (entry.fired || entry.cleared) continue;
+          entry.fired = true;
+          entry.fn();
+        }
+        fired = timers.scheduled.length;
+        return handle.status().requests.throttled;
+      })
+      .toBe(0);
+    expect(fired).toBeGreaterThanOrEqual(2);
+    expect((await Promise.all(made)).map((a) => a.content[0]!.text)).toEqual(['0', '1', '2', '3', '4']);
+    expect(texts()).toEqual(['0', '1', '2', '3', '4']);
+  });
+
+  it('rejects a bad limit with a ConfigError naming the field', async () => {
+    await expect(open(cleanup, f.url, { maxInFlight: 0 })).rejects.toThrow(/servers\.fx\.maxInFlight/);
+    await expect(open(cleanup, f.url, { rateLimit: { perSecond: 0 } })).rejects.toThrow(
+      /servers\.fx\.rateLimit\.perSecond/,
+    );
+    await expect(open(cleanup, f.url, { rateLimit: { perSecnd: 3 } } as never)).rejects.toThrow(
+      /servers\.fx\.rateLimit/,
+    );
+  });
+});
