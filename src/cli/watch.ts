@@ -3,6 +3,7 @@
  * most a few times a second) and every second for the ages; otherwise one plain line per
  * transition, no ANSI. Ctrl-C (SIGINT) or SIGTERM stops the supervisor, then resolves 0.
  */
+import type { Dashboard } from '../dashboard/dashboard.js';
 import type { Supervisor } from '../supervisor.js';
 import { startChaos, type ChaosRun, type Fault } from './chaos.js';
 import { watchFiles, type FileWatcher } from './config-watch.js';
@@ -40,6 +41,8 @@ export interface WatchOptions {
   out?: NodeJS.WriteStream | undefined;
   /** Follow the config files: on a change, `reload()` applies them and says what changed (or why nothing did). */
   reload?: { files: readonly string[]; reload: () => Promise<string> } | undefined;
+  /** Serve the dashboard (`sup.dashboard()`) while watching; its URL is the first note. */
+  ui?: { port?: number | undefined; host?: string | undefined } | undefined;
   /** Stop on SIGINT / SIGTERM (default true; the handlers stay until the process exits). */
   handleSignals?: boolean | undefined;
 }
@@ -100,6 +103,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
   let ticker: NodeJS.Timeout | undefined;
   let deadline: NodeJS.Timeout | undefined;
   let files: FileWatcher | undefined;
+  let dashboard: Dashboard | undefined;
 
   const shutdown = async (code: number) => {
     if (stopping) return;
@@ -110,6 +114,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     clearInterval(ticker);
     clearTimeout(deadline);
     try {
+      await dashboard?.close();
       await sup.stop();
     } finally {
       if (screen) {
@@ -142,6 +147,10 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     write('\x1b[?25l\x1b[2J');
     draw();
     ticker = setInterval(draw, TICK_MS);
+  }
+  if (options.ui && !options.once) {
+    dashboard = await sup.dashboard(options.ui);
+    line(formatNote(`dashboard: ${dashboard.url}`, Date.now(), { color: false }));
   }
   for (const note of options.notes ?? []) line(formatNote(note, Date.now(), { color: false }));
   if (options.durationMs !== undefined) deadline = setTimeout(() => void shutdown(0), options.durationMs);
