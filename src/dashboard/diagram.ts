@@ -87,31 +87,49 @@ function columnsOf(parent: AnyStateNode): AnyStateNode[][] {
   return columns.filter((column) => column.length > 0);
 }
 
-/** Sizes and places a node's box (children relative to the node first, then made absolute). */
+/**
+ * Sizes and places a node's box (children relative to the node; made absolute by `place`). The
+ * machine's own states flow top to bottom, one row per step from the initial state; the children
+ * of a compound state flow left to right: the diagram stays about as wide as it is high.
+ */
 function measure(node: AnyStateNode): Box {
   const path = node.path.join('.');
   const children = childrenOf(node);
   const titleWidth = node.key.length * CHAR_WIDTH + 2 * PAD;
   if (children.length === 0)
     return { node, path, x: 0, y: 0, width: Math.max(84, titleWidth), height: LEAF_HEIGHT, children: [] };
-  const columns = columnsOf(node).map((column) => column.map(measure));
-  const widths = columns.map((column) => Math.max(...column.map((box) => box.width)));
-  const heights = columns.map(
-    (column) => column.reduce((sum, box) => sum + box.height, 0) + ROW_GAP * (column.length - 1),
-  );
-  const inner = Math.max(...heights);
-  let x = PAD;
-  columns.forEach((column, index) => {
-    let y = TITLE_HEIGHT + (inner - heights[index]!) / 2;
-    for (const box of column) {
-      box.x = x + (widths[index]! - box.width) / 2;
-      box.y = y;
-      y += box.height + ROW_GAP;
+  const ranks = columnsOf(node).map((rank) => rank.map(measure));
+  const downward = node.path.length === 0;
+  // Along: the direction of flow; across: the boxes of one rank side by side.
+  const along = (box: Box) => (downward ? box.height : box.width);
+  const across = (box: Box) => (downward ? box.width : box.height);
+  const gapAlong = downward ? ROW_GAP * 2 : COLUMN_GAP;
+  const gapAcross = downward ? COLUMN_GAP / 2 : ROW_GAP;
+  const thickness = ranks.map((rank) => Math.max(...rank.map(along)));
+  const spans = ranks.map((rank) => rank.reduce((sum, box) => sum + across(box), 0) + gapAcross * (rank.length - 1));
+  const span = Math.max(...spans);
+  let at = 0;
+  ranks.forEach((rank, index) => {
+    let offset = (span - spans[index]!) / 2;
+    for (const box of rank) {
+      const centred = at + (thickness[index]! - along(box)) / 2;
+      if (downward) [box.x, box.y] = [PAD + offset, TITLE_HEIGHT + centred];
+      else [box.x, box.y] = [PAD + centred, TITLE_HEIGHT + offset];
+      offset += across(box) + gapAcross;
     }
-    x += widths[index]! + COLUMN_GAP;
+    at += thickness[index]! + gapAlong;
   });
-  const width = Math.max(titleWidth, x - COLUMN_GAP + PAD);
-  return { node, path, x: 0, y: 0, width, height: TITLE_HEIGHT + inner + PAD, children: columns.flat() };
+  const length = at - gapAlong;
+  const [innerWidth, innerHeight] = downward ? [span, length] : [length, span];
+  return {
+    node,
+    path,
+    x: 0,
+    y: 0,
+    width: Math.max(titleWidth, innerWidth + 2 * PAD),
+    height: TITLE_HEIGHT + innerHeight + PAD,
+    children: ranks.flat(),
+  };
 }
 
 function place(box: Box, dx: number, dy: number, all: Map<AnyStateNode, Box>): void {
@@ -152,8 +170,13 @@ function describeEvent(type: string): string {
   return type;
 }
 
-function drawBox(box: Box, out: string[]): void {
+/** Compound states first (their frames), or leaves only (drawn over the arrows). */
+function drawBox(box: Box, out: string[], compounds: boolean): void {
   const compound = box.children.length > 0;
+  if (compound !== compounds) {
+    for (const child of box.children) drawBox(child, out, compounds);
+    return;
+  }
   const type = box.node.type === 'final' ? ' final' : '';
   out.push(
     `<g class="state${compound ? ' compound' : ''}${type}" data-state="${escape(box.path)}">`,
@@ -163,7 +186,7 @@ function drawBox(box: Box, out: string[]): void {
       : `<text x="${box.x + box.width / 2}" y="${box.y + box.height / 2 + 4}" text-anchor="middle">${escape(box.node.key)}</text>`,
     '</g>',
   );
-  for (const child of box.children) drawBox(child, out);
+  for (const child of box.children) drawBox(child, out, compounds);
 }
 
 /** The machine's diagram: an `<svg>` element with a `data-machine` attribute. */
@@ -187,8 +210,9 @@ export function machineSvg(name: string, machine: AnyStateMachine): string {
     }
   }
   const out: string[] = [];
-  for (const child of root.children) drawBox(child, out);
+  for (const child of root.children) drawBox(child, out, true);
   for (const { from, to, events } of edges.values()) out.push(edge(from, to, [...events]));
+  for (const child of root.children) drawBox(child, out, false);
   const width = Math.ceil(root.width);
   const height = Math.ceil(root.height - TITLE_HEIGHT + PAD);
   return [

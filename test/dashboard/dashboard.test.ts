@@ -95,6 +95,11 @@ describe('the dashboard', () => {
       expect(answer.status, asset).toBe(200);
       received.push(answer.body);
     }
+    // The diagrams are drawn from the machine definitions: every state is a box the page can light.
+    const svgs = JSON.parse(received.at(-1)!) as Record<string, string>;
+    expect(Object.keys(svgs)).toEqual(expect.arrayContaining(['connection', 'keepalive', 'listener', 'sse-fallback']));
+    for (const state of ['connecting.opening transport', 'ready', 'ready.serving', 'failed.waiting to revive'])
+      expect(svgs.connection).toContain(`data-state="${state}"`);
     // Without its trailing slash the page's relative addresses would miss the token: redirected.
     const bare = await get(dashboard.url.slice(0, -1));
     expect(bare.status).toBe(308);

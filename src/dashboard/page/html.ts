@@ -19,7 +19,7 @@ export const PAGE_HTML = `<!doctype html>
   <section id="list" aria-label="servers">
     <div class="row head">
       <span>server</span><span>config</span><span>state</span><span>era · transport</span><span>why</span>
-      <span>next attempt</span><span>restarts</span><span>rtt</span><span>in flight · held</span><span>pid</span>
+      <span>next try</span><span>restarts</span><span>rtt</span><span>flight · held</span><span>pid</span>
     </div>
     <div id="viewport"><div id="spacer"></div><div id="rows"></div></div>
     <p id="count" class="muted"></p>

@@ -16,12 +16,12 @@ h2 { font-size: 13px; margin: 0 0 6px; }
 #summary button { border: 1px solid var(--line); background: var(--panel); border-radius: 12px; padding: 2px 10px; cursor: pointer; font: inherit; }
 #summary button.on { border-color: var(--lit); box-shadow: inset 0 0 0 1px var(--lit); }
 #filter { width: 280px; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; font: inherit; }
-main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(380px, 36%); min-height: 0; }
-#list { display: flex; flex-direction: column; min-height: 0; background: var(--panel); border-right: 1px solid var(--line); }
+main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(400px, 40%); min-height: 0; }
+#list { display: flex; flex-direction: column; min-height: 0; background: var(--panel); border-right: 1px solid var(--line); overflow-x: auto; }
 #viewport { position: relative; overflow-y: auto; flex: 1; min-height: 0; }
 #rows { position: absolute; left: 0; right: 0; top: 0; }
-.row { display: grid; grid-template-columns: 150px 62px minmax(150px, 1.3fr) 110px minmax(140px, 2fr) 90px 60px 60px 90px 60px;
-  gap: 8px; align-items: center; height: var(--row); padding: 0 10px; border-bottom: 1px solid var(--line); white-space: nowrap; cursor: pointer; }
+.row { display: grid; grid-template-columns: 110px 58px minmax(130px, 1.4fr) 92px minmax(110px, 2fr) 78px 54px 50px 66px 50px;
+  gap: 8px; min-width: 860px; align-items: center; height: var(--row); padding: 0 10px; border-bottom: 1px solid var(--line); white-space: nowrap; cursor: pointer; }
 .row > span { overflow: hidden; text-overflow: ellipsis; }
 .row.head { font-weight: 600; color: var(--muted); cursor: default; background: #fafbfc; }
 .row.selected { background: #eff6ff; }
