@@ -84,7 +84,7 @@ export async function startDashboard(
       { path: 'dashboard.port', message: 'is not a port number' },
     ]);
   const token = newToken();
-  const feed = new Feed(source, { payloads: options.payloads ?? false, sampleMs: tuning.sampleMs ?? 500 });
+  const feed = new Feed(source, { payloads: options.payloads ?? false, sampleMs: tuning.sampleMs ?? 1_000 });
   const heartbeatMs = tuning.heartbeatMs ?? 15_000;
   const guard = new Guard(token, host);
 

@@ -3,7 +3,8 @@
  * (`transition`, `call`) and pushed to every open stream. Transitions are always kept (a few per
  * server, they are rare) so a page opened later has a timeline. Everything else runs only while a
  * browser is connected: the `call` subscription (so requests pay nothing otherwise) and a sampler
- * that sends the rows that changed (counters, nested states, children's states) every half second.
+ * that sends the rows that changed (counters, nested states, children's states) every second; a
+ * server that moved has its row sent within 50 ms.
  */
 import type { CallEvent } from '../observe/calls.js';
 import type { TransitionEvent } from '../runtime/context/events.js';
@@ -18,6 +19,8 @@ interface DashboardEvents {
 /** What the dashboard needs of a supervisor (the Supervisor has each member). */
 export interface DashboardSource {
   status(): Record<string, StatusView>;
+  /** One server's handle (throws for a disabled or unknown one). */
+  server(name: string): { status(): StatusView };
   on<K extends keyof DashboardEvents>(event: K, listener: (payload: DashboardEvents[K]) => void): () => void;
   reconnectServer(name: string): Promise<void>;
   enable(name: string): unknown;
@@ -85,6 +88,8 @@ export class Feed {
   private offCalls: (() => void) | undefined;
   private sampler: NodeJS.Timeout | undefined;
   private soon: NodeJS.Timeout | undefined;
+  /** Servers that moved since the last sample: sent first, alone. */
+  private readonly moved = new Set<string>();
   private batchTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -117,6 +122,7 @@ export class Feed {
     this.batch = [];
     this.batchDropped = 0;
     this.sent.clear();
+    this.moved.clear();
   }
 
   close(): void {
@@ -178,10 +184,8 @@ export class Feed {
     if (timeline.length > TIMELINE_LENGTH) timeline.splice(0, timeline.length - TIMELINE_LENGTH);
     if (this.streams.size === 0) return;
     this.broadcast(frame('transition', { server: event.server, ...entry }));
-    this.soon ??= setTimeout(() => {
-      this.soon = undefined;
-      this.sample();
-    }, SOON_MS);
+    this.moved.add(event.server);
+    this.soon ??= setTimeout(() => this.sampleMoved(), SOON_MS);
   }
 
   private onCall(call: CallEvent): void {
@@ -214,6 +218,30 @@ export class Feed {
     this.calls = this.calls.concat(batch).slice(-CALLS_KEPT);
     this.broadcast(frame('calls', { calls: batch, dropped: this.batchDropped }));
     this.batchDropped = 0;
+  }
+
+  /** The rows of the servers that moved, soon after they moved (not all thousand of them). */
+  private sampleMoved(): void {
+    this.soon = undefined;
+    const now = Date.now();
+    const changed: Row[] = [];
+    for (const name of this.moved) {
+      let status: StatusView;
+      try {
+        status = this.source.server(name).status();
+      } catch {
+        // Disabled or removed meanwhile: the full sample tells.
+        this.moved.clear();
+        return this.sample();
+      }
+      const row = this.row(name, status, now);
+      const json = JSON.stringify(row);
+      if (this.sent.get(name) === json) continue;
+      this.sent.set(name, json);
+      changed.push(row);
+    }
+    this.moved.clear();
+    if (changed.length > 0) this.broadcast(frame('rows', { rows: changed, removed: [], now }));
   }
 
   /** Sends the rows that changed since they were last sent, and says which servers are gone. */

@@ -127,7 +127,7 @@ describe('the dashboard', () => {
     await expect.poll(() => latestRow('files')?.stderr?.join('\n') ?? '').toContain('token=[redacted]');
     expect(latestRow('files')!.pid).toBeGreaterThan(0);
     // The keepalive's round trip arrives with the sampled rows.
-    await expect.poll(() => latestRow('docs')?.rttMs).toBeGreaterThanOrEqual(0);
+    await expect.poll(() => latestRow('docs')?.rttMs, { timeout: 5_000 }).toBeGreaterThanOrEqual(0);
   });
 
   it('logs each call (tool, duration, outcome, sends) without its arguments, and a replay as a second send', async () => {
