@@ -23,7 +23,7 @@ const LAYERS = [
   { observe: 'src/observe' },
   { runtime: 'src/runtime' },
   { catalog: 'src/catalog', tasks: 'src/tasks' },
-  { tools: 'src/tools' },
+  { tools: 'src/tools', dashboard: 'src/dashboard' },
   { face: 'src' }, // the files in src/ itself: index, connect, supervisor(-events), server-handle
   { gateway: 'src/gateway' }, // one MCP server in front of all: the face and the catalog, served (the CLI's `serve`)
   { adapters: 'src/adapters', cli: 'src/cli' },

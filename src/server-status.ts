@@ -12,6 +12,12 @@ export interface ServerStatus {
   name: string;
   /** The connection machine's top-level state; `stopped` before start, `disabled` for a server loaded with `disabled: true`. */
   state: ConnectionState | 'stopped' | 'disabled';
+  /**
+   * Every machine's state now, nested ones included: `connection` (`ready.serving`), and each
+   * machine child of the connection by id (`keepalive`, `listener`, `sse-fallback`). Undefined
+   * while the connection actor is not running.
+   */
+  states?: Record<string, string> | undefined;
   transport: TransportKind | undefined;
   protocolVersion: string | undefined;
   /** `modern` (2026-07-28, per-request `_meta`) or `legacy` (an `initialize` session); undefined until the first success. */
@@ -58,6 +64,7 @@ export interface StatusSource {
   session(): { era: 'legacy' | 'modern'; protocolVersion: string; serverInfo: Implementation } | undefined;
   lastError(): string | undefined;
   keepalive(): { lastRttMs: number | undefined; missed: number };
+  states?(): Record<string, string> | undefined;
   redact<T extends string | undefined>(text: T): T;
 }
 
@@ -68,6 +75,7 @@ export function serverStatus(source: StatusSource, restarts: number): ServerStat
   return {
     name: source.name,
     state,
+    states: source.states?.(),
     transport: source.transportKind,
     protocolVersion: session?.protocolVersion,
     era: session?.era,

@@ -6,6 +6,7 @@
 import type { CatalogSignal } from './catalog/catalog.js';
 import { Emitter } from './core/emitter.js';
 import { StoreUnavailableError } from './core/errors.js';
+import { CallObserver, type CallEvent } from './observe/calls.js';
 import { logMove, type Logger } from './observe/logger.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Progress } from './protocol/pending.js';
@@ -17,6 +18,7 @@ import type {
   TransitionEvent,
 } from './runtime/context/events.js';
 import { factsOfMove } from './runtime/lifecycle-facts.js';
+import type { ServerContext } from './runtime/context/server-context.js';
 
 export interface SupervisorEvents extends Record<string, unknown> {
   transition: TransitionEvent;
@@ -28,6 +30,26 @@ export interface SupervisorEvents extends Record<string, unknown> {
   elicitationComplete: { server: string; elicitationId: string };
   /** A server answered 429/503: a Retry-After window opened (`hold`) or ended (`resume`). */
   backpressure: BackpressureEvent;
+  /** A request settled: method, tool, duration, outcome, sends (observed only while someone listens). */
+  call: CallEvent;
+}
+
+/** What the relay follows: a server's runtime. */
+interface Followed {
+  readonly context: ServerContext;
+  readonly events: Emitter<RuntimeEvents>;
+}
+
+/** Starts or stops observing a server's calls (observe/calls.ts): only while `call` has listeners. */
+function observeCalls(runtime: Followed, on: boolean): void {
+  const context = runtime.context;
+  if (!on) context.calls = undefined;
+  else
+    context.calls ??= new CallObserver(
+      context.name,
+      (call) => runtime.events.emit('call', call),
+      (text) => context.redact(text),
+    );
 }
 
 export class SupervisorEventRelay {
@@ -39,20 +61,32 @@ export class SupervisorEventRelay {
       readonly catalog: { observe(signal: CatalogSignal): void };
       restartsOf(name: string): number;
     },
+    /** The runtimes now: their calls are observed while `call` has listeners. */
+    private readonly runtimes: () => Iterable<Followed>,
   ) {}
 
   on<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): () => void {
-    return this.events.on(event, listener);
+    const off = this.events.on(event, listener);
+    if (event !== 'call') return off;
+    this.observeCalls();
+    return () => this.off(event, listener);
   }
 
   off<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): void {
     this.events.off(event, listener);
+    if (event === 'call') this.observeCalls();
+  }
+
+  private observeCalls(): void {
+    const on = this.events.hasListeners('call');
+    for (const runtime of this.runtimes()) observeCalls(runtime, on);
   }
 
   /** Takes every event of one server's runtime from now on. */
-  follow(server: string, runtime: { readonly events: Emitter<RuntimeEvents> }, logger: Logger): void {
+  follow(server: string, runtime: Followed, logger: Logger): void {
     // One hook per server, not a subscription per event: every server pays for it while idle.
     runtime.events.forward((event, payload) => this.relay(server, runtime, logger, event, payload));
+    if (this.events.hasListeners('call')) observeCalls(runtime, true);
   }
 
   /** A server's event, as the supervisor's own (tagged with the server) and as log entries. */
@@ -112,6 +146,9 @@ export class SupervisorEventRelay {
         break;
       case 'elicitationComplete':
         this.events.emit('elicitationComplete', { ...(payload as RuntimeEvents['elicitationComplete']), server });
+        break;
+      case 'call':
+        this.events.emit('call', payload as RuntimeEvents['call']);
         break;
     }
   }

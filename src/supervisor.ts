@@ -37,6 +37,7 @@ import type { Timers } from './transports/transport.js';
 import { VERSION } from './core/version.js';
 import type { Store } from './store/types.js';
 import { interceptorList, type ToolCallInterceptor } from './tools/interceptors.js';
+import type { DashboardOptions } from './dashboard/dashboard.js';
 
 export interface SupervisorOptions {
   servers: Record<string, ServerConfigInput>;
@@ -61,10 +62,7 @@ export interface SupervisorOptions {
   random?: () => number;
   /** Timers for stream reconnect delays (tests pass a simulated clock). */
   timers?: Timers;
-  /**
-   * @internal Not part of the API: builds every transport in place of the real ones. Only the
-   * runtime model suite (test/model/runtime) uses it, to script what a transport reports.
-   */
+  /** @internal Not part of the API: builds every transport in place of the real ones (test/model/runtime scripts them). */
   createTransport?: TransportFactory;
   /** The tool catalog's naming and per-server filters (docs/agents.md). */
   catalog?: CatalogOptions;
@@ -101,7 +99,7 @@ export class Supervisor implements HandleOwner {
   private readonly disabledConfigs = new Map<string, ServerConfig>();
   /** `apply` calls, one after the other. */
   private applying: Promise<unknown> = Promise.resolve();
-  private readonly events = new SupervisorEventRelay(this);
+  private readonly events = new SupervisorEventRelay(this, () => this.runtimes.values());
   private sanitizer: Sanitizer | undefined;
   private actor: Actor<typeof providedSupervisorMachine> | undefined;
   private starting: Promise<void> | undefined;
@@ -361,6 +359,11 @@ export class Supervisor implements HandleOwner {
 
   off<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): void {
     this.events.off(event, listener);
+  }
+
+  /** A local web page of every server, its machine and its calls (docs/operations.md); resolves once it listens. */
+  async dashboard(options?: DashboardOptions) {
+    return (await import('./dashboard/dashboard.js')).startDashboard(this, options);
   }
 
   /** The typed error of the server's last failed attempt, if any. */

@@ -25,7 +25,7 @@ const HELP = `mcp-supervisor ${VERSION}: supervised, self-healing MCP client con
 Usage: mcp-supervisor <command> [options]
 
 Commands:
-  watch                          live view of every server (the default command)
+  watch                          live view of every server (the default command); --ui: a local web dashboard too
   status                         start, wait until each server is ready or down once, print status JSON
   tools [server]                 print the server's tools as a table (--json: as JSON)
   call [server] <tool> [json]    call a tool with JSON object arguments, print the result as JSON (progress on stderr)
@@ -60,7 +60,9 @@ watch and inspect:
   --json                         watch: one JSON object per event (NDJSON); tools: the tools/list result as JSON
   --chaos                        with --demo: inject a fault every few seconds and watch the machines heal
   --chaos-every <ms>             time between faults (default 4000)
-  --port <n>                     inspect: the inspector bridge's port (default 8080)
+  --ui                           watch: serve the dashboard (a local web page) and print its URL
+  --port <n>                     watch --ui: the dashboard's port (default: a free one); inspect: the bridge's (default 8080)
+  --host <addr>                  watch --ui and inspect: the address to listen on (default 127.0.0.1)
 
 serve (docs/gateway.md):
   --http [host:]port             Streamable HTTP at http://host:port/mcp instead of stdio (host default 127.0.0.1)
@@ -101,6 +103,8 @@ const OPTIONS = {
   chaos: { type: 'boolean' },
   'chaos-every': { type: 'string' },
   port: { type: 'string' },
+  ui: { type: 'boolean' },
+  host: { type: 'string' },
   'no-open': { type: 'boolean' },
   timeout: { type: 'string' },
   out: { type: 'string' },
@@ -235,7 +239,7 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
   if (parsed.words.length > 0) throw new UsageError(`${parsed.command}: unexpected '${parsed.words.join(' ')}'`);
   const chaosEvery = number(values, 'chaos-every', 4_000)!;
   const durationMs = number(values, 'duration');
-  const port = number(values, 'port', 8_080)!;
+  const port = number(values, 'port', inspector ? 8_080 : 0)!;
   const source = await collectServers(parsed);
   const options: SupervisorOptions = { servers: source.servers };
   const notes = [...source.notes];
@@ -244,7 +248,7 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
   try {
     if (inspector) {
       const { startInspectorBridge } = await import('./inspect.js');
-      const bridge = await startInspectorBridge(port, !values['no-open']);
+      const bridge = await startInspectorBridge(port, !values['no-open'], values.host);
       stopInspector = () => bridge.stop();
       options.inspect = bridge.inspect;
       notes.unshift(`Stately inspector: open ${bridge.pageUrl} (it embeds https://stately.ai/inspect)`);
@@ -267,6 +271,7 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
     if (files.length > 0 && !values.once) notes.push(`following ${files.join(', ')}: changes are applied as saved`);
     return await watch(sup, {
       once: values.once,
+      ui: values.ui ? { port, host: values.host } : undefined,
       durationMs,
       plain: values.plain,
       json: values.json,

@@ -3,6 +3,7 @@
  * most a few times a second) and every second for the ages; otherwise one plain line per
  * transition, no ANSI. Ctrl-C (SIGINT) or SIGTERM stops the supervisor, then resolves 0.
  */
+import type { Dashboard } from '../dashboard/dashboard.js';
 import type { Supervisor } from '../supervisor.js';
 import { startChaos, type ChaosRun, type Fault } from './chaos.js';
 import { watchFiles, type FileWatcher } from './config-watch.js';
@@ -42,6 +43,8 @@ export interface WatchOptions {
   out?: NodeJS.WriteStream | undefined;
   /** Follow the config files: on a change, `reload()` applies them and says what changed (or why nothing did). */
   reload?: { files: readonly string[]; reload: () => Promise<string> } | undefined;
+  /** Serve the dashboard (`sup.dashboard()`) while watching; its URL is the first note. */
+  ui?: { port?: number | undefined; host?: string | undefined } | undefined;
   /** Stop on SIGINT / SIGTERM (default true; the handlers stay until the process exits). */
   handleSignals?: boolean | undefined;
 }
@@ -113,6 +116,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
   let ticker: NodeJS.Timeout | undefined;
   let deadline: NodeJS.Timeout | undefined;
   let files: FileWatcher | undefined;
+  let dashboard: Dashboard | undefined;
 
   const shutdown = async (code: number) => {
     if (stopping) return;
@@ -123,6 +127,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     clearInterval(ticker);
     clearTimeout(deadline);
     try {
+      await dashboard?.close();
       await sup.stop();
     } finally {
       if (screen) {
@@ -156,6 +161,10 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     write('\x1b[?25l\x1b[2J');
     draw();
     ticker = setInterval(draw, TICK_MS);
+  }
+  if (options.ui && !options.once) {
+    dashboard = await sup.dashboard(options.ui);
+    note(`dashboard: ${dashboard.url}`);
   }
   for (const text of options.notes ?? []) note(text);
   if (options.durationMs !== undefined) deadline = setTimeout(() => void shutdown(0), options.durationMs);

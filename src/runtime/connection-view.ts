@@ -10,6 +10,21 @@ import type { ConnectionState } from './context/events.js';
 import { factsOfMove } from './lifecycle-facts.js';
 import type { ServerContext } from './context/server-context.js';
 
+/** Each machine's state path (`ready.serving`): `connection`, then its machine children by id (`keepalive`, `listener`, `sse-fallback`). */
+export type MachineStates = Record<string, string>;
+
+/** A state value as one path: `ready.serving`; parallel regions joined by ` | `. */
+function statePath(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value !== 'object' || value === null) return '';
+  return Object.entries(value)
+    .map(([key, inner]) => {
+      const rest = statePath(inner);
+      return rest ? `${key}.${rest}` : key;
+    })
+    .join(' | ');
+}
+
 export class ConnectionView {
   /** When a failed server is tried again (epoch ms), for status(). */
   nextAttemptAt: number | undefined = undefined;
@@ -37,6 +52,18 @@ export class ConnectionView {
   keepalive(): { lastRttMs: number | undefined; missed: number } {
     const child = this.context.snapshot()?.children.keepalive?.getSnapshot();
     return { lastRttMs: child?.context.lastRttMs, missed: child?.context.missed ?? 0 };
+  }
+
+  /** Read from the snapshots now (nothing kept): the connection's full state and each machine child's. */
+  states(): MachineStates | undefined {
+    const snapshot = this.context.snapshot();
+    if (!snapshot || snapshot.status !== 'active') return undefined;
+    const states: MachineStates = { connection: statePath(snapshot.value) };
+    for (const [id, child] of Object.entries(snapshot.children)) {
+      const value = (child?.getSnapshot() as { value?: unknown } | undefined)?.value;
+      if (value !== undefined) states[id] = statePath(value);
+    }
+    return states;
   }
 
   /** The machine's `state changed` fact, as a transition event (observation only: nothing is started here). */

@@ -30,7 +30,7 @@ import { PendingRequests, type ExchangeSignal } from '../protocol/pending.js';
 import type { ToolOutputSchemas } from '../protocol/tool-output.js';
 import type { Timers, Transport, TransportKind, TransportSink } from '../transports/transport.js';
 import type { Authorization } from './authorization/authorization.js';
-import { ConnectionView } from './connection-view.js';
+import { ConnectionView, type MachineStates } from './connection-view.js';
 import { factsOfMove, tellFact } from './lifecycle-facts.js';
 import type { ConnectionState, RequestOptions, RuntimeEvents } from './context/events.js';
 import { dispatchNotification } from './inbound/notifications.js';
@@ -214,6 +214,10 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   keepalive(): { lastRttMs: number | undefined; missed: number } {
     return this.view.keepalive();
   }
+  /** Every machine's state now: the connection's full path and its machine children's. */
+  states(): MachineStates | undefined {
+    return this.view.states();
+  }
   onTransition(change: FactOf<'state changed'>): void {
     this.origin.onMove(factsOfMove(this));
     this.view.onTransition(change);
@@ -225,6 +229,9 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   // ---- requests (the hot path: one Map entry and a direct transport call while open)
 
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
+    // Watched calls (observe/calls.ts) are the user's: keepalive probes go straight down the request path.
+    const calls = this.context.calls;
+    if (calls) return calls.issue(() => this.requests.request(method, params, options));
     return this.requests.request(method, params, options);
   }
 

@@ -1,4 +1,5 @@
 /** `mcp-supervisor inspect`: the Stately inspector's bridge receives the live, sanitized actor tree. */
+import { request } from 'node:http';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { collectWebSocket, freePort, spawnCli, useBuiltCli } from './helpers.js';
@@ -34,7 +35,7 @@ describe('mcp-supervisor inspect', () => {
       String(port),
       '--no-open',
     ]);
-    await cli.waitForLine(/Stately inspector: open http:\/\/localhost:\d+/);
+    await cli.waitForLine(/Stately inspector: open http:\/\/127\.0\.0\.1:\d+/);
     await cli.waitForLine(/docs {2}initializing -> ready/);
     const ws = await collectWebSocket(`ws://127.0.0.1:${port}`);
     try {
@@ -49,7 +50,29 @@ describe('mcp-supervisor inspect', () => {
     } finally {
       ws.close();
     }
+    // Loopback only, and only for itself: another name (DNS rebinding) or another page's socket is refused.
+    expect(await status(port, { host: `evil.example:${port}` })).toBe(403);
+    expect(await status(port, { host: `127.0.0.1:${port}` })).toBe(200);
+    const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13' };
+    const key = { 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
+    expect(await status(port, { ...upgrade, ...key, origin: 'http://evil.example' })).toBe(401);
     cli.child.kill('SIGINT');
     expect(await cli.exited).toBe(0);
   });
 });
+
+/** The status of a GET (or a refused upgrade) to the bridge on 127.0.0.1 with these headers. */
+function status(port: number, headers: Record<string, string>): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, headers }, (response) => {
+      response.resume();
+      resolve(response.statusCode);
+    });
+    req.once('upgrade', (_response, socket) => {
+      socket.destroy();
+      resolve(101);
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}

@@ -3,6 +3,7 @@
  * the handle and the supervisor hand these to users.
  */
 import type { ConnectionState } from '../../../machines/connection.machine.js';
+import type { CallEvent } from '../../observe/calls.js';
 import type { JsonRpcNotification } from '../../protocol/jsonrpc.js';
 import type { Progress, RetryMode } from '../../protocol/pending.js';
 import type { RestoreReport } from './session-state.js';
@@ -74,6 +75,8 @@ export interface RuntimeEvents extends Record<string, unknown> {
   backpressure: BackpressureEvent;
   /** Something unusable arrived on a stream (malformed event); the connection goes on. */
   warning: Error;
+  /** A request settled (only while the supervisor's `call` event has listeners: observe/calls.ts). */
+  call: CallEvent;
 }
 
 export interface RequestOptions {

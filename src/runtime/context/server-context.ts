@@ -11,6 +11,7 @@ import type { ServerConfig } from '../../config/server-config.js';
 import { secretSources } from '../../config/server-config.js';
 import { Emitter } from '../../core/emitter.js';
 import { redact, secretsOf, type Secrets } from '../../core/redact.js';
+import type { CallObserver } from '../../observe/calls.js';
 import type { ServerTelemetry, TelemetrySource } from '../../observe/telemetry/server-telemetry.js';
 import type { PendingRequest, PendingRequests } from '../../protocol/pending.js';
 import type { ToolOutputSchemas } from '../../protocol/tool-output.js';
@@ -44,6 +45,8 @@ export class ServerContext {
   closing = false;
   /** Built once an OpenTelemetry SDK is registered (observe/telemetry); undefined costs nothing. */
   telemetry: ServerTelemetry | undefined = undefined;
+  /** Set only while someone listens to the supervisor's `call` events (observe/calls.ts); undefined costs nothing. */
+  calls: CallObserver | undefined = undefined;
   /** The actor system the connection actor runs in (set by the supervisor). */
   system: { get(systemId: string): unknown } | undefined = undefined;
   /** The tools' output schemas, from the first tools list on (never with `validateToolOutput: false`). */

@@ -74,6 +74,7 @@ export class RequestPath {
         )
       : answered;
     if (operation) context.telemetry?.track(request, promise, operation);
+    context.calls?.track(request, promise);
     this.enqueue(request);
     // What the server says of its tools decides which calls may be replayed (replay-policy.ts)
     // and how their structured output is checked (tool-output.ts).
@@ -188,6 +189,7 @@ export class RequestPath {
     if (envelope && request.method === 'logging/setLevel') return answerSetLevel(request, envelope, context);
     request.sent = true;
     context.telemetry?.onSend(request);
+    context.calls?.onSend(request);
     // Modern era: the `_meta` envelope, built per send (a replay after a version change carries the new one).
     const params = envelope ? envelope.wrap(request.params) : request.params;
     const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params };
