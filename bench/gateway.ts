@@ -16,6 +16,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { connect } from '../src/index.js';
 import { createGateway } from '../src/gateway/gateway.js';
 import { serveGatewayHttp } from '../src/gateway/http.js';
@@ -47,7 +50,12 @@ export interface GatewayReport {
   directMedianUs: number;
   gatewayLegacyMedianUs: number;
   gatewayModernMedianUs: number;
-  /** The gateway in its own process (as hosts run it): over stdio, and over Streamable HTTP (2025 session). */
+  /**
+   * The gateway in its own process (as hosts run it): over stdio (with the official SDK v1 Client,
+   * as desktop hosts use, against the same Client direct over HTTP: `sdkDirectMedianUs`), and over
+   * Streamable HTTP (2025 session, `connect()` as for `direct`).
+   */
+  sdkDirectMedianUs: number;
   processStdioMedianUs: number;
   processHttpMedianUs: number;
   addedProcessStdioUs: number;
@@ -67,6 +75,18 @@ export interface GatewayReport {
 }
 
 const TOKEN = 'bench-token';
+
+/** The official SDK v1 Client: what most hosts run; `callTool` as the bench calls it. */
+async function sdkClient(
+  transport: StdioClientTransport | StreamableHTTPClientTransport,
+): Promise<{ callTool(name: string, args: object): Promise<unknown>; close(): Promise<void> }> {
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    callTool: (name, args) => client.callTool({ name, arguments: args as Record<string, unknown> }),
+    close: () => client.close(),
+  };
+}
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const us = (ms: number) => Math.round(ms * 1000);
 
@@ -103,10 +123,14 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
         direct: await connect({ url: upstream.url, keepalive, protocolVersion: 'legacy' }, { name: 'bench' }),
         legacy: await connect({ url: http.url, headers, keepalive, protocolVersion: 'legacy' }, { name: 'bench' }),
         modern: await connect({ url: http.url, headers, keepalive, protocolVersion: 'auto' }, { name: 'bench' }),
-        processStdio: await connect(
-          { command: process.execPath, args: cliArgs(['serve', '--config', config]), keepalive },
-          { name: 'bench' },
+        processStdio: await sdkClient(
+          new StdioClientTransport({
+            command: process.execPath,
+            args: cliArgs(['serve', '--config', config]),
+            stderr: 'ignore',
+          }),
         ),
+        sdkDirect: await sdkClient(new StreamableHTTPClientTransport(new URL(upstream.url))),
         processHttp: await connect(
           { url: served.url, headers, keepalive, protocolVersion: 'legacy' },
           { name: 'bench' },
@@ -119,9 +143,10 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
         modern: [] as number[],
         processStdio: [] as number[],
         processHttp: [] as number[],
+        sdkDirect: [] as number[],
       };
       const names = Object.keys(latencies) as (keyof typeof latencies)[];
-      const cpu = { direct: 0, legacy: 0, modern: 0, processStdio: 0, processHttp: 0 };
+      const cpu = { direct: 0, legacy: 0, modern: 0, processStdio: 0, processHttp: 0, sdkDirect: 0 };
       const round = async (name: keyof typeof clients, n: number, record: boolean) => {
         const cpuStart = process.cpuUsage();
         for (let i = 0; i < n; i++) {
@@ -156,7 +181,8 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
         gatewayModernMedianUs: us(median(latencies.modern)),
         processStdioMedianUs: us(median(latencies.processStdio)),
         processHttpMedianUs: us(median(latencies.processHttp)),
-        addedProcessStdioUs: us(median(latencies.processStdio) - direct),
+        sdkDirectMedianUs: us(median(latencies.sdkDirect)),
+        addedProcessStdioUs: us(median(latencies.processStdio) - median(latencies.sdkDirect)),
         addedProcessHttpUs: us(median(latencies.processHttp) - direct),
         addedMedianUs: us(median(latencies.legacy) - direct),
         cpuPerCallUs: {

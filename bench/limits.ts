@@ -55,6 +55,8 @@ export interface BackpressureResult {
   /** Requests that reached the server while it answered 429, beyond the burst itself (expected 0). */
   sentDuringWindow: number;
   answered: number;
+  /** From the first to the last request of the burst reaching the server (each answered 429), ms. */
+  burstSpreadMs: number;
   /** From the server's first 429 to the first and the last answer, ms. */
   firstAnswerMs: number;
   lastAnswerMs: number;
@@ -101,6 +103,7 @@ export async function measureBackpressure(burst: number, retryAfterSeconds: numb
       burst,
       retryAfterSeconds,
       sentDuringWindow: whileBusy - burst,
+      burstSpreadMs: calls()[burst - 1]!.at - busySince,
       answered: results.length - failed.length,
       firstAnswerMs: Math.min(...answeredAt) - busySince,
       lastAnswerMs: Math.max(...answeredAt) - busySince,
@@ -205,7 +208,7 @@ export function formatLimits(report: LimitsReport): string {
   return [
     `Backpressure: a burst of ${b.burst} calls answered 429 (Retry-After: ${b.retryAfterSeconds}) for ${b.retryAfterSeconds} s`,
     `  requests sent to the server during the window: ${b.sentDuringWindow} (expected 0)`,
-    `  calls answered: ${b.answered}/${b.burst}, the first ${b.firstAnswerMs} ms and the last ${b.lastAnswerMs} ms after the first 429`,
+    `  calls answered: ${b.answered}/${b.burst}, the first ${b.firstAnswerMs} ms and the last ${b.lastAnswerMs} ms after the first 429 (the burst reached the server over ${b.burstSpreadMs} ms)`,
     `Limits per call: tools/call over Streamable HTTP (JSON), ${report.counts.concurrency} in flight, median of ${report.counts.rounds} rotating rounds`,
     `  mode                             calls/s   CPU µs/call`,
     ...row('limits unused (defaults)'),

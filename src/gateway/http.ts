@@ -177,12 +177,17 @@ async function readJson(req: IncomingMessage): Promise<{ body: unknown } | { err
   }
 }
 
-/** A web Response onto Node's response, streamed (SSE frames go out as they come). */
+/** A web Response onto Node's response: a JSON body in one write, an SSE stream as it comes. */
 async function send(res: ServerResponse, response: Response): Promise<void> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => (headers[name] = value));
+  if (!response.body) return void res.writeHead(response.status, headers).end();
+  if (!headers['content-type']?.startsWith('text/event-stream')) {
+    const body = Buffer.from(await response.arrayBuffer());
+    headers['content-length'] = String(body.length);
+    return void res.writeHead(response.status, headers).end(body);
+  }
   res.writeHead(response.status, headers);
-  if (!response.body) return void res.end();
   const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
   res.once('close', () => void reader.cancel().catch(() => {}));
   try {

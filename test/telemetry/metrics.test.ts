@@ -128,6 +128,30 @@ describe('metrics', () => {
     ]);
   });
 
+  it('a 429 window and maxInFlight are counted: throttled by reason, retried by method', async () => {
+    const server = await fixture();
+    const handle = await open({
+      url: server.url,
+      keepalive: false,
+      protocolVersion: 'legacy',
+      maxInFlight: 1,
+      maxRetryAfterMs: 20, // a short real window
+    });
+    server.faults.busy = { status: 429, retryAfter: '5' };
+    const first = handle.callTool('echo', { text: 'busy' });
+    await seen(server, 'tools/call', 1);
+    server.faults.busy = undefined;
+    const second = handle.callTool('echo', { text: 'queued' });
+    await Promise.all([first, second]);
+
+    const metrics = await sdk.metrics();
+    const here = { 'server.port': Number(new URL(server.url).port) };
+    const throttled = metrics.get('mcp_supervisor.requests.throttled');
+    expect(total(throttled, { ...here, 'mcp_supervisor.throttle.reason': 'retry_after' })).toBeGreaterThanOrEqual(1);
+    expect(total(metrics.get('mcp_supervisor.requests.retried'), { ...here, 'mcp.method.name': 'tools/call' })).toBe(1);
+    expect(handle.status().backpressure).toMatchObject({ held: 1, retried: 1 });
+  });
+
   it('a stdio server that crashes is started again: one stdio process restart', async () => {
     const handle = await open({
       command: process.execPath,
