@@ -86,17 +86,20 @@ export class SessionOpening {
     context.facts = undefined;
     // Awaited here, not in a helper: an attempt's failure must be recorded (TransportSlot.recordFailure)
     // before the machine's outcome lets `connect()` read it.
-    const session = await handshake({
-      server: context.name,
-      transport,
-      protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
-      capabilities: this.advertisedCapabilities(),
-      clientInfo: this.clientInfo,
-      initialize: (params) => this.sendInitialize(params),
-    }).catch((error: unknown) => {
+    let session: SessionInfo;
+    try {
+      session = await handshake({
+        server: context.name,
+        transport,
+        protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
+        capabilities: this.advertisedCapabilities(),
+        clientInfo: this.clientInfo,
+        initialize: (params) => this.sendInitialize(params),
+      });
+    } catch (error) {
       // `type: 'http'` has no fallback: its one first handshake answered 404 is a wrong URL (wrong-path.ts).
       throw (context.config.type === 'http' && wrongPath(context, [error])) || error;
-    });
+    }
     const replacing = context.connectedBefore;
     context.adopt({ session, envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) });
     if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
