@@ -96,8 +96,7 @@ export class RequestPath {
     else if (gate.hold(request)) {
       this.recovery.onHeld();
       this.context.telemetry?.onHeld(request, this.context.observed.state());
-    }
-    else
+    } else
       pending.fail(request, new QueueFullError(this.context.config.maxQueuedRequests, { server: this.context.name }));
   }
 
