@@ -54,8 +54,10 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
 }
 
 function project(snapshot: AnyMachineSnapshot) {
-  const { stalledAttempts, progressed, retryMs, opened, reopens } = snapshot.context as ListenerContext;
-  return { value: snapshot.value, stalledAttempts, progressed, retryMs: retryMs ?? null, opened, reopens };
+  // Not the reopen count: it only raises the delay, which every step checks against the policy
+  // (promisedDelay); the backoff it makes is walked in listener.model.test.ts.
+  const { stalledAttempts, progressed, retryMs, opened } = snapshot.context as ListenerContext;
+  return { value: snapshot.value, stalledAttempts, progressed, retryMs: retryMs ?? null, opened };
 }
 
 /** The reconnect delay the stream policy promises, written out independently. */

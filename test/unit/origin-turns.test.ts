@@ -101,3 +101,21 @@ describe('reconnect turns per origin', () => {
     expect(order).toEqual(['a', 'b']);
   });
 });
+
+describe('reconnect turns per origin: no turn is lost', () => {
+  it('a connection that waits again (a reconnect request) holds one place, and a holder with no verdict loses the turn', async () => {
+    const turns = new OriginTurns(() => 0);
+    const [a, b] = [member(), member()];
+    turns.failed(ORIGIN, a);
+    const order: string[] = [];
+    void turnOf(turns, a, 'a-old', order);
+    void turnOf(turns, a, 'a', order);
+    void turnOf(turns, b, 'b', order);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(order, 'the older wait was replaced').toEqual(['a']);
+    await vi.advanceTimersByTimeAsync(119_999);
+    expect(order, 'b waits for the verdict').toEqual(['a']);
+    await vi.advanceTimersByTimeAsync(2);
+    expect(order, 'no verdict in 120 s: the turn passes on').toEqual(['a', 'b']);
+  });
+});

@@ -57,7 +57,9 @@ export const providedConnectionMachine = connectionMachine.provide({
       runtimeOf(system, input.server).closeSession(),
     ),
     listener: listenerMachine.provide({ actors: { 'follow stream': followStream() } }),
-    'wait for origin': fromPromise<void, ServerRef>(({ input, system }) => runtimeOf(system, input.server).origin.turn()),
+    'wait for origin': fromPromise<void, ServerRef>(({ input, system }) =>
+      runtimeOf(system, input.server).origin.turn(),
+    ),
   },
   actions: {
     'hold requests': ({ context, system }) => runtimeOf(system, context.server).holdRequests(),

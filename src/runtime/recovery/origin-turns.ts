@@ -22,6 +22,9 @@ export interface OriginMember {
   readonly waitingReconnectMs: number;
 }
 
+/** A turn's holder that gives no verdict this long (its connection went elsewhere) loses the turn. */
+const VERDICT_TIMEOUT_MS = 120_000;
+
 interface Waiter {
   member: OriginMember;
   go: () => void;
@@ -52,6 +55,7 @@ class DownOrigin {
   failed(member: OriginMember): void {
     if (this.failures > 0 && this.holder !== member) return;
     this.holder = undefined;
+    this.clearTimer();
     this.failures++;
     this.nextSlotAt = Date.now() + this.slotDelay(member);
     this.schedule();
@@ -59,6 +63,8 @@ class DownOrigin {
 
   wait(member: OriginMember): Promise<void> {
     return new Promise((go) => {
+      // One place per connection: a wait it left (a reconnect request) is replaced by this one.
+      this.drop(member);
       this.waiters.push({ member, go });
       this.hurry();
       this.schedule();
@@ -83,13 +89,18 @@ class DownOrigin {
 
   /** A member left (closed, authorizing): it no longer holds the turn, and stops waiting. */
   leave(member: OriginMember): void {
-    const index = this.waiters.findIndex((w) => w.member === member);
-    if (index >= 0) this.waiters.splice(index, 1);
+    this.drop(member);
     if (this.holder === member) {
       this.holder = undefined;
+      this.clearTimer();
       this.schedule();
     }
     if (this.idle) this.clearTimer();
+  }
+
+  private drop(member: OriginMember): void {
+    const index = this.waiters.findIndex((w) => w.member === member);
+    if (index >= 0) this.waiters.splice(index, 1);
   }
 
   private schedule(again = false): void {
@@ -108,6 +119,13 @@ class DownOrigin {
     if (index < 0) index = 0;
     const [waiter] = this.waiters.splice(index, 1);
     this.holder = waiter!.member;
+    // The slot timer is idle while a turn is held: it watches for a verdict that never comes.
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.holder = undefined;
+      this.schedule();
+    }, VERDICT_TIMEOUT_MS);
+    this.timer.unref?.();
     waiter!.go();
   }
 

@@ -132,10 +132,7 @@ function legacyOrThrow({ server, pin }: DiscoverInput, error: unknown): Discover
     (error instanceof TransportError && (error.status === undefined || error.status >= 500));
   if (saysNothing) throw error;
   const evidence = describeError(error);
-  const legacySign =
-    error instanceof McpError ||
-    error instanceof ProtocolError ||
-    error instanceof TransportError;
+  const legacySign = error instanceof McpError || error instanceof ProtocolError || error instanceof TransportError;
   if (!legacySign) throw error;
   if (pin.era === 'modern') {
     const wanted = pin.version ?? 'a modern protocol version';

@@ -102,28 +102,28 @@ export class SessionOpening {
     }
     // Awaited here, not in a helper: an attempt's failure must be recorded (TransportSlot.recordFailure)
     // before the machine's outcome lets `connect()` read it.
-    const session = await this.handshakeOrDropVerdict(transport);
+    let session: SessionInfo;
+    try {
+      const attempt = handshake({
+        server: context.name,
+        transport,
+        protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
+        capabilities: this.advertisedCapabilities(),
+        clientInfo: this.clientInfo,
+        initialize: (params) => this.sendInitialize(params),
+      });
+      // A refused era verdict is dropped from the store (era-memory.ts).
+      session = await (this.memory ? this.memory.checked(attempt) : attempt);
+    } catch (error) {
+      // `type: 'http'` has no fallback: its one first handshake answered 404 is a wrong URL (wrong-path.ts).
+      throw (context.config.type === 'http' && wrongPath(context, [error])) || error;
+    }
     this.memory?.learned(session, transport);
     const replacing = context.connectedBefore;
     context.adopt({ session, envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) });
     if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
     await this.restoreSessionState(transport, session.capabilities, replacing);
     return session;
-  }
-
-  private handshakeOrDropVerdict(transport: Transport): Promise<SessionInfo> {
-    const attempt = handshake({
-      server: this.context.name,
-      transport,
-      protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
-      capabilities: this.advertisedCapabilities(),
-      clientInfo: this.clientInfo,
-      initialize: (params) => this.sendInitialize(params),
-    }).catch((error: unknown) => {
-      // `type: 'http'` has no fallback: its one first handshake answered 404 is a wrong URL (wrong-path.ts).
-      throw (this.context.config.type === 'http' && wrongPath(this.context, [error])) || error;
-    });
-    return this.memory ? this.memory.checked(attempt) : attempt;
   }
 
   /** The `initialize` request: through the pending requests and the request path, never cancelled. */

@@ -166,4 +166,19 @@ describe('first connect: evidence, not guesses', () => {
     expect(requests).toBeGreaterThan(after);
     expect(transitions).toContain('reconnecting->failed');
   });
+
+  it("with type 'http' (no fallback) one 404 to the first initialize is enough; with type 'sse' one 404 to the stream", async () => {
+    const notFound = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('no route'));
+    await new Promise<void>((resolve) => notFound.listen(0, '127.0.0.1', () => resolve()));
+    cleanup.add(notFound, (s) => new Promise((resolve) => s.close(resolve)));
+    const origin = `http://127.0.0.1:${(notFound.address() as AddressInfo).port}`;
+    for (const type of ['http', 'sse'] as const) {
+      const error = await connect({ url: `${origin}/mcp`, type, keepalive: false, restart: RESTART }).catch(
+        (e: Error) => e,
+      );
+      expect(error, type).toBeInstanceOf(EndpointNotFoundError);
+      expect((error as Error).message).toContain(`${origin}/mcp`);
+      expect((error as Error).message).toContain('no route');
+    }
+  });
 });
