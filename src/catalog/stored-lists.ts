@@ -19,14 +19,17 @@ export interface StoredToolLists {
 /** A list served from the store: what the catalog learns from a listing, and where it came from. */
 type FromStore = ListToolsResult & { fromStore: true };
 
-/** The stored list while it is fresh, else the server's. */
-export async function listFromStore(
+/** The stored list while it is fresh, else the server's (asked at once when there is no store). */
+export function listFromStore(
   stored: StoredToolLists | undefined,
   list: () => Promise<ListToolsResult>,
 ): Promise<ListToolsResult | FromStore> {
-  const kept = await stored?.tools();
-  if (!kept) return list();
-  return { tools: kept.tools, ttlMs: Math.max(0, kept.freshUntil - Date.now()), fromStore: true };
+  if (!stored) return list();
+  return stored
+    .tools()
+    .then((kept) =>
+      kept ? { tools: kept.tools, ttlMs: Math.max(0, kept.freshUntil - Date.now()), fromStore: true as const } : list(),
+    );
 }
 
 /** A list the server said may be shared, for its `ttlMs`. */

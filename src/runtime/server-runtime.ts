@@ -280,7 +280,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   // ---- ConnectionHost: the machine's actors (see machines/connection-host.ts for when each runs)
 
   connectTransport(kind: ConfiguredTransport): Promise<TransportOpened> {
-    return this.slot.connectTransport(kind).then((opened) => this.opening.withStoredEra(opened));
+    return this.opening.withStoredEra(this.slot.connectTransport(kind));
   }
   discoverServer(): Promise<DiscoverVerdict> {
     return this.slot.recordFailure(this.opening.discover());
@@ -314,7 +314,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     this.input?.requests.abortAll('the connection was closed');
     this.context.pending.failAll(new ConnectionClosedError('the connection was closed', { server: this.name }));
     await this.slot.closeTransport();
-    await this.context.stored?.flush();
+    if (this.context.stored) await this.context.stored.flush();
   }
 
   // ---- ConnectionHost: the machine's actions

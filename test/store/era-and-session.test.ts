@@ -167,6 +167,25 @@ describe('resumeSession: the 2025-era session kept in the store', () => {
     await sup.server('s').callTool('echo', { text: 'hi' });
   });
 
+  it('a damaged stored session never reaches a header: a new initialize replaces it', async () => {
+    legacy.requests.length = 0;
+    const store = memoryStore();
+    const session = {
+      era: 'legacy',
+      protocolVersion: '2025-11-25',
+      serverInfo: { name: 'x', version: '1' },
+      capabilities: {},
+    };
+    await store.set(sessionKey(legacy.url), { sessionId: 'bad\r\ninjected: 1', session, savedAt: Date.now() });
+    const sup = await supervise(legacy.url, store, { resumeSession: true });
+    expect(sup.status().s?.state).toBe('ready');
+    expect(sent(legacy, 'ping')).toBe(0);
+    expect(sent(legacy, 'initialize')).toBe(1);
+    await expect
+      .poll(async () => (await store.get<{ sessionId: string }>(sessionKey(legacy.url)))?.value.sessionId)
+      .toMatch(/^[\x21-\x7e]+$/);
+  });
+
   it('is off by default: nothing kept, the session ended on stop', async () => {
     legacy.requests.length = 0;
     const store = memoryStore();

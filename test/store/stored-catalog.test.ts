@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createSupervisor, memoryStore, type Store, type Supervisor } from '../../src/index.js';
 import { startModernFixture, type ModernFixture } from '../../servers/modern-fixture.js';
+import { startV2Server } from '../integration/modern/v2-server.js';
 
 let fixture: ModernFixture;
 beforeAll(async () => {
@@ -74,5 +75,26 @@ describe('a tool catalog in the store', () => {
     await (await supervise(store)).tools();
     await (await supervise(store)).tools();
     expect(lists()).toBe(2);
+  });
+
+  it('a list_changed replaces the stored list: the next process never serves the old one (official v2 server, ttlMs 60 s, public)', async () => {
+    const v2 = await startV2Server('modern');
+    try {
+      const store = memoryStore();
+      const names = async (sup: Supervisor) => (await sup.tools()).tools.map((tool) => tool.originalName).sort();
+      const a = createSupervisor({ servers: { s: { url: v2.url, keepalive: false } }, store });
+      running.push(a);
+      await a.start();
+      expect(await names(a)).not.toContain('later');
+      v2.addTool('later');
+      await expect.poll(() => names(a)).toContain('later');
+      const b = createSupervisor({ servers: { s: { url: v2.url, keepalive: false } }, store });
+      running.push(b);
+      await b.start();
+      expect(await names(b)).toContain('later');
+    } finally {
+      await Promise.all(running.splice(0).map((sup) => sup.stop().catch(() => {})));
+      await v2.close();
+    }
   });
 });

@@ -21,6 +21,7 @@ import {
   TransportError,
 } from '../../core/errors.js';
 import { probeTimeoutMs } from '../../core/probe-timeout.js';
+import { isSupportedProtocolVersion } from '../../protocol/messages.js';
 import type { Transport } from '../../transports/transport.js';
 import type { ServerContext } from '../context/server-context.js';
 import type { Probes } from '../probes/probes.js';
@@ -97,7 +98,9 @@ export class EraMemory {
   async resumeSession(transport: Transport): Promise<SessionInfo | undefined> {
     if (!this.context.config.resumeSession || this.resumeTried || !transport.resumeSession) return undefined;
     const stored = await this.stored.session();
-    if (!stored || !transport.resumeSession(stored.sessionId, stored.session.protocolVersion)) {
+    // A damaged entry (an id that is not visible ASCII, a version we do not speak) never reaches a header.
+    const usable = stored && isSupportedProtocolVersion(stored.session.protocolVersion);
+    if (!usable || !transport.resumeSession(stored.sessionId, stored.session.protocolVersion)) {
       this.resumeTried = true;
       if (stored) await this.stored.dropSession();
       return undefined;

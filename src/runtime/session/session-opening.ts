@@ -41,10 +41,14 @@ export class SessionOpening {
     this.memory = context.stored && new EraMemory(context, context.stored, probes, this.pin.era === 'auto');
   }
 
-  /** `connecting`: the transport is open; a fresh era verdict from the store comes with it. */
-  async withStoredEra(opened: TransportOpened): Promise<TransportOpened> {
-    const storedEra = opened.transport === 'sse' ? undefined : await this.memory?.storedEra();
-    return storedEra ? { ...opened, storedEra } : opened;
+  /** `connecting`: the transport is open; a fresh era verdict from the store comes with it (none without a store). */
+  withStoredEra(opening: Promise<TransportOpened>): Promise<TransportOpened> {
+    const memory = this.memory;
+    if (!memory) return opening;
+    return opening.then(async (opened) => {
+      const storedEra = opened.transport === 'sse' ? undefined : await memory.storedEra();
+      return storedEra ? { ...opened, storedEra } : opened;
+    });
   }
 
   /** `discovering`: the era probe; a modern server's discovery stands for its session. */
@@ -95,7 +99,7 @@ export class SessionOpening {
     if (!transport)
       throw new ConnectionClosedError('no transport: the connection is not open', { server: context.name });
     context.facts = undefined;
-    const resumed = await this.memory?.resumeSession(transport);
+    const resumed = this.memory && (await this.memory.resumeSession(transport));
     if (resumed) {
       context.adopt({ session: resumed, envelope: undefined, runsToolTasks: takesToolTasks(resumed.capabilities) });
       return resumed;

@@ -17,6 +17,19 @@ import { StoreUnavailableError } from '../../core/errors.js';
 /** A read that takes longer is given up: the connection does not wait for a store that hangs. */
 const READ_TIMEOUT_MS = 2_000;
 
+async function bounded<T>(operation: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${READ_TIMEOUT_MS} ms`)), READ_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([operation, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** What was learned of a server's era, and when (epoch ms). */
 export interface EraVerdict {
   era: Era;
@@ -161,9 +174,9 @@ export class StoredState {
     });
   }
 
-  /** Waits for the writes under way (a process that stops leaves what it learned behind). */
+  /** Waits for the writes under way (a process that stops leaves what it learned behind), never for a store that hangs. */
   async flush(): Promise<void> {
-    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+    if (this.writes.size > 0) await bounded(Promise.allSettled([...this.writes])).catch(() => undefined);
   }
 
   // ---- the guarded operations
@@ -182,26 +195,20 @@ export class StoredState {
   }
 
   private async read<T>(key: string, what: string): Promise<T | undefined> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${READ_TIMEOUT_MS} ms`)), READ_TIMEOUT_MS);
-      timer.unref();
-    });
     try {
-      const entry = await Promise.race([this.store.get<T>(key), timeout]);
+      const entry = await bounded(this.store.get<T>(key));
       this.failing = false;
       return entry?.value;
     } catch (error) {
       this.failed(what, error);
       return undefined;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
+  /** Awaited by a connection opening (a refused verdict or session): bounded like a read. */
   private async remove(key: string, what: string): Promise<void> {
     try {
-      await this.store.delete(key);
+      await bounded(this.store.delete(key));
     } catch (error) {
       this.failed(what, error);
     }
