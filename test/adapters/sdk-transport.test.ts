@@ -354,6 +354,13 @@ describe('the transport seam itself (what a client may pass with a message)', ()
       },
     });
     expect(got[4]).toMatchObject({ id: 4, result: { tools: expect.any(Array) } });
+    // A 2026-07-28 client's own listen is not carried: the connection listens itself.
+    await transport.send({ jsonrpc: '2.0', id: 5, method: 'subscriptions/listen', params: { notifications: {} } });
+    await until(() => got.length === 6);
+    expect(got[5]).toMatchObject({
+      id: 5,
+      error: { code: -32601, message: expect.stringContaining('listens itself') },
+    });
     expect(status404.requests()['tools/call']).toBe(calls); // id 3 never reached the server
     expect({ ended, tokens, closes: closes() }).toEqual({ ended: 0, tokens: [], closes: 0 });
     await transport.close();

@@ -22,6 +22,7 @@ const DOCS = [
   'docs/operations.md',
   'docs/authorization.md',
   'docs/migrating-from-sdk.md',
+  'docs/interceptors.md',
   'docs/troubleshooting.md',
   'docs/cli.md',
 ];

@@ -31,6 +31,9 @@ describe('bench smoke', () => {
       ).toEqual(expect.any(Number));
     }
     expect(formatTable(report)).toContain('| json | ours |');
+    // The interceptors A/B: callTool with none, the path before them, and one pass-through.
+    for (const mode of ['before', 'none', 'one pass-through'] as const)
+      expect(report.interceptors![mode].seqOps, `interceptors ${mode}`).toBeGreaterThan(0);
     // The two eras against one dual-era server: every client's calls succeeded (a failed call
     // rejects the run), each era on its own wire.
     const eras = report.eras!;

@@ -144,6 +144,12 @@ export class SupervisedTransport {
     if (method === 'initialize') void this.initialize(id, message.params);
     else if (method === 'server/discover')
       this.answerError(id, { code: METHOD_NOT_FOUND, message: 'Method not found' });
+    // The connection keeps its own listen open; the server's notifications reach the client without one.
+    else if (method === 'subscriptions/listen')
+      this.answerError(id, {
+        code: METHOD_NOT_FOUND,
+        message: "the supervised transport listens itself: the server's notifications reach the client's handlers",
+      });
     else this.request(id, method, message.params, options);
     return SENT;
   }
