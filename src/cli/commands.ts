@@ -157,7 +157,8 @@ export function formatProgress(tool: string, progress: Progress): string {
   const { progress: done, total, message } = progress;
   const amount =
     total !== undefined && total > 0 ? `${done}/${total} (${Math.round((done / total) * 100)}%)` : String(done);
-  return `progress ${tool}: ${amount}${message ? ` ${message}` : ''}`;
+  const replayed = progress.replayed ? ' (replayed: the call was sent again after a recovery)' : '';
+  return `progress ${tool}: ${amount}${message ? ` ${message}` : ''}${replayed}`;
 }
 
 function parseToolArguments(json: string | undefined): Record<string, unknown> {
