@@ -31,7 +31,7 @@ for (let n = 1; n <= calls && !stopping; n++) {
     // A call made while the server is away waits for it (up to the timeout), then is answered.
     const result = await echo.callTool('echo', { message: `call ${n}` }, { timeoutMs: 60_000 });
     const [first] = result.content;
-    console.log(`${time()}  ${first?.type === 'text' ? first.text : JSON.stringify(result.content)}`);
+    console.log(`${time()}  ${first?.type === 'text' ? String(first.text) : JSON.stringify(result.content)}`);
   } catch (error) {
     // Only what cannot be waited out reaches here: a timeout, or an error the server answered.
     console.log(`${time()}  call ${n} failed: ${isMcpSupervisorError(error) ? error.code : String(error)}`);

@@ -116,7 +116,7 @@ describe('code blocks in the docs', () => {
         const code = block.code
           .replaceAll(REFERENCE_URL, everything.url)
           .replace(/from '(mcp-supervisor[^']*)'/g, (whole, specifier: string) =>
-            ENTRY_POINTS[specifier] ? `from '../${ENTRY_POINTS[specifier]!.replace(/\.ts$/, '.js')}'` : whole,
+            ENTRY_POINTS[specifier] ? `from '../${ENTRY_POINTS[specifier].replace(/\.ts$/, '.js')}'` : whole,
           );
         writeFileSync(join(dir, name), `${code}\nexport {};\n`);
         return { name, where: `${block.doc}:${block.line}` };
