@@ -62,6 +62,7 @@ export default tseslint.config(
       '.package-test/',
       '.package-test-adapters/',
       '.tmp/',
+      '.docs-run/',
     ],
   },
   js.configs.recommended,

@@ -3,7 +3,7 @@
  * calls go to `tool.invoke(toolCall)`, which answers with a ToolMessage (what a ToolNode does).
  * Run it against server-everything on port 3001: `npx tsx examples/agent-langchain.ts`.
  */
-import { AIMessage, type ToolMessage } from '@langchain/core/messages';
+import { AIMessage, ToolMessage } from '@langchain/core/messages';
 import { createSupervisor } from 'mcp-supervisor';
 import { langChainTools } from 'mcp-supervisor/langchain';
 
@@ -20,7 +20,13 @@ const ai = new AIMessage({
 });
 for (const call of ai.tool_calls ?? []) {
   const tool = tools.find((candidate) => candidate.name === call.name);
-  const message = (await tool!.invoke(call)) as ToolMessage;
+  // A ToolNode turns a failed call into an error ToolMessage; called directly, `invoke` throws
+  // (a tool that answered `isError: true` throws ToolResultError): answer the model the same way.
+  const message = (await tool!
+    .invoke(call)
+    .catch(
+      (error: Error) => new ToolMessage({ content: error.message, tool_call_id: call.id!, status: 'error' }),
+    )) as ToolMessage;
   console.log(`${call.name} -> ${JSON.stringify(message.content)}`);
 }
 await sup.stop();

@@ -64,7 +64,11 @@ function paramMismatch(tool: Record<string, unknown> | undefined, args: unknown,
   return undefined;
 }
 
-export async function startModernFixture(tools: Record<string, unknown>[] = []): Promise<ModernFixture> {
+/** `keepSeen`: how many POSTs `seen` keeps (default all; the demo, which runs for hours, keeps none). */
+export async function startModernFixture(
+  tools: Record<string, unknown>[] = [],
+  options: { keepSeen?: number } = {},
+): Promise<ModernFixture> {
   let arrived: () => void = () => {};
   const hangingCall = new Promise<void>((resolve) => (arrived = resolve));
   const fixture = {
@@ -129,6 +133,7 @@ export async function startModernFixture(tools: Record<string, unknown>[] = []):
       for (const [key, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[key] = value;
       const post: SeenPost = { method: body.method, id: body.id, headers, body };
       fixture.seen.push(post);
+      if (options.keepSeen !== undefined && fixture.seen.length > options.keepSeen) fixture.seen.shift();
       if (body.id === undefined) return void res.writeHead(202).end();
       const hints = {
         ...(fixture.ttlMs === undefined ? {} : { ttlMs: fixture.ttlMs }),

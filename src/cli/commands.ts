@@ -12,6 +12,7 @@ import { VERSION } from '../core/version.js';
 import { UsageError, type ServerMap } from './load-config.js';
 import type { Progress } from '../protocol/pending.js';
 import { toolsTable } from './tools-table.js';
+import { checkServers } from './doctor/run-doctor.js';
 
 export interface CommandIo {
   out(text: string): void;
@@ -157,7 +158,8 @@ export function formatProgress(tool: string, progress: Progress): string {
   const { progress: done, total, message } = progress;
   const amount =
     total !== undefined && total > 0 ? `${done}/${total} (${Math.round((done / total) * 100)}%)` : String(done);
-  return `progress ${tool}: ${amount}${message ? ` ${message}` : ''}`;
+  const replayed = progress.replayed ? ' (replayed: the call was sent again after a recovery)' : '';
+  return `progress ${tool}: ${amount}${message ? ` ${message}` : ''}${replayed}`;
 }
 
 function parseToolArguments(json: string | undefined): Record<string, unknown> {
@@ -173,4 +175,21 @@ function parseToolArguments(json: string | undefined): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new UsageError('the tool arguments must be a JSON object, e.g. \'{"text":"hi"}\'');
   return value as Record<string, unknown>;
+}
+
+/** `doctor [server]`: every server, or the one named, checked step by step (doctor/). */
+export async function runDoctor(
+  servers: ServerMap,
+  words: readonly string[],
+  timeoutMs: number,
+  io: CommandIo,
+): Promise<number> {
+  const [name, ...extra] = words;
+  if (extra.length > 0) throw new UsageError(`doctor [server]: unexpected '${extra.join(' ')}'`);
+  if (name !== undefined && !Object.hasOwn(servers, name))
+    throw new UsageError(`doctor: unknown server '${name}' (configured: ${Object.keys(servers).join(', ')})`);
+  return checkServers(name === undefined ? servers : { [name]: servers[name]! }, {
+    timeoutMs,
+    out: (text) => io.out(text),
+  });
 }

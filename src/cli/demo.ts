@@ -72,6 +72,12 @@ interface SdkExampleModule {
     close(): Promise<void>;
   }>;
 }
+interface ModernFixtureModule {
+  startModernFixture: (
+    tools: Record<string, unknown>[],
+    options?: { keepSeen?: number },
+  ) => Promise<{ url: string; close(): Promise<void> }>;
+}
 interface LegacyFixtureModule {
   startLegacySseFixture: (
     settings?: object,
@@ -203,6 +209,19 @@ function candidates(): Record<string, Candidate> {
               },
             },
           ],
+          close: () => fixture.close(),
+        };
+      },
+    },
+    // A 2026-07-28 server: stateless (server/discover, `_meta` on every request), no session to expire.
+    modern: {
+      async start() {
+        const { startModernFixture } = await importFixture<ModernFixtureModule>('modern-fixture.ts');
+        const echo = { name: 'echo', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
+        const fixture = await startModernFixture([echo], { keepSeen: 0 });
+        return {
+          servers: { modern: { url: fixture.url, ...TUNING } },
+          faults: () => [],
           close: () => fixture.close(),
         };
       },

@@ -9,7 +9,7 @@ import { createSupervisor, type SupervisorOptions } from '../supervisor.js';
 import { VERSION } from '../core/version.js';
 import type { Fault } from './chaos.js';
 import type { Demo } from './demo.js';
-import { runCall, runLogout, runStatus, runTools, type CommandIo } from './commands.js';
+import { runCall, runDoctor, runLogout, runStatus, runTools, type CommandIo } from './commands.js';
 import { prepareAuth, type AuthOptions } from './oauth-setup.js';
 import { Reloader } from './config-watch.js';
 import { diagramText, MACHINE_NAMES, writeDiagramFiles } from './diagrams.js';
@@ -18,7 +18,6 @@ import { watch } from './watch.js';
 import { runServe } from './serve.js';
 import { configFiles, PROJECT_CONFIG_FILES } from './config-discovery.js';
 import { completeInputs, parseInputFlags } from './inputs.js';
-import { runDoctor } from './doctor/run-doctor.js';
 
 const HELP = `mcp-supervisor ${VERSION}: supervised, self-healing MCP client connections
 
@@ -350,7 +349,7 @@ async function run(argv: string[]): Promise<number> {
         }
         if (parsed.command === 'tools')
           return await runTools(source.servers, parsed.words, timeoutMs, io, values.json ?? false);
-        if (parsed.command === 'doctor') return await runDoctor(source.servers, parsed.words, { timeoutMs, io });
+        if (parsed.command === 'doctor') return await runDoctor(source.servers, parsed.words, timeoutMs, io);
         if (parsed.command === 'logout') return await runLogout(source.servers, parsed.words, io);
         return await runCall(source.servers, parsed.words, timeoutMs, io);
       } finally {

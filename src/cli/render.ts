@@ -9,6 +9,8 @@ export interface Row {
   server: string;
   state: string;
   transport: string;
+  /** `2025-era` (initialize, a session) or `2026-07-28` (stateless); `-` until known. */
+  era: string;
   sessionAge: string;
   restarts: string;
   rtt: string;
@@ -25,6 +27,7 @@ const COLUMNS: { key: keyof Row; title: string }[] = [
   { key: 'server', title: 'SERVER' },
   { key: 'state', title: 'STATE' },
   { key: 'transport', title: 'TRANSPORT' },
+  { key: 'era', title: 'ERA' },
   { key: 'sessionAge', title: 'SESSION' },
   { key: 'restarts', title: 'RESTARTS' },
   { key: 'rtt', title: 'RTT' },
@@ -74,6 +77,7 @@ export function rowsOf(
       server: s.name,
       state: s.state,
       transport: s.transport ?? '-',
+      era: s.era === 'modern' ? '2026-07-28' : s.era === 'legacy' ? '2025-era' : '-',
       sessionAge: since === undefined ? '-' : formatDuration(now - since),
       restarts: String(s.restarts),
       rtt: s.keepalive.lastRttMs === undefined ? '-' : `${Math.round(s.keepalive.lastRttMs)}ms`,

@@ -12,6 +12,8 @@ export interface WorkloadRun {
 export interface WorkloadOptions {
   /** Calls in flight at once. */
   concurrency: number;
+  /** Each caller's pause between its calls: the demo's traffic is a steady trickle, not a benchmark. */
+  pauseMs: number;
   /** How often the counts are shown. */
   reportEveryMs: number;
 }
@@ -22,7 +24,7 @@ export function startWorkload(
   server: string,
   call: (handle: ServerHandle, n: number) => Promise<unknown>,
   note: (text: string) => void,
-  options: WorkloadOptions = { concurrency: 4, reportEveryMs: 5_000 },
+  options: WorkloadOptions = { concurrency: 2, pauseMs: 100, reportEveryMs: 5_000 },
 ): WorkloadRun {
   const handle = sup.server(server);
   let stopped = false;
@@ -40,6 +42,7 @@ export function startWorkload(
         lost++;
         lastError = error instanceof Error ? error.message : String(error);
       }
+      await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
     }
   };
   for (let i = 0; i < options.concurrency; i++) void loop();

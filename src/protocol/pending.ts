@@ -22,6 +22,8 @@ export interface Progress {
   progress: number;
   total?: number;
   message?: string;
+  /** The request was sent again after a recovery (a replay): the server started over, so progress may restart. */
+  replayed?: true;
 }
 
 export interface CreateOptions {
@@ -75,6 +77,8 @@ export interface PendingRequest extends ExchangeSignal {
   readonly deadline: number;
   /** Whether to send it again when its outcome is unknown. */
   readonly retry: RetryMode;
+  /** Times it was put on the wire; from the second on (a replay after a recovery) its progress is marked `replayed`. */
+  sends: number;
   /** Settled without its response (timed out, aborted, failed): its exchange is to be released. */
   aborted: boolean;
   /** Why it was released: the error the caller got. */
@@ -185,6 +189,7 @@ export class PendingRequests {
       resetTimeoutOnProgress: options.resetTimeoutOnProgress ?? false,
       deadline: now + (options.maxTotalTimeoutMs ?? 10 * timeoutMs),
       retry: options.retry ?? 'safe',
+      sends: 0,
       aborted: false,
       reason: undefined,
       releaseListeners: undefined,
@@ -205,15 +210,19 @@ export class PendingRequests {
     return { request, promise };
   }
 
-  /** A `notifications/progress` from the server; unknown tokens are ignored. */
-  progress(progress: Progress): void {
-    const request = this.byProgressToken?.get(String(progress.progressToken));
-    if (!request || !this.isPending(request)) return;
+  /**
+   * A `notifications/progress` from the server, for its request (unknown tokens are ignored);
+   * returns it as delivered: marked `replayed` when the request was sent again.
+   */
+  progress(received: Progress): Progress {
+    const request = this.byProgressToken?.get(String(received.progressToken));
+    if (!request || !this.isPending(request)) return received;
+    const progress: Progress = request.sends > 1 ? { ...received, replayed: true } : received;
     if (request.resetTimeoutOnProgress) {
       const now = Date.now();
       if (request.deadline <= now) {
         this.expire(request);
-        return;
+        return received;
       }
       request.dueAt = Math.min(now + request.timeoutMs, request.deadline);
       this.deadlines.track(request.dueAt);
@@ -225,6 +234,7 @@ export class PendingRequests {
         throw error;
       });
     }
+    return progress;
   }
 
   /** Gives a request a fresh id before it is sent again (a replay after re-initialize). */

@@ -27,6 +27,9 @@ const CORE_DEPENDENCIES = [
   'ajv-formats',
   '@opentelemetry/api',
   'jose',
+  // The CLI's: the prompt for VS Code `${input:…}` values, and `doctor`'s command lookup.
+  'read',
+  'which',
 ];
 const EXAMPLES = {
   'agent-ai-sdk.ts': /everything__get-sum -> .*The sum of 2 and 3 is 5\.[\s\S]*model: done/,

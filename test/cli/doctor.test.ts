@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDoctor } from '../../src/cli/doctor/run-doctor.js';
+import { runDoctor } from '../../src/cli/commands.js';
 import type { ServerMap } from '../../src/cli/load-config.js';
 import { startLegacySseFixture, type LegacySseFixture } from '../../servers/legacy-sse-fixture.js';
 import { startSdkServer, type SdkServer } from '../../servers/sdk-servers.js';
@@ -37,9 +37,9 @@ afterAll(async () => {
 
 async function doctor(servers: ServerMap): Promise<{ code: number; text: string }> {
   let text = '';
-  const code = await runDoctor(servers, [], {
-    timeoutMs: 3_000,
-    io: { out: (chunk) => void (text += chunk), err: (chunk) => void (text += chunk) },
+  const code = await runDoctor(servers, [], 3_000, {
+    out: (chunk) => void (text += chunk),
+    err: (chunk) => void (text += chunk),
   });
   return { code, text };
 }

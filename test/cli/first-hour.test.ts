@@ -157,3 +157,38 @@ describe('watch --json', () => {
     });
   });
 });
+
+describe('progress of a replayed call', () => {
+  it('is marked replayed: the server started over', async () => {
+    const sup = createSupervisor({ servers: { sdk: { url: sdk.url } } });
+    try {
+      await sup.start();
+      const seen: { progress: number; replayed?: true }[] = [];
+      let broke = false;
+      const result = await sup.server('sdk').callTool(
+        'countdown',
+        { steps: 3, everyMs: 20 },
+        {
+          timeoutMs: 5_000,
+          retry: 'always',
+          onprogress: (progress) => {
+            seen.push({ progress: progress.progress, ...(progress.replayed ? { replayed: true } : {}) });
+            if (!broke) {
+              broke = true; // the session ends mid-call: the outcome is unknown, `always` sends it again
+              void sdk.terminateAllSessions();
+            }
+          },
+        },
+      );
+      expect(result.content).toEqual([{ type: 'text', text: 'done after 3' }]);
+      expect(seen[0]).toEqual({ progress: 1 });
+      expect(seen.slice(1).filter((p) => p.replayed)).toEqual([
+        { progress: 1, replayed: true },
+        { progress: 2, replayed: true },
+        { progress: 3, replayed: true },
+      ]);
+    } finally {
+      await sup.stop();
+    }
+  });
+});

@@ -31,10 +31,11 @@ describe('render', () => {
     expect(formatDuration(7_500_000)).toBe('2h05m');
   });
 
-  it('renders the columns; session age only while ready; errors cut to the width', () => {
+  it('renders the columns; the era as 2025-era or 2026-07-28; session age only while ready; errors cut to the width', () => {
     const rows = rowsOf(
       {
-        docs: status({}),
+        docs: status({ era: 'legacy' }),
+        next: status({ name: 'next', era: 'modern', protocolVersion: '2026-07-28', sessionId: undefined }),
         old: status({
           name: 'old',
           state: 'reconnecting',
@@ -50,11 +51,13 @@ describe('render', () => {
       ]),
       66_000,
     );
-    const lines = renderTable(rows, { color: false, width: 80 });
-    expect(lines[0]).toMatch(/^SERVER\s+STATE\s+TRANSPORT\s+SESSION\s+RESTARTS\s+RTT\s+LAST ERROR$/);
-    expect(lines[1]).toMatch(/^docs\s+ready\s+http\s+1m05s\s+2\s+3ms$/);
-    expect(lines[2]).toMatch(/^old\s+reconnecting\s+sse\s+-\s+0\s+-\s+HTTP 503 x+…$/);
-    expect(lines[2]!.length).toBeLessThanOrEqual(80);
+    const lines = renderTable(rows, { color: false, width: 90 });
+    expect(lines[0]).toMatch(/^SERVER\s+STATE\s+TRANSPORT\s+ERA\s+SESSION\s+RESTARTS\s+RTT\s+LAST ERROR$/);
+    expect(lines[1]).toMatch(/^docs\s+ready\s+http\s+2025-era\s+1m05s\s+2\s+3ms$/);
+    expect(lines[2]).toMatch(/^next\s+ready\s+http\s+2026-07-28\s+-\s+2\s+3ms$/);
+    expect(lines[3]).toMatch(/^old\s+reconnecting\s+sse\s+-\s+-\s+0\s+-\s+HTTP 503 x+…$/);
+    expect(lines[3]!.length).toBeLessThanOrEqual(90);
+    expect(lines.join('\n')).not.toContain('legacy');
     expect(lines.join('\n')).not.toContain('\x1b[');
     expect(renderTable(rows, { color: true }).join('\n')).toContain('\x1b[32mready');
   });

@@ -1,37 +1,49 @@
 /**
  * Every code block in the user docs is checked: ```ts blocks are type-checked against the sources
- * (as `mcp-supervisor`, through tsconfig paths), ```json config files are loaded with
+ * (as `mcp-supervisor`, through tsconfig paths), and those marked `<!-- runnable -->` run against
+ * server-everything started here (the docs' `127.0.0.1:3001` is its address), ```json config files are loaded with
  * `parseConfigText`, and each `--flag` of an `mcp-supervisor` command in a ```sh block is one the
  * CLI's help lists.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/index.js';
+import { startEverythingServer } from '../../servers/everything-server.js';
 
 const exec = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const OUT = join(ROOT, '.docs-check');
+/** README.md and every guide in docs/. */
 const DOCS = [
   'README.md',
-  'docs/getting-started.md',
-  'docs/configuration.md',
-  'docs/operations.md',
-  'docs/authorization.md',
-  'docs/migrating-from-sdk.md',
-  'docs/interceptors.md',
-  'docs/troubleshooting.md',
-  'docs/cli.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((file) => file.endsWith('.md'))
+    .map((file) => `docs/${file}`),
 ];
+/** Import specifiers of the package, as the sources they are built from. */
+const ENTRY_POINTS: Record<string, string> = {
+  'mcp-supervisor': 'src/index.ts',
+  'mcp-supervisor/auth': 'src/auth/index.ts',
+  'mcp-supervisor/machines': 'machines/index.ts',
+  'mcp-supervisor/sdk': 'src/adapters/sdk/index.ts',
+  'mcp-supervisor/ai-sdk': 'src/adapters/ai-sdk/index.ts',
+  'mcp-supervisor/langchain': 'src/adapters/langchain/index.ts',
+  'mcp-supervisor/openai-agents': 'src/adapters/openai-agents/index.ts',
+};
+/** The reference server's address in the docs; runnable blocks get the one the test started. */
+const REFERENCE_URL = 'http://127.0.0.1:3001/mcp';
 
 interface Block {
   doc: string;
   line: number;
   lang: string;
   code: string;
+  /** Marked `<!-- runnable -->` on the line before: run against server-everything. */
+  runnable: boolean;
 }
 
 function blocksOf(doc: string): Block[] {
@@ -39,8 +51,10 @@ function blocksOf(doc: string): Block[] {
   const blocks: Block[] = [];
   const fence = /^```(\w*)\n([\s\S]*?)^```$/gm;
   for (const match of text.matchAll(fence)) {
-    const line = text.slice(0, match.index).split('\n').length;
-    blocks.push({ doc, line, lang: match[1]!, code: match[2]! });
+    const before = text.slice(0, match.index);
+    const line = before.split('\n').length;
+    const runnable = /<!-- runnable -->\n$/.test(before);
+    blocks.push({ doc, line, lang: match[1]!, code: match[2]!, runnable });
   }
   return blocks;
 }
@@ -68,13 +82,7 @@ describe('code blocks in the docs', () => {
           noEmit: true,
           rootDir: '..',
           noUnusedLocals: false,
-          paths: {
-            'mcp-supervisor': ['../src/index.ts'],
-            'mcp-supervisor/auth': ['../src/auth/index.ts'],
-            'mcp-supervisor/machines': ['../machines/index.ts'],
-            'mcp-supervisor/sdk': ['../src/adapters/sdk/index.ts'],
-            'mcp-supervisor/ai-sdk': ['../src/adapters/ai-sdk/index.ts'],
-          },
+          paths: Object.fromEntries(Object.entries(ENTRY_POINTS).map(([name, path]) => [name, [`../${path}`]])),
         },
         include: ['*.ts'],
       }),
@@ -93,6 +101,46 @@ describe('code blocks in the docs', () => {
       },
     );
     expect(located).toBe('');
+  }, 180_000);
+
+  it('every ```ts block marked runnable runs against server-everything, in one process', async () => {
+    const runnable = blocks.filter((block) => block.lang === 'ts' && block.runnable);
+    expect(runnable.length).toBeGreaterThanOrEqual(5);
+    const dir = join(ROOT, '.docs-run');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir);
+    const everything = await startEverythingServer('streamableHttp');
+    try {
+      const files = runnable.map((block, index) => {
+        const name = `${index}.ts`;
+        const code = block.code
+          .replaceAll(REFERENCE_URL, everything.url)
+          .replace(/from '(mcp-supervisor[^']*)'/g, (whole, specifier: string) =>
+            ENTRY_POINTS[specifier] ? `from '../${ENTRY_POINTS[specifier].replace(/\.ts$/, '.js')}'` : whole,
+          );
+        writeFileSync(join(dir, name), `${code}\nexport {};\n`);
+        return { name, where: `${block.doc}:${block.line}` };
+      });
+      // Each block in turn; the first that throws is named with its doc and line.
+      writeFileSync(
+        join(dir, 'run.ts'),
+        `for (const { name, where } of ${JSON.stringify(files)}) {
+  try { await import(\`./\${name}\`); } catch (error) { console.error(\`FAILED \${where}:\`, error); process.exit(1); }
+  console.log(\`RAN \${where}\`);
+}
+`,
+      );
+      const { stdout } = await exec(process.execPath, ['--import', 'tsx', join(dir, 'run.ts')], {
+        cwd: ROOT,
+        timeout: 120_000,
+      }).catch((error: Error & { stdout?: string; stderr?: string }) => {
+        throw new Error(`${error.stdout ?? ''}${error.stderr ?? error.message}`);
+      });
+      for (const { where } of files) expect(stdout).toContain(`RAN ${where}`);
+    } finally {
+      await everything.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 180_000);
 
   it('every ```json block with servers loads as a config file', () => {

@@ -7,16 +7,18 @@
 import { isAbsolute, resolve } from 'node:path';
 import which from 'which';
 import { parseServerConfig, type ServerConfig } from '../../config/server-config.js';
-import type { CommandIo } from '../commands.js';
-import { UsageError, type ServerMap } from '../load-config.js';
+import type { ServerConfigInput } from '../../config/server-config.js';
 import { probeHttp } from './http-probe.js';
 import { checkDns, checkTcp, checkTls } from './network.js';
 import { checkSession } from './session-checks.js';
 import { fail, formatStep, ok, skip, type Step } from './step.js';
 
+type ServerMap = Record<string, ServerConfigInput>;
+
 export interface DoctorOptions {
   timeoutMs: number;
-  io: CommandIo;
+  /** Where the report goes, a line or more at a time. */
+  out: (text: string) => void;
 }
 
 /** The URL without its query (which may hold a key) or credentials. */
@@ -85,23 +87,19 @@ async function commandSteps(
   return [...steps, ...(await checkSession(name, input, 'command', timeoutMs))];
 }
 
-export async function runDoctor(servers: ServerMap, words: readonly string[], options: DoctorOptions): Promise<number> {
-  if (words.length > 1) throw new UsageError(`doctor [server]: unexpected '${words.slice(1).join(' ')}'`);
-  const names = Object.keys(servers);
-  if (words[0] !== undefined && !names.includes(words[0]))
-    throw new UsageError(`doctor: unknown server '${words[0]}' (configured: ${names.join(', ')})`);
+/** Checks every server of `servers` in turn and prints the steps; resolves 1 when a step of any failed. */
+export async function checkServers(servers: ServerMap, options: DoctorOptions): Promise<number> {
   let failed = 0;
-  for (const name of words[0] !== undefined ? [words[0]] : names) {
-    const input = servers[name]!;
+  for (const [name, input] of Object.entries(servers)) {
     const config = parseServerConfig(name, input, { onWarning: () => {} });
-    options.io.out(`${name}\n`);
+    options.out(`${name}\n`);
     const steps =
       config.kind === 'url'
         ? await urlSteps(name, config, input, options.timeoutMs)
         : await commandSteps(name, config, input, options.timeoutMs);
-    for (const step of steps) for (const text of formatStep(step)) options.io.out(`${text}\n`);
+    for (const step of steps) for (const text of formatStep(step)) options.out(`${text}\n`);
     const bad = steps.filter((step) => step.outcome === 'fail').length;
-    options.io.out(bad === 0 ? '  all steps passed\n\n' : `  ${bad} step${bad === 1 ? '' : 's'} failed\n\n`);
+    options.out(bad === 0 ? '  all steps passed\n\n' : `  ${bad} step${bad === 1 ? '' : 's'} failed\n\n`);
     if (bad > 0) failed++;
   }
   return failed === 0 ? 0 : 1;

@@ -21,8 +21,7 @@ export function dispatchNotification(
       serverRequests.cancel(params.requestId, params.reason);
       break;
     case 'notifications/progress':
-      pending.progress(params as unknown as Progress);
-      events.emit('progress', params as unknown as Progress);
+      events.emit('progress', pending.progress(params as unknown as Progress));
       break;
     case 'notifications/message':
       events.emit('log', params as unknown as LogMessage);

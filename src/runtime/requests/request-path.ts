@@ -188,6 +188,7 @@ export class RequestPath {
     // Modern era: no `logging/setLevel`; the level rides in every later request's `_meta`.
     if (envelope && request.method === 'logging/setLevel') return answerSetLevel(request, envelope, context);
     request.sent = true;
+    request.sends++;
     context.telemetry?.onSend(request);
     context.calls?.onSend(request);
     // Modern era: the `_meta` envelope, built per send (a replay after a version change carries the new one).
