@@ -6,7 +6,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startOAuthServer, type OAuthFixture } from '../../servers/oauth-server.js';
 
-const WORKER = fileURLToPath(new URL('./credential-worker.ts', import.meta.url));
+// Compiled (bench: .bench-build/) the worker is JavaScript; from the sources it runs under tsx.
+const COMPILED = import.meta.url.endsWith('.js');
+const WORKER = fileURLToPath(new URL(COMPILED ? './credential-worker.js' : './credential-worker.ts', import.meta.url));
 
 /** Access tokens live 1.5 s; a refresh token works once, and its reuse revokes the whole grant. */
 export function startRotatingServer(accessTokenMs = 1_500): Promise<OAuthFixture> {
@@ -18,19 +20,24 @@ export interface WorkerReport {
   failed: number;
   errors: string[];
   warnings: string[];
+  /** Tool call latencies in this process: a call that waited for a fresh token shows in p99 and max. */
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
 }
 
 export interface Worker {
   readonly child: ChildProcess;
   readonly ready: Promise<{ readyMs: number }>;
   readonly done: Promise<WorkerReport | undefined>;
-  onRefreshing(listener: () => void): void;
+  /** A refresh left this process for the token endpoint at `at` (epoch ms). */
+  onRefreshing(listener: (at: number) => void): void;
   stop(): void;
 }
 
 export function startWorker(env: { MCP_URL: string; STORE: string; DURATION_MS: number; PAUSE_MS?: number }): Worker {
   const child = fork(WORKER, [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: COMPILED ? [] : ['--import', 'tsx'],
     env: {
       ...process.env,
       MCP_URL: env.MCP_URL,
@@ -40,12 +47,12 @@ export function startWorker(env: { MCP_URL: string; STORE: string; DURATION_MS: 
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const refreshing = new Set<() => void>();
+  const refreshing = new Set<(at: number) => void>();
   let report: WorkerReport | undefined;
   const ready = new Promise<{ readyMs: number }>((resolve, reject) => {
-    child.on('message', (message: { type: string; readyMs?: number } & WorkerReport) => {
+    child.on('message', (message: { type: string; readyMs?: number; at?: number } & WorkerReport) => {
       if (message.type === 'ready') resolve({ readyMs: message.readyMs! });
-      if (message.type === 'refreshing') for (const listener of refreshing) listener();
+      if (message.type === 'refreshing') for (const listener of refreshing) listener(message.at!);
       if (message.type === 'done') report = message;
     });
     child.on('exit', (code) => reject(new Error(`worker ${child.pid} exited (${code}) before it was ready`)));

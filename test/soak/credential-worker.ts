@@ -4,7 +4,8 @@
  * for DURATION_MS), and reports over IPC: `ready`, `refreshing` (a refresh left for the token
  * endpoint: the soak SIGKILLs a process there), and at the end its counts.
  *
- * Env: MCP_URL, STORE (`file:<path>` | `redis:<url>`), DURATION_MS, PAUSE_MS, MARGIN_MS.
+ * Env: MCP_URL, STORE (`file:<path>` | `redis:<url>` | `none`: no store, each process its own
+ * credential, as before stores), DURATION_MS, PAUSE_MS, MARGIN_MS.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { connect, fileStore, type Store } from '../../src/index.js';
@@ -17,9 +18,11 @@ const env = (name: string, fallback?: string): string => {
   return value;
 };
 const storeSpec = env('STORE');
-const store: Store = storeSpec.startsWith('redis:')
+const store: Store | undefined = storeSpec.startsWith('redis:')
   ? redisStore({ url: storeSpec.slice('redis:'.length) })
-  : fileStore(storeSpec.slice('file:'.length));
+  : storeSpec.startsWith('file:')
+    ? fileStore(storeSpec.slice('file:'.length))
+    : undefined;
 const durationMs = Number(env('DURATION_MS', '20000'));
 const pauseMs = Number(env('PAUSE_MS', '50'));
 const send = (message: object) => process.send?.(message);
@@ -28,7 +31,8 @@ const send = (message: object) => process.send?.(message);
 let signedIn = false;
 subscribe('undici:request:create', (message) => {
   const { request } = message as { request: { method: string; path: string } };
-  if (signedIn && request.method === 'POST' && request.path.endsWith('/token')) send({ type: 'refreshing' });
+  if (signedIn && request.method === 'POST' && request.path.endsWith('/token'))
+    send({ type: 'refreshing', at: Date.now() });
 });
 
 const warnings: string[] = [];
@@ -58,6 +62,7 @@ send({ type: 'ready', readyMs: Date.now() - started });
 
 let ok = 0;
 let failed = 0;
+const latencies: number[] = [];
 const errors: string[] = [];
 let stopping = false;
 process.on('message', (message) => {
@@ -66,7 +71,9 @@ process.on('message', (message) => {
 const until = Date.now() + durationMs;
 while (!stopping && Date.now() < until) {
   try {
+    const sent = performance.now();
     await server.callTool('echo', { text: `${process.pid}` });
+    latencies.push(performance.now() - sent);
     ok++;
   } catch (error) {
     failed++;
@@ -75,6 +82,8 @@ while (!stopping && Date.now() < until) {
   await new Promise((wait) => setTimeout(wait, pauseMs));
 }
 await server.close();
-await store.close?.();
-send({ type: 'done', ok, failed, errors, warnings });
+await store?.close?.();
+latencies.sort((a, b) => a - b);
+const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+send({ type: 'done', ok, failed, errors, warnings, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) });
 process.disconnect?.();

@@ -13,8 +13,8 @@ import { credentialKey } from '../../../src/auth/credential-slot.js';
 import { createOAuthProvider, type OAuthClientOptions, type OAuthProvider } from '../../../src/auth/index.js';
 import { fileTokenStore } from '../../../src/auth/token-store.js';
 import type { StoredAuthorization } from '../../../src/auth/types.js';
-import { StoreUnavailableError } from '../../../src/core/errors.js';
-import { memoryStore, type Store } from '../../../src/store/index.js';
+import { StoreCorruptError, StoreUnavailableError } from '../../../src/core/errors.js';
+import { fileStore, memoryStore, type Store } from '../../../src/store/index.js';
 import { redisStore } from '../../../src/store/redis/index.js';
 import { startOAuthServer, type OAuthFixture, type OAuthFixtureOptions } from '../../../servers/oauth-server.js';
 import { callMcp, followRedirect, REDIRECT_URI } from './helpers.js';
@@ -193,6 +193,19 @@ describe('credentials shared through a store', () => {
     await callMcp(fixture, auth);
     expect(fixture.counts).toMatchObject({ signIns: 1, refreshes: 1, reuses: 0 });
     expect(refreshTokenIn(await stored(store, auth))).toBeDefined();
+  });
+
+  it('a corrupt store file is a StoreCorruptError naming it at start-up, never a new login over it', async () => {
+    fixture = await startOAuthServer(ROTATING);
+    const dir = await mkdtemp(join(tmpdir(), 'corrupt-store-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'store.json');
+    await writeFile(file, '{"version": 3, "entries": {"k": ');
+    const auth = sharing(fileStore(file));
+    await expect(auth.ready()).rejects.toBeInstanceOf(StoreCorruptError);
+    await expect(auth.ready()).rejects.toThrow(file);
+    expect(await readFile(file, 'utf8')).toBe('{"version": 3, "entries": {"k": ');
+    expect(fixture.counts.signIns).toBe(0);
   });
 
   it('a store that cannot be reached: one warning, the credentials in hand go on working', async () => {
