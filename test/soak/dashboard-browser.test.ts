@@ -67,7 +67,6 @@ async function open(url: string): Promise<{ page: Page; requests: string[] }> {
 /** The page's document, as the functions run in the browser see it. */
 declare const document: { querySelector(selector: string): { getAttribute(name: string): string | null } | null };
 
-
 const rowState = (page: Page, server: string) =>
   page.locator(`#rows .row[data-server="${server}"]`).getAttribute('data-state', { timeout: 1_000 });
 
