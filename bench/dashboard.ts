@@ -9,6 +9,7 @@
  *
  * Two shapes: one server under 64 calls in flight (the per-call cost), and 1,000 servers with the
  * same traffic spread over them plus an idle window (what the sampler of a thousand rows costs).
+ * Each round warms up in its mode before it is measured (a quarter round, the same in every mode).
  *
  *   npm run bench (after the main bench)   or   node .bench-build/bench/dashboard.js [--quick] [--json file]
  */
@@ -139,6 +140,8 @@ async function shape(url: string, servers: number, counts: DashboardCounts): Pro
       for (const mode of r % 2 === 0 ? MODES : [...MODES].reverse()) {
         const dashboard = mode === 'none' ? undefined : await sup.dashboard();
         const reader = mode === 'dashboard + 1 browser' ? await openReader(dashboard!.url) : undefined;
+        // Unmeasured: what attaching costs once (the snapshot, code paths compiled) is not a cost per call.
+        await calls(handles, counts.callsPerRound / 4, counts.concurrency);
         const run = await calls(handles, counts.callsPerRound, counts.concurrency);
         const idleCpuPercent = await idle(counts.idleMs);
         samples[mode].push({ ...run, idleCpuPercent });

@@ -37,7 +37,7 @@ import type { Timers } from './transports/transport.js';
 import { VERSION } from './core/version.js';
 import type { Store } from './store/types.js';
 import { interceptorList, type ToolCallInterceptor } from './tools/interceptors.js';
-import type { DashboardOptions } from './dashboard/dashboard.js';
+import type { Dashboard, DashboardOptions } from './dashboard/dashboard.js';
 
 export interface SupervisorOptions {
   servers: Record<string, ServerConfigInput>;
@@ -362,7 +362,7 @@ export class Supervisor implements HandleOwner {
   }
 
   /** A local web page of every server, its machine and its calls (docs/operations.md); resolves once it listens. */
-  async dashboard(options?: DashboardOptions) {
+  async dashboard(options?: DashboardOptions): Promise<Dashboard> {
     return (await import('./dashboard/dashboard.js')).startDashboard(this, options);
   }
 

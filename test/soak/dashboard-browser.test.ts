@@ -64,8 +64,8 @@ async function open(url: string): Promise<{ page: Page; requests: string[] }> {
   return { page, requests };
 }
 
-/** The victim's row state, read in the page. */
-const VICTIM_STATE = `document.querySelector('#rows .row[data-server="victim"]')?.getAttribute('data-state')`;
+/** The page's document, as the functions run in the browser see it. */
+declare const document: { querySelector(selector: string): { getAttribute(name: string): string | null } | null };
 
 const rowState = (page: Page, server: string) =>
   page.locator(`#rows .row[data-server="${server}"]`).getAttribute('data-state', { timeout: 1_000 });
@@ -111,11 +111,20 @@ describe('the dashboard in Chromium', () => {
       // Killed: the row says so within 2 s (waited for in the page, from the kill on).
       await victim.kill();
       const killedAt = Date.now();
-      await page.waitForFunction(`${VICTIM_STATE} !== 'ready'`, undefined, { timeout: 2_000, polling: 50 });
+      // A function, not a string: the page's Content-Security-Policy forbids evaluating strings.
+      await page.waitForFunction(
+        () => document.querySelector('#rows .row[data-server="victim"]')?.getAttribute('data-state') !== 'ready',
+        undefined,
+        { timeout: 2_000, polling: 50 },
+      );
       expect(Date.now() - killedAt).toBeLessThan(2_000);
       await expect.poll(() => lit('connection')).not.toContain('ready');
       await victim.start();
-      await page.waitForFunction(`${VICTIM_STATE} === 'ready'`, undefined, { timeout: 15_000, polling: 50 });
+      await page.waitForFunction(
+        () => document.querySelector('#rows .row[data-server="victim"]')?.getAttribute('data-state') === 'ready',
+        undefined,
+        { timeout: 15_000, polling: 50 },
+      );
       await expect.poll(() => lit('connection')).toEqual(['ready', 'ready.serving']);
       // Its timeline tells the way down and back, with causes.
       await expect.poll(() => page.locator('ol.timeline li').count()).toBeGreaterThanOrEqual(3);
