@@ -35,7 +35,7 @@ export type {
   LogMessage,
   ResourceUpdated,
   BackpressureEvent,
-} from './runtime/server-runtime.js';
+} from './runtime/context/events.js';
 export type { Root, RestoreReport } from './runtime/context/session-state.js';
 export { InvalidResultError, ToolOutputError, type ResultIssue } from './protocol/result-errors.js';
 export { HeaderMismatchError, InvalidToolDefinitionError } from './protocol/tool-header-errors.js';
@@ -104,11 +104,7 @@ export {
   StreamEndedError,
   UnsupportedProtocolVersionError,
   QueueFullError,
-  StoreCorruptError,
-  StoreUnavailableError,
-  ServerBusyError,
   FallbackFailedError,
-  EndpointNotFoundError,
   AuthorizationRequiredError,
   AuthorizationError,
   ConfigError,
@@ -118,6 +114,9 @@ export {
   type ErrorCode,
 } from './core/errors.js';
 export { InputRoundsExceededError, InputRequestError } from './runtime/requests/input-errors.js';
+export { StoreCorruptError, StoreUnavailableError } from './store/errors.js';
+export { ServerBusyError } from './core/retry-after.js';
+export { EndpointNotFoundError } from './runtime/session/wrong-path.js';
 export { UrlElicitationRequiredError, type UrlElicitation } from './protocol/rpc-errors.js';
 export {
   ToolCallDeniedError,

@@ -30,7 +30,8 @@ import { subscribeResource, unsubscribeResource } from './runtime/listening/reso
 import type { Root } from './runtime/context/session-state.js';
 import type { RejectedTool } from './runtime/requests/tool-headers.js';
 import type { StoredState } from './runtime/stored/stored-state.js';
-import type { RequestOptions, RuntimeEvents, ServerRuntime } from './runtime/server-runtime.js';
+import type { RequestOptions, RuntimeEvents } from './runtime/context/events.js';
+import type { ServerRuntime } from './runtime/server-runtime.js';
 import { serverHandshake, type ServerHandshake } from './server-handshake.js';
 import { serverStatus, type ServerStatus } from './server-status.js';
 import { setLoggingLevel, setRoots } from './session-settings.js';

@@ -5,7 +5,7 @@
  */
 import type { CatalogSignal } from './catalog/catalog.js';
 import { Emitter } from './core/emitter.js';
-import { StoreUnavailableError } from './core/errors.js';
+import { StoreUnavailableError } from './store/errors.js';
 import { CallObserver, type CallEvent } from './observe/calls.js';
 import { logMove, type Logger } from './observe/logger.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';

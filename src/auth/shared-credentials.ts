@@ -15,7 +15,8 @@
  * reached (Redis away) is waited for a while, then the work goes on alone; one warning per
  * outage. The slot is read only here, never on a request's path.
  */
-import { AuthorizationError, StoreUnavailableError } from '../core/errors.js';
+import { AuthorizationError } from '../core/errors.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import type { StoreLease } from '../store/types.js';
 import { CredentialBook } from './credential-book.js';
 import type { CredentialSlot } from './credential-slot.js';

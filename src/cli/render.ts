@@ -3,7 +3,7 @@
  * status, the clock and the terminal width, so they are easy to test and to reuse.
  */
 import type { ServerStatus } from '../server-handle.js';
-import type { TransitionEvent } from '../runtime/server-runtime.js';
+import type { TransitionEvent } from '../runtime/context/events.js';
 
 export interface Row {
   server: string;

@@ -12,6 +12,9 @@ import { parseOAuthOptions } from '../auth/options.js';
 import { suggestField, unknownFields, warningsReported } from './fields.js';
 import { interpolatedSecretsOf, unexpandedVariable } from './interpolate.js';
 import { withHostUrl } from './host-urls.js';
+import { emitConfigWarning, type ConfigWarning, type ParseOptions } from './config-warning.js';
+
+export { emitConfigWarning, formatConfigWarning, type ConfigWarning, type ParseOptions } from './config-warning.js';
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 /** A day: a server changes era when it is upgraded, which is rare; a wrong verdict costs one probe. */
@@ -231,32 +234,6 @@ export function secretSources(config: ServerConfig): SecretSources {
   return config.kind === 'command'
     ? { headers: config.headers, env: config.env, values: config.secrets }
     : { headers: config.headers, url: config.url, values: config.secrets };
-}
-
-/** A likely mistake that does not stop the server: an unknown field, a `${…}` left unexpanded. */
-export interface ConfigWarning {
-  /** `servers.<name>.<field>`, or a top-level key of a file */
-  path: string;
-  message: string;
-  /** The file the warning is about (loadConfig's warnings). */
-  file?: string | undefined;
-}
-
-export interface ParseOptions {
-  /** Warnings become a ConfigError (default false). */
-  strict?: boolean | undefined;
-  /** Where warnings go (default: `process.emitWarning`). */
-  onWarning?: ((warning: ConfigWarning) => void) | undefined;
-}
-
-/** `file: path: message`, one line. */
-export function formatConfigWarning(warning: ConfigWarning): string {
-  return `${warning.file ? `${warning.file}: ` : ''}${warning.path}: ${warning.message}`;
-}
-
-/** The last resort for a config warning: `process.emitWarning`. */
-export function emitConfigWarning(warning: ConfigWarning): void {
-  process.emitWarning(formatConfigWarning(warning), 'McpSupervisorConfigWarning');
 }
 
 function fieldError(path: string, message: string): ConfigError {

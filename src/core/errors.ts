@@ -202,7 +202,6 @@ export class RequestAbortedError extends McpSupervisorError {
   }
 }
 
-/** A response stream ended before the response arrived and cannot be resumed. */
 /** A response stream ended or broke before the response, and could not be resumed. */
 export class StreamEndedError extends McpSupervisorError {
   readonly code = 'STREAM_ENDED' as const;
@@ -260,33 +259,6 @@ export class FallbackFailedError extends McpSupervisorError {
 }
 
 /**
- * Nothing answers MCP at the configured URL: its first handshake was answered 404 with no
- * session, on every transport tried (Streamable HTTP, then legacy SSE under `type: 'auto'`). A
- * configuration error, not an outage: fatal (the server goes to `failed` for good; `reconnect()`
- * or a changed config tries again). Names the URL (its origin and path only), the paths to check,
- * and a short text excerpt of what the server answered (an HTML page's text, not its markup).
- */
-export class EndpointNotFoundError extends TransportError {
-  override readonly code = 'ENDPOINT_NOT_FOUND' as const;
-  override readonly retryable = false;
-  override readonly fatal = true;
-  constructor(
-    /** The URL without query or credentials. */
-    readonly url: string,
-    /** What each transport answered, in the order tried. */
-    readonly refusals: readonly unknown[],
-    details?: ErrorDetails & { body?: string | undefined },
-  ) {
-    const said = details?.body ? `; it answered: ${details.body}` : '';
-    super(
-      `nothing answers MCP at ${url}: HTTP 404 to the first handshake (${refusals.length > 1 ? 'Streamable HTTP and legacy SSE' : 'no session'}). Check the path: Streamable HTTP servers usually serve '/mcp', legacy HTTP+SSE ones '/sse'${said}`,
-      404,
-      details,
-    );
-  }
-}
-
-/**
  * The server refused the request for want of (sufficient) credentials: HTTP 401, or 403 with
  * `insufficient_scope`. A TransportError with that status, so existing `status === 401` checks hold. With an `auth` provider the connection authorizes and resends; without one
  * it is fatal (restarting with the same headers cannot help).
@@ -331,39 +303,6 @@ export class AuthorizationError extends McpSupervisorError {
 }
 
 /**
- * A store's data cannot be read as a store (a file that is not the store's JSON): nothing was
- * overwritten. Names the store (`file /path`), never its contents. Fix or delete it.
- */
-export class StoreCorruptError extends McpSupervisorError {
-  readonly code = 'STORE_CORRUPT' as const;
-  readonly retryable = false;
-  override readonly fatal = true;
-  constructor(
-    /** The store's name (`file /path/to/store.json`). */
-    readonly store: string,
-    what: string,
-  ) {
-    super(`the store ${store} ${what}; fix or delete it (nothing was overwritten)`);
-  }
-}
-
-/**
- * A store could not be reached (Redis down or restarting, a file system error): the operation did
- * not happen. Callers go on with what they hold; coordination resumes when the store is back.
- */
-export class StoreUnavailableError extends McpSupervisorError {
-  readonly code = 'STORE_UNAVAILABLE' as const;
-  readonly retryable = true;
-  constructor(
-    readonly store: string,
-    reason: string,
-    details?: ErrorDetails,
-  ) {
-    super(`the store ${store} is unavailable (${reason})`, details);
-  }
-}
-
-/**
  * `maxQueuedRequests` requests already wait for the server: for it to be ready, or (while it is
  * ready) for a slot under `maxInFlight`, a token of `rateLimit`, or the end of a Retry-After window.
  */
@@ -383,26 +322,6 @@ export class QueueFullError extends McpSupervisorError {
   }
 }
 
-/**
- * The server answered 429 Too Many Requests or 503 Service Unavailable: it did not process the
- * request (RFC 9110 §15.6.4, RFC 6585 §4), so the request is sent again after `retryAfterMs`
- * (its `Retry-After`, capped by `maxRetryAfterMs`; without one, a backoff) within its own timeout.
- * A caller sees this error only when that wait would outlast the request's timeout. A
- * TransportError with that status, so `status === 429` checks hold.
- */
-export class ServerBusyError extends TransportError {
-  constructor(
-    message: string,
-    status: 429 | 503,
-    /** The wait the server asked for (`Retry-After`, in ms), before any cap; undefined when it named none. */
-    readonly retryAfterMs: number | undefined,
-    details?: ErrorDetails & { body?: string | undefined },
-  ) {
-    super(message, status, details);
-  }
-  declare readonly status: 429 | 503;
-}
-
 /** Invalid configuration; `path` names the field, e.g. `servers.docs.url`; `file` the config file, when there was one. */
 export class ConfigError extends McpSupervisorError {
   readonly code = 'CONFIG_ERROR' as const;
@@ -420,7 +339,6 @@ export function isMcpSupervisorError(error: unknown): error is McpSupervisorErro
   return error instanceof McpSupervisorError;
 }
 
-/** The error as a short, secret-free line for status and transition events. */
 /** No tool of the catalog has this exposed name (now, after a refresh of what was stale). */
 export class UnknownToolError extends McpSupervisorError {
   readonly code = 'UNKNOWN_TOOL' as const;
@@ -454,6 +372,7 @@ function errorText(content: Array<{ type: string; [key: string]: unknown }>): st
   return text.length > 0 ? text.slice(0, 500) : 'the tool reported an error';
 }
 
+/** The error as a short, secret-free line for status and transition events. */
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);

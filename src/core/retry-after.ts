@@ -3,6 +3,7 @@
  * milliseconds from `now`; undefined when the header is absent or unreadable (then the caller's
  * backoff applies). A date in the past is no wait.
  */
+import { TransportError, type ErrorDetails } from './errors.js';
 import { headerValue } from './headers.js';
 
 const SECONDS = /^\d+$/;
@@ -14,4 +15,24 @@ export function retryAfterMs(header: string | string[] | undefined, now = Date.n
   const at = Date.parse(value);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
+}
+
+/**
+ * The server answered 429 Too Many Requests or 503 Service Unavailable: it did not process the
+ * request (RFC 9110 §15.6.4, RFC 6585 §4), so the request is sent again after `retryAfterMs`
+ * (its `Retry-After`, capped by `maxRetryAfterMs`; without one, a backoff) within its own timeout.
+ * A caller sees this error only when that wait would outlast the request's timeout. A
+ * TransportError with that status, so `status === 429` checks hold.
+ */
+export class ServerBusyError extends TransportError {
+  constructor(
+    message: string,
+    status: 429 | 503,
+    /** The wait the server asked for (`Retry-After`, in ms), before any cap; undefined when it named none. */
+    readonly retryAfterMs: number | undefined,
+    details?: ErrorDetails & { body?: string | undefined },
+  ) {
+    super(message, status, details);
+  }
+  declare readonly status: 429 | 503;
 }

@@ -1,6 +1,7 @@
 /**
  * What the connection actor looks like from its runtime: its state, session and last error for
- * status(), the keepalive child's counts, and transition events. Read-only: nothing is started
+ * status(), the keepalive child's counts, transition events, and the outcomes of its attempts
+ * (what `start()`, `connect()` and `reconnect()` wait for). Read-only: nothing is started
  * here. Every text that leaves the runtime passes `redact()` (server-context.ts).
  */
 import type { FactOf } from '../../machines/connection.machine.js';
@@ -32,8 +33,31 @@ export class ConnectionView {
   private reported: ConnectionState | null = null;
   /** Set when the connection actor threw (a bug). */
   private crashError: string | undefined = undefined;
+  /** Resolves at the first outcome of the first attempt: serving, or down, failed, closed. */
+  readonly firstOutcome: Promise<void>;
+  private settleFirstOutcome!: () => void;
+  /** Waiting for the outcome of the next attempt (`handle.reconnect()`). */
+  private attemptWaiters: (() => void)[] | undefined = undefined;
 
-  constructor(private readonly context: ServerContext) {}
+  constructor(private readonly context: ServerContext) {
+    this.firstOutcome = new Promise((resolve) => {
+      this.settleFirstOutcome = resolve;
+    });
+  }
+
+  /** An attempt is over (serving, or down); a crash settles only the first outcome. */
+  settleAttempt(crashed = false): void {
+    this.settleFirstOutcome();
+    if (crashed) return;
+    const waiters = this.attemptWaiters;
+    this.attemptWaiters = undefined;
+    for (const resolve of waiters ?? []) resolve();
+  }
+
+  /** Resolves when the next attempt is over. */
+  nextAttempt(): Promise<void> {
+    return new Promise((resolve) => (this.attemptWaiters ??= []).push(resolve));
+  }
 
   state(): ConnectionState | 'stopped' {
     const snapshot = this.context.snapshot();

@@ -60,17 +60,6 @@ import { SessionOpening } from './session/session-opening.js';
 import type { SessionState } from './context/session-state.js';
 import { TransportSlot } from './transport/transport-slot.js';
 
-export type {
-  BackpressureEvent,
-  ConnectionState,
-  LogMessage,
-  RequestOptions,
-  ResourceUpdated,
-  RuntimeEvents,
-  TransitionEvent,
-} from './context/events.js';
-export type { RuntimeOptions } from './runtime-options.js';
-
 /** Notifications of cancelled server requests, before any server request was served. */
 const NO_SERVER_REQUESTS = { cancel(): void {} };
 
@@ -78,8 +67,6 @@ const NO_SERVER_REQUESTS = { cancel(): void {} };
 export class ServerRuntime implements ConnectionHost, TransportSink {
   /** What the parts share: identity, pending requests and gate, the transport, the session's facts. */
   readonly context: ServerContext;
-  /** Resolves at the first outcome of the first attempt: serving, or down, failed, closed. */
-  readonly firstOutcome: Promise<void>;
   private readonly slot: TransportSlot;
   private readonly view: ConnectionView;
   private readonly requests: RequestPath;
@@ -94,9 +81,6 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   private listening: ModernListening | undefined = undefined;
   private readonly handlers: ClientHandlers;
   private readonly elicitation: ElicitationOptions;
-  private settleFirstOutcome!: () => void;
-  /** Waiting for the outcome of the next attempt (`handle.reconnect()`). */
-  private attemptWaiters: (() => void)[] | undefined = undefined;
 
   constructor(options: RuntimeOptions) {
     const config = options.config;
@@ -117,9 +101,11 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     this.recovery = this.requests.recovery = new Recovery(context, this.requests, this.origin);
     this.probes = new Probes(context, this.requests);
     this.opening = new SessionOpening(context, this.requests, this.probes, options.clientInfo, capabilities);
-    this.firstOutcome = new Promise((resolve) => {
-      this.settleFirstOutcome = resolve;
-    });
+  }
+
+  /** Resolves at the first outcome of the first attempt: serving, or down, failed, closed. */
+  get firstOutcome(): Promise<void> {
+    return this.view.firstOutcome;
   }
 
   // ---- what the rest of the library reads (each delegates to the context or a part)
@@ -344,15 +330,12 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
 
   /** An attempt is over (serving, or down): `start()`, `connect()` and `reconnect()` resolve. */
   settleAttempt(): void {
-    this.settleFirstOutcome();
-    const waiters = this.attemptWaiters;
-    this.attemptWaiters = undefined;
-    for (const resolve of waiters ?? []) resolve();
+    this.view.settleAttempt();
   }
 
   /** Resolves when the next attempt is over. */
   nextAttempt(): Promise<void> {
-    return new Promise((resolve) => (this.attemptWaiters ??= []).push(resolve));
+    return this.view.nextAttempt();
   }
 
   /** The connection actor threw (a bug): the server is failed, nothing waits forever. */
@@ -362,7 +345,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     tellFact(this, { type: 'gave up', reason, fatal: true });
     tellFact(this, { type: 'state changed', to: 'failed', cause: 'crashed', error: reason });
     this.rejectWaitingRequests(reason);
-    this.settleFirstOutcome();
+    this.view.settleAttempt(true);
     void this.closeSession().catch(() => {});
   }
 

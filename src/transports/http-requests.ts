@@ -3,7 +3,8 @@
  * stream. undici failures become typed errors; a non-2xx answer names the message it refused.
  */
 import type { Dispatcher, Pool } from 'undici';
-import { isAbortError, ProtocolError, ServerBusyError, TransportError } from '../core/errors.js';
+import { isAbortError, ProtocolError, TransportError } from '../core/errors.js';
+import { ServerBusyError } from '../core/retry-after.js';
 import { encodeMessage, type JsonRpcMessage } from '../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../protocol/pending.js';
 import { headerValue, mediaTypeEssence } from '../core/headers.js';

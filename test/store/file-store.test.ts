@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreCorruptError } from '../../src/core/errors.js';
+import { StoreCorruptError } from '../../src/store/errors.js';
 import { fileStore } from '../../src/store/index.js';
 import { describeStoreContract } from './store-contract.js';
 

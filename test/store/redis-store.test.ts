@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, StoreUnavailableError } from '../../src/core/errors.js';
+import { ConfigError } from '../../src/core/errors.js';
+import { StoreUnavailableError } from '../../src/store/errors.js';
 import { redisStore } from '../../src/store/redis/index.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
 import { describeStoreContract } from './store-contract.js';

@@ -13,7 +13,7 @@
  * rest. While nothing limits (`free`) the request path sends at once: the hot path reads one
  * field and the in-flight count, and this part allocates nothing per request.
  */
-import type { ServerBusyError } from '../../core/errors.js';
+import type { ServerBusyError } from '../../core/retry-after.js';
 import type { PendingRequest } from '../../protocol/pending.js';
 import { realTimers, type Timers } from '../../transports/transport.js';
 import type { BackpressureEvent } from '../context/events.js';

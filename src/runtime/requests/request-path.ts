@@ -6,7 +6,8 @@
  * which decides where it goes next; a 429/503 answer to the limits, which send it again.
  * Also here: notifications, cancellations, and the rounds of a multi round-trip request.
  */
-import { ConnectionClosedError, QueueFullError, ServerBusyError } from '../../core/errors.js';
+import { ConnectionClosedError, QueueFullError } from '../../core/errors.js';
+import { ServerBusyError } from '../../core/retry-after.js';
 import { startOperation } from '../../observe/telemetry/server-telemetry.js';
 import type { Operation } from '../../observe/telemetry/tracing.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc.js';

@@ -6,7 +6,7 @@
  * `reconnect()` or a changed config. A server that answered once and then 404s is not judged so:
  * that is a deploy under way, and the restart policy applies.
  */
-import { EndpointNotFoundError, TransportError } from '../../core/errors.js';
+import { TransportError, type ErrorDetails } from '../../core/errors.js';
 import { excerpt, htmlText, looksLikeHtml } from '../../core/excerpt.js';
 import type { ServerContext } from '../context/server-context.js';
 
@@ -23,4 +23,31 @@ export function wrongPath(context: ServerContext, refusals: readonly unknown[]):
   // An HTML error page says it in its text, not its markup.
   const body = said === undefined ? undefined : excerpt(looksLikeHtml(said) ? htmlText(said) : said, 160);
   return new EndpointNotFoundError(url, refusals, { server: context.name, body, cause: refusals.at(-1) });
+}
+
+/**
+ * Nothing answers MCP at the configured URL: its first handshake was answered 404 with no
+ * session, on every transport tried (Streamable HTTP, then legacy SSE under `type: 'auto'`). A
+ * configuration error, not an outage: fatal (the server goes to `failed` for good; `reconnect()`
+ * or a changed config tries again). Names the URL (its origin and path only), the paths to check,
+ * and a short text excerpt of what the server answered (an HTML page's text, not its markup).
+ */
+export class EndpointNotFoundError extends TransportError {
+  override readonly code = 'ENDPOINT_NOT_FOUND' as const;
+  override readonly retryable = false;
+  override readonly fatal = true;
+  constructor(
+    /** The URL without query or credentials. */
+    readonly url: string,
+    /** What each transport answered, in the order tried. */
+    readonly refusals: readonly unknown[],
+    details?: ErrorDetails & { body?: string | undefined },
+  ) {
+    const said = details?.body ? `; it answered: ${details.body}` : '';
+    super(
+      `nothing answers MCP at ${url}: HTTP 404 to the first handshake (${refusals.length > 1 ? 'Streamable HTTP and legacy SSE' : 'no session'}). Check the path: Streamable HTTP servers usually serve '/mcp', legacy HTTP+SSE ones '/sse'${said}`,
+      404,
+      details,
+    );
+  }
 }

@@ -12,7 +12,7 @@ import { isObject } from '../../core/is-object.js';
 import type { Tool } from '../../protocol/messages.js';
 import { stateKeys } from '../../store/state-keys.js';
 import type { Store } from '../../store/types.js';
-import { StoreUnavailableError } from '../../core/errors.js';
+import { StoreUnavailableError } from '../../store/errors.js';
 
 /** A read that takes longer is given up: the connection does not wait for a store that hangs. */
 const READ_TIMEOUT_MS = 2_000;

@@ -8,7 +8,8 @@
  * a StoreUnavailableError (no offline queue: nothing runs late), the client reconnects in the
  * background, and operations work again when Redis is back.
  */
-import { ConfigError, StoreUnavailableError } from '../../core/errors.js';
+import { ConfigError } from '../../core/errors.js';
+import { StoreUnavailableError } from '../errors.js';
 import { checkLockOptions, checkStoreKey, jsonCopy } from '../checks.js';
 import type { Store, StoreEntry, StoreLease, StoreLockOptions, StoreSetOptions, StoreSetResult } from '../types.js';
 import { DELETE_SCRIPT, LOCK_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, SET_SCRIPT } from './scripts.js';

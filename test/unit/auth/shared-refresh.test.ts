@@ -13,7 +13,7 @@ import { credentialKey } from '../../../src/auth/credential-slot.js';
 import { createOAuthProvider, type OAuthClientOptions, type OAuthProvider } from '../../../src/auth/index.js';
 import { fileTokenStore } from '../../../src/auth/token-store.js';
 import type { StoredAuthorization } from '../../../src/auth/types.js';
-import { StoreCorruptError, StoreUnavailableError } from '../../../src/core/errors.js';
+import { StoreCorruptError, StoreUnavailableError } from '../../../src/store/errors.js';
 import { fileStore, memoryStore, type Store } from '../../../src/store/index.js';
 import { redisStore } from '../../../src/store/redis/index.js';
 import { startOAuthServer, type OAuthFixture, type OAuthFixtureOptions } from '../../../servers/oauth-server.js';

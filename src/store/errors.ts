@@ -1,0 +1,35 @@
+/** The store's typed errors: what the store could not do, naming the store and never its contents. */
+import { McpSupervisorError, type ErrorDetails } from '../core/errors.js';
+
+/**
+ * A store's data cannot be read as a store (a file that is not the store's JSON): nothing was
+ * overwritten. Names the store (`file /path`), never its contents. Fix or delete it.
+ */
+export class StoreCorruptError extends McpSupervisorError {
+  readonly code = 'STORE_CORRUPT' as const;
+  readonly retryable = false;
+  override readonly fatal = true;
+  constructor(
+    /** The store's name (`file /path/to/store.json`). */
+    readonly store: string,
+    what: string,
+  ) {
+    super(`the store ${store} ${what}; fix or delete it (nothing was overwritten)`);
+  }
+}
+
+/**
+ * A store could not be reached (Redis down or restarting, a file system error): the operation did
+ * not happen. Callers go on with what they hold; coordination resumes when the store is back.
+ */
+export class StoreUnavailableError extends McpSupervisorError {
+  readonly code = 'STORE_UNAVAILABLE' as const;
+  readonly retryable = true;
+  constructor(
+    readonly store: string,
+    reason: string,
+    details?: ErrorDetails,
+  ) {
+    super(`the store ${store} is unavailable (${reason})`, details);
+  }
+}
