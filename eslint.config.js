@@ -63,6 +63,7 @@ export default tseslint.config(
       '.package-test-adapters/',
       '.tmp/',
       '.docs-run/',
+      '.docs-check/',
     ],
   },
   js.configs.recommended,
