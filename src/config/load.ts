@@ -43,8 +43,8 @@ export function undeliveredWarnings(config: object): readonly ConfigWarning[] {
   return warnings as ConfigWarning[];
 }
 
-/** Top-level keys of the files this loader reads; others are reported (a typo of these is the usual cause). */
-const TOP_LEVEL_KEYS = ['mcpServers', 'servers', 'inputs', '$schema'];
+/** Top-level keys of the files this loader reads, and `gateway` (read by `mcp-supervisor serve`); others are reported (a typo of these is the usual cause). */
+const TOP_LEVEL_KEYS = ['mcpServers', 'servers', 'inputs', '$schema', 'gateway'];
 
 function topLevelWarnings(record: Record<string, unknown>, file: string | undefined): ConfigWarning[] {
   return Object.keys(record)

@@ -30,6 +30,10 @@ const CORE_DEPENDENCIES = [
   // The CLI's: the prompt for VS Code `${input:…}` values, and `doctor`'s command lookup.
   'read',
   'which',
+  // fileStore's cross-process lock.
+  'proper-lockfile',
+  // `mcp-supervisor serve`: the official SDK's server (imported by the gateway only, never by the core).
+  '@modelcontextprotocol/server',
 ];
 const EXAMPLES = {
   'agent-ai-sdk.ts': /everything__get-sum -> .*The sum of 2 and 3 is 5\.[\s\S]*model: done/,

@@ -150,7 +150,7 @@ describe('code blocks in the docs', () => {
       const where = `${block.doc}:${block.line}`;
       const loaded = parseConfigText(block.code, {
         file: where,
-        env: { DOCS_TOKEN: 't', GITHUB_TOKEN: 't' },
+        env: { DOCS_TOKEN: 't', GITHUB_TOKEN: 't', MCP_SUPERVISOR_TOKEN: 't' },
         strict: true,
       });
       expect(Object.keys(loaded.servers).length, where).toBeGreaterThan(0);

@@ -246,6 +246,12 @@ export function answerBasics(
     res.writeHead(202).end();
     return true;
   }
+  // A 2025-era server does not know 2026-07-28's `server/discover` (a discover that times out is
+  // no evidence of an era: the connection would fail at its request timeout).
+  if (request.method === 'POST' && body?.method === 'server/discover') {
+    replyJson(res, 200, { jsonrpc: '2.0', id: body.id, error: { code: -32601, message: 'Method not found' } });
+    return true;
+  }
   if (request.method === 'GET') {
     replyJson(res, options.get ?? 405, {
       jsonrpc: '2.0',
