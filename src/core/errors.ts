@@ -156,10 +156,13 @@ export class ConnectionClosedError extends McpSupervisorError {
   readonly code = 'CONNECTION_CLOSED' as const;
   readonly retryable: boolean;
   override readonly fatal: boolean;
-  constructor(message: string, details?: ErrorDetails & { retryable?: boolean; fatal?: boolean }) {
+  /** The request never left (nothing was written): it waits for the connection to come back. */
+  readonly unsent: boolean;
+  constructor(message: string, details?: ErrorDetails & { retryable?: boolean; fatal?: boolean; unsent?: boolean }) {
     super(message, details);
     this.retryable = details?.retryable ?? false;
     this.fatal = details?.fatal ?? false;
+    this.unsent = details?.unsent ?? false;
   }
 }
 

@@ -8,14 +8,16 @@
  *   request was never processed: it is replayed after one re-initialize.
  * - `session in doubt`: a 400 on a request that carried the session, that does not name it. One
  *   probe decides whether the session or the request was at fault.
- * - `unreachable`: no connection could be made (refused, no route, DNS, connect timeout). The
- *   request was never sent: it waits for the connection to come back.
+ * - `unreachable`: no connection could be made (refused, no route, DNS, connect timeout), or a
+ *   stdio process was gone before the line was written. The request was never sent: it waits for
+ *   the connection to come back.
  * - `broken`: the connection died after the request was sent, before its answer. The outcome is
  *   unknown: the request is replayed only when repeating it is safe (replay-policy.ts).
  * - `request`: about this request only (any other failure): it fails, the connection goes on.
  */
 import type { ProbeVerdict } from '../../../machines/connection.machine.js';
 import {
+  ConnectionClosedError,
   describeError,
   RequestTimeoutError,
   SessionExpiredError,
@@ -75,6 +77,8 @@ export function readEvidence(error: unknown): Evidence {
     return { kind: 'session in doubt', generation: error.sessionGeneration, evidence: 'HTTP 400' };
   }
   if (error instanceof TransportError && error.status !== undefined) return { kind: 'request' };
+  // A stdio process that was gone before the line was written: the request never left.
+  if (error instanceof ConnectionClosedError && error.unsent) return { kind: 'unreachable', reason: 'not running' };
   const codes = codesOf(error);
   const unreachable = codes.find((code) => UNREACHABLE_CODES.has(code));
   if (unreachable) return { kind: 'unreachable', reason: unreachable };

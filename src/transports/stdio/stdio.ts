@@ -177,8 +177,8 @@ export class StdioTransport implements Transport {
     if (!this.running || !stdin?.writable) {
       // stdin can close a moment before the exit is known: wait (bounded) so the error says why.
       if (this.running && !this.closeRequested)
-        return this.waitExit(LOSS_GRACE_MS).then(() => Promise.reject(this.notRunningError()));
-      return Promise.reject(this.notRunningError());
+        return this.waitExit(LOSS_GRACE_MS).then(() => Promise.reject(this.notRunningError(undefined, true)));
+      return Promise.reject(this.notRunningError(undefined, true));
     }
     // JSON.stringify never emits a raw newline, so the message is exactly one line.
     const encoded = encodeMessage(message, this.server);
@@ -343,7 +343,8 @@ export class StdioTransport implements Transport {
     return spawnError(error, this.options, !(this.options.hasConnectedBefore?.() ?? false));
   }
 
-  private notRunningError(cause?: Error): ConnectionClosedError {
+  /** `unsent`: nothing of the message was written (it may be sent again once the process is back). */
+  private notRunningError(cause?: Error, unsent = false): ConnectionClosedError {
     // Gone on its own but not reported yet (the grace period): the error already says why.
     const lost =
       this.lost ?? (!this.closeRequested && (this.exit || this.stdoutEnded) ? this.describeLoss() : undefined);
@@ -352,11 +353,13 @@ export class StdioTransport implements Transport {
         server: this.server,
         retryable: !lost.fatal,
         fatal: lost.fatal,
+        unsent,
         cause,
       });
     return new ConnectionClosedError(`cannot send: the server process (${this.options.command}) is not running`, {
       server: this.server,
       retryable: true,
+      unsent,
       cause,
     });
   }

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectionClosedError, ProtocolError, SpawnError } from '../../../src/index.js';
 import type { StdioTransport } from '../../../src/transports/stdio/stdio.js';
+import { readEvidence } from '../../../src/runtime/recovery/evidence.js';
 import {
   callTool,
   fixtureTransport,
@@ -191,6 +192,9 @@ describe('stdio transport: the process going away', () => {
     const sendError = (await callTool(transport, 9, 'echo').catch((e: unknown) => e)) as ConnectionClosedError;
     expect(sendError).toBeInstanceOf(ConnectionClosedError);
     expect(sendError.message).toMatch(/cannot send: .*exited with code 7/);
+    // Nothing was written: recovery reads it as a request that never left (it waits, never fails for it).
+    expect(sendError.unsent).toBe(true);
+    expect(readEvidence(sendError)).toEqual({ kind: 'unreachable', reason: 'not running' });
     expect(sink.closed).toHaveLength(1);
   });
 
