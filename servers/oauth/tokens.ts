@@ -38,6 +38,8 @@ export interface TokenCounts {
   signIns: number;
   /** Grants revoked because a refresh token was reused. */
   revokedGrants: number;
+  /** Refreshes held by `delayRefreshes` (received, not processed yet). */
+  held: number;
 }
 
 const scopeList = (scope: string | undefined): string[] => (scope ? scope.split(' ') : []);
@@ -53,7 +55,7 @@ export function createTokenEndpoint(
   /** Spent refresh tokens → the grant they belong to (reuse detection). */
   const spent = new Map<string, number>();
   const revoked = new Set<number>();
-  const counts: TokenCounts = { refreshes: 0, reuses: 0, signIns: 0, revokedGrants: 0 };
+  const counts: TokenCounts = { refreshes: 0, reuses: 0, signIns: 0, revokedGrants: 0, held: 0 };
   let failing = { count: 0, status: 503 };
   let delayMs = o.refreshDelayMs ?? 0;
   /** Minted ID-JAGs → the resource they are for. */
@@ -143,6 +145,7 @@ export function createTokenEndpoint(
       if (grant === 'refresh_token') {
         if (!delayMs) return refresh(who, form, res);
         // Held; a client that went away meanwhile never had its refresh processed.
+        counts.held++;
         setTimeout(() => {
           if (!req.socket.destroyed) refresh(who, form, res);
         }, delayMs);

@@ -43,13 +43,19 @@ describe('shared credentials across processes: faults', () => {
     // The next refresh is held at the server; its process is killed while it waits there.
     fixture!.delayRefreshes(3_000);
     const heldFrom = Date.now();
+    const heldBefore = fixture!.counts.held;
     // Only a refresh sent after the delay was set is held (one sent before may be answered already,
     // and a process killed after its refresh was answered takes the rotated token with it).
     const victim = await new Promise<Worker>((resolve) => {
       for (const worker of workers) worker.onRefreshing((at) => at > heldFrom && resolve(worker));
     });
+    // Killed only once its refresh is held at the server, and the delay lifted only once it is gone:
+    // a refresh still on its way, answered at once, would spend the token in a dead process.
+    await expect.poll(() => fixture!.counts.held, { timeout: 5_000 }).toBeGreaterThan(heldBefore);
     const before = fixture!.counts.refreshes;
+    const exited = new Promise((gone) => victim.child.once('exit', gone));
     victim.child.kill('SIGKILL');
+    await exited;
     fixture!.delayRefreshes(0);
     // Its lease (5 s) runs out; another process refreshes with the refresh token it never spent.
     await expect.poll(() => fixture!.counts.refreshes, { timeout: 12_000 }).toBeGreaterThan(before);
