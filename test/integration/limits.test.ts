@@ -152,12 +152,22 @@ describe('429 and 503 are backpressure', () => {
 });
 
 describe('limits per server', () => {
-  it('maxInFlight: at most that many on the wire, the others sent in the order they were made', async () => {
+  it('maxInFlight: at most that many on the wire, every call answered', async () => {
     const { handle } = await openWith({ maxInFlight: 2 });
     f.faults.delayMs = 20;
     const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => handle.callTool('echo', { text: `${i}` })));
     expect(answers.map((a) => a.content[0]!.text)).toEqual(['0', '1', '2', '3', '4', '5']);
     expect(f.concurrency.peak).toBe(2);
+    expect([...texts()].sort()).toEqual(['0', '1', '2', '3', '4', '5']);
+  });
+
+  // With two in flight, two requests sent in one turn take two sockets and may land in either
+  // order; one at a time, the server sees the order in which they were sent.
+  it('maxInFlight: the waiting calls are sent in the order they were made', async () => {
+    const { handle } = await openWith({ maxInFlight: 1 });
+    f.faults.delayMs = 5;
+    await Promise.all(Array.from({ length: 6 }, (_, i) => handle.callTool('echo', { text: `${i}` })));
+    expect(f.concurrency.peak).toBe(1);
     expect(texts()).toEqual(['0', '1', '2', '3', '4', '5']);
   });
 
