@@ -8,6 +8,7 @@ import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/prom
 import { basename, dirname, join, resolve } from 'node:path';
 import { AuthorizationError, ConfigError } from '../core/errors.js';
 import type { StoredAuthorization, TokenStore } from './types.js';
+import { serialised } from '../core/serialised.js';
 
 export function memoryTokenStore(): TokenStore {
   const entries = new Map<string, StoredAuthorization>();
@@ -71,22 +72,6 @@ export function fileTokenStore(path: string): TokenStore {
       });
     },
   };
-}
-
-/** Per resolved path, the tail of the queue of operations on that file in this process. */
-const queues = new Map<string, Promise<void>>();
-
-function serialised<T>(file: string, task: () => Promise<T>): Promise<T> {
-  const run = (queues.get(file) ?? Promise.resolve()).then(task);
-  const tail = run.then(
-    () => undefined,
-    () => undefined,
-  );
-  queues.set(file, tail);
-  void tail.then(() => {
-    if (queues.get(file) === tail) queues.delete(file);
-  });
-  return run;
 }
 
 function checkKey(key: unknown): asserts key is string {

@@ -35,15 +35,9 @@ export interface TimelineEntry {
   at: number;
 }
 
-export interface CallEntry {
-  server: string;
-  method: string;
-  tool: string | undefined;
-  at: number;
-  durationMs: number;
-  outcome: 'ok' | 'error';
+/** A call as the page shows it: the call event, its params and result as text only when opted in. */
+export interface CallEntry extends Omit<CallEvent, 'params' | 'result' | 'error'> {
   error: string | undefined;
-  sends: number;
   args?: string | undefined;
   result?: string | undefined;
 }

@@ -20,6 +20,7 @@ import { StoreCorruptError, StoreUnavailableError } from './errors.js';
 import { isObject } from '../core/is-object.js';
 import { checkLockOptions, checkStoreKey, jsonCopy } from './checks.js';
 import type { Store, StoreEntry, StoreLease, StoreLockOptions, StoreSetOptions, StoreSetResult } from './types.js';
+import { serialised } from '../core/serialised.js';
 
 interface FileEntry {
   /** The value as JSON text, so that it is copied out by parsing. */
@@ -157,22 +158,6 @@ export function fileStore(path: string, options: FileStoreOptions = {}): Store {
 function live(data: FileData, key: string, now: number): FileEntry | undefined {
   const entry = Object.hasOwn(data.entries, key) ? data.entries[key] : undefined;
   return entry?.expiresAt !== undefined && entry.expiresAt <= now ? undefined : entry;
-}
-
-/** Per resolved path, the tail of this process's queue of operations on that file. */
-const queues = new Map<string, Promise<void>>();
-
-function serialised<T>(file: string, task: () => Promise<T>): Promise<T> {
-  const run = (queues.get(file) ?? Promise.resolve()).then(task);
-  const tail = run.then(
-    () => undefined,
-    () => undefined,
-  );
-  queues.set(file, tail);
-  void tail.then(() => {
-    if (queues.get(file) === tail) queues.delete(file);
-  });
-  return run;
 }
 
 async function ensureDirectory(file: string, name: string): Promise<void> {
