@@ -83,7 +83,8 @@ export class ServerHandle {
    * Calls a tool as a task and returns at once with its TaskHandle (`status()`, `result()`,
    * `cancel()`). 2025-11-25: asks for a task (`ttlMs` the lifetime wished); a tool whose
    * `execution.taskSupport` is forbidden, or a server without task support, is a ConfigError.
-   * 2026-07-28: the server decides; a call it answered at once has no `taskId`.
+   * 2026-07-28: the server decides; a call it answered at once has no `taskId`. Through the call
+   * interceptors, as `callTool` (docs/interceptors.md#calls-made-as-tasks).
    */
   callToolAsTask(
     name: string,

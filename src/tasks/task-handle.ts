@@ -24,6 +24,8 @@ export class TaskHandle<T = unknown> {
   private readonly answered: { raw: unknown } | undefined;
   /** 2026-07-28: the input requests answered so far (made by the first `input_required`). */
   private input: TaskInput | undefined;
+  /** The call interceptors the first `result()` goes through (tools/intercepted-task.ts). */
+  private around: ((poll: () => Promise<T>) => Promise<T>) | undefined;
 
   constructor(
     private readonly context: TaskContext,
@@ -69,6 +71,12 @@ export class TaskHandle<T = unknown> {
     return this;
   }
 
+  /** @internal The first `result()` hands its outcome to the call interceptors and returns theirs. */
+  throughInterceptors(around: (poll: () => Promise<T>) => Promise<T>): this {
+    this.around = around;
+    return this;
+  }
+
   /** The last status seen (creation, a poll or a notification), without asking the server. */
   get lastStatus(): TaskInfo | undefined {
     return this.latest;
@@ -91,6 +99,11 @@ export class TaskHandle<T = unknown> {
    * `cancel()`); `timeoutMs` bounds each request, not the wait.
    */
   async result(options?: RequestOptions): Promise<T> {
+    const around = this.around;
+    if (around) {
+      this.around = undefined;
+      return around(() => this.result(options));
+    }
     if (this.answered) return this.finish(this.answered.raw);
     let task = this.latest!;
     // 2026-07-28: while polled, the task's status notifications are asked for on the listen.

@@ -1,7 +1,8 @@
 /**
  * Call interceptors: functions run around every tool call (`handle.callTool`, the catalog, every
- * adapter, the drop-in transports' `tools/call`). Each gets the call (server, tool, arguments,
- * options) and `next`, and composes like middleware, the first one outermost:
+ * adapter, the drop-in transports' `tools/call`, `callToolAsTask`: intercepted-task.ts). Each
+ * gets the call (server, tool, arguments, options) and `next`, and composes like middleware, the
+ * first one outermost:
  *
  * - approve or deny: throw (ToolCallDeniedError names server and tool), or call `next()`;
  * - rewrite: `next({ arguments })` (or `options`) sends the call with those instead;

@@ -19,7 +19,7 @@ import type { RejectedTool } from '../runtime/requests/tool-headers.js';
 import { takesToolTasks } from '../protocol/task-capabilities.js';
 import { isModernCreated } from '../tasks/schemas.js';
 import type { TaskClient } from '../tasks/task-client.js';
-import type { TaskHandle } from '../tasks/task-handle.js';
+import { TaskHandle } from '../tasks/task-handle.js';
 import {
   awaitModernTask,
   callLegacyTool,
@@ -29,6 +29,7 @@ import {
   type ToolCall,
 } from '../tasks/tool-call.js';
 import { toolTasks, type ToolTasks } from '../tasks/tool-tasks.js';
+import { interceptTaskCall } from './intercepted-task.js';
 import { interceptToolCall, type ToolCall as InterceptedCall, type ToolCallInterceptor } from './interceptors.js';
 import type { ToolHost } from './tool-host.js';
 import { toolResult } from './tool-result.js';
@@ -97,7 +98,25 @@ export class ServerTools {
     args: Record<string, unknown>,
     options: TaskCallOptions | undefined,
   ): Promise<TaskHandle<CallToolResult>> {
-    return callToolAsTask(this.toolCall(name, args, options), options?.ttlMs);
+    const interceptors = this.interceptors;
+    if (interceptors === undefined) return callToolAsTask(this.toolCall(name, args, options), options?.ttlMs);
+    const call: InterceptedCall = { server: this.host.name, tool: name, arguments: args, options };
+    return interceptTaskCall(
+      interceptors,
+      call,
+      (last) => {
+        const taskOptions: TaskCallOptions | undefined = last.options;
+        return callToolAsTask(this.toolCall(last.tool, last.arguments, taskOptions), taskOptions?.ttlMs);
+      },
+      // A result an interceptor gave (a cache): no task, and not checked against the output schema.
+      (result) =>
+        new TaskHandle(
+          this.taskParts().context,
+          this.host.session()?.era ?? 'modern',
+          { answeredAtOnce: result },
+          () => result,
+        ),
+    );
   }
 
   /** `handle.tasks`: the task methods by task id. */
