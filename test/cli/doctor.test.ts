@@ -1,10 +1,16 @@
 /**
  * `doctor`, in-process against servers this file starts: a healthy Streamable HTTP server, a port
  * nothing listens on, a 401, a legacy HTTP+SSE server, a wrong path, a stdio server that exits,
- * a missing command; and once as a spawned CLI in a folder with `.mcp.json` (discovery).
+ * a missing command; and as a spawned CLI in a folder with `.mcp.json` (discovery), and over TLS:
+ * HTTPS in front of the SDK server with certificates made here by `openssl` (a CA of the test's,
+ * trusted through NODE_EXTRA_CA_CERTS; an expired certificate, one for another name, a self-signed
+ * one nobody trusts, and a port that does not speak TLS).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { connect as tcpConnect } from 'node:net';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,6 +108,135 @@ describe('doctor', () => {
       expect(run.stdout).toContain('all steps passed');
       expect(run.code).toBe(0);
     } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Certificates for the TLS tests, made with the openssl command in `dir`: a CA, and leaves it signs. */
+function makeCertificates(dir: string) {
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  const key = (name: string) =>
+    openssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`);
+  key('ca');
+  openssl('req', '-x509', '-key', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=doctor test CA');
+  const leaf = (name: string, altNames: string, days: number) => {
+    key(name);
+    openssl('req', '-new', '-key', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
+    writeFileSync(join(dir, `${name}.ext`), `subjectAltName=${altNames}\n`);
+    // -days -1: valid until the day before it was made, i.e. expired.
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      String(days),
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.pem`,
+    );
+  };
+  leaf('good', 'IP:127.0.0.1,DNS:localhost', 30);
+  leaf('expired', 'IP:127.0.0.1', -1);
+  leaf('elsewhere', 'DNS:mcp.example.org', 30);
+  key('self');
+  openssl(
+    'req',
+    '-x509',
+    '-key',
+    'self.key',
+    '-out',
+    'self.pem',
+    '-days',
+    '30',
+    '-subj',
+    '/CN=self',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+  );
+  const read = (name: string) => ({
+    key: readFileSync(join(dir, `${name}.key`)),
+    cert: readFileSync(join(dir, `${name}.pem`)),
+  });
+  return {
+    ca: join(dir, 'ca.pem'),
+    good: read('good'),
+    expired: read('expired'),
+    elsewhere: read('elsewhere'),
+    self: read('self'),
+  };
+}
+
+/** TLS in front of a plain TCP port on 127.0.0.1 (the SDK server): an HTTPS server with that certificate. */
+async function tlsInFront(
+  target: number,
+  credentials: { key: Buffer; cert: Buffer },
+): Promise<{ server: TlsServer; url: string }> {
+  const server = createTlsServer(credentials, (socket) => {
+    const upstream = tcpConnect(target, '127.0.0.1');
+    socket.pipe(upstream).pipe(socket);
+    const end = () => (socket.destroy(), upstream.destroy());
+    socket.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  server.on('tlsClientError', () => {}); // the rejected handshakes are the point
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `https://127.0.0.1:${(server.address() as { port: number }).port}/mcp` };
+}
+
+describe('doctor over TLS', () => {
+  it('passes a trusted certificate; an expired one, one for another name, an untrusted one and a plain port each end with what to do', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'mcp-supervisor-doctor-tls-'));
+    const servers: TlsServer[] = [];
+    try {
+      const certificates = makeCertificates(folder);
+      const sdkPort = Number(new URL(sdk.url).port);
+      const front = async (credentials: { key: Buffer; cert: Buffer }) => {
+        const { server, url } = await tlsInFront(sdkPort, credentials);
+        servers.push(server);
+        return url;
+      };
+      const config = {
+        mcpServers: {
+          good: { url: await front(certificates.good) },
+          expired: { url: await front(certificates.expired) },
+          elsewhere: { url: await front(certificates.elsewhere) },
+          untrusted: { url: await front(certificates.self) },
+          plain: { url: sdk.url.replace('http://', 'https://') },
+        },
+      };
+      const file = join(folder, 'servers.json');
+      writeFileSync(file, JSON.stringify(config));
+      const run = await runCli(['doctor', '--config', file], { NODE_EXTRA_CA_CERTS: certificates.ca });
+      const report = (name: string) => run.stdout.split(/\n(?=\S)/).find((part) => part.startsWith(`${name}\n`)) ?? '';
+      expect(run.code).toBe(1);
+      // Trusted through NODE_EXTRA_CA_CERTS: TLS, then HTTP and the session over it.
+      expect(report('good')).toMatch(
+        /✓ TLS +TLSv1\.3, certificate for 127\.0\.0\.1, localhost valid (29|30) more days/,
+      );
+      expect(report('good')).toMatch(/✓ HTTP +POST \/mcp → 200/);
+      expect(report('good')).toContain('all steps passed');
+      expect(report('expired')).toMatch(
+        /✗ TLS +the certificate for 127\.0\.0\.1 expired on [^\n]+\n +→ the server's operator must renew it/,
+      );
+      expect(report('elsewhere')).toMatch(
+        /✗ TLS +the certificate is for mcp\.example\.org, not 127\.0\.0\.1\n +→ use a URL with a name the certificate is for/,
+      );
+      expect(report('untrusted')).toMatch(
+        /✗ TLS +[^\n]*self[- ]signed[^\n]*\n +→ the certificate is not trusted here: add the CA [^\n]*NODE_EXTRA_CA_CERTS/i,
+      );
+      expect(report('plain')).toMatch(/✗ TLS +[^\n]+\n +→ the port does not speak TLS: try http:\/\//);
+      for (const name of ['expired', 'elsewhere', 'untrusted', 'plain'])
+        expect(report(name)).toMatch(/- the rest +skipped/);
+    } finally {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
       rmSync(folder, { recursive: true, force: true });
     }
   });

@@ -1,7 +1,7 @@
 /** `doctor`'s network steps for a URL server: DNS, TCP, TLS. Each says what to do when it fails. */
 import { lookup } from 'node:dns/promises';
 import { isIP, connect as tcpConnect } from 'node:net';
-import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
+import { checkServerIdentity, connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { codeOf, describe, fail, ok, since, skip, warn, type Step } from './step.js';
 
 function port(url: URL): number {
@@ -67,15 +67,79 @@ function daysLeft(certificate: PeerCertificate): number {
   return Math.floor((Date.parse(certificate.valid_to) - Date.now()) / 86_400_000);
 }
 
+/** The names a certificate is for: its subjectAltName entries, else its CN. */
+function namesOf(certificate: PeerCertificate): string {
+  const alt = certificate.subjectaltname;
+  if (alt) return alt.replace(/(?:DNS|IP Address):/g, '');
+  return [certificate.subject?.CN ?? '?'].flat().join(', ');
+}
+
+const UNTRUSTED = /SELF_SIGNED|UNABLE_TO_GET_ISSUER|UNABLE_TO_VERIFY|CERT_UNTRUSTED|CERT_SIGNATURE_FAILURE/;
+
+/** A certificate refused by the checks: what was wrong, and what to do about it. */
+function refusedCertificate(refused: Error | string, name: string, certificate: PeerCertificate): Step {
+  // The handshake's verdict is a code (`CERT_HAS_EXPIRED`); the host name check's an Error.
+  const code = typeof refused === 'string' ? refused : (codeOf(refused) ?? refused.message);
+  const names = namesOf(certificate);
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID')
+    return fail(
+      'TLS',
+      `the certificate is for ${names}, not ${name}`,
+      `use a URL with a name the certificate is for, or ask the server's operator for a certificate that names ${name}`,
+    );
+  if (code === 'CERT_HAS_EXPIRED')
+    return fail(
+      'TLS',
+      `the certificate for ${names} expired on ${certificate.valid_to}`,
+      "the server's operator must renew it (nothing to change here)",
+    );
+  if (code === 'CERT_NOT_YET_VALID')
+    return fail(
+      'TLS',
+      `the certificate for ${names} is valid only from ${certificate.valid_from}`,
+      "check this machine's clock (and the server's)",
+    );
+  if (UNTRUSTED.test(code))
+    return fail(
+      'TLS',
+      `${/SELF_SIGNED/.test(code) ? 'a self-signed certificate' : 'a certificate from a CA'} not trusted here (${code}): for ${names}, issued by ${[certificate.issuer?.CN ?? '?'].flat().join(', ')}`,
+      'the certificate is not trusted here: add the CA that issued it (for a self-signed certificate, the certificate) with NODE_EXTRA_CA_CERTS=/path/to/ca.pem, or give the server a certificate from a public CA',
+    );
+  return fail(
+    'TLS',
+    `${typeof refused === 'string' ? refused : describe(refused)} (certificate for ${names})`,
+    "check the server's certificate with its operator",
+  );
+}
+
+/** A handshake that failed before any certificate was seen. */
+function failedHandshake(error: Error): Step {
+  const code = codeOf(error) ?? '';
+  const plain =
+    /WRONG_VERSION|PACKET_LENGTH|EPROTO/.test(code) || /wrong version number|packet length/i.test(error.message);
+  // OpenSSL's message is a trace (`…:SSL routines:ssl3_get_record:wrong version number:file:line:`): its reason alone.
+  const reason = /SSL routines:[^:]*:([^:]+):/.exec(error.message)?.[1];
+  return fail(
+    'TLS',
+    reason ? `${code || 'TLS'}: ${reason}` : describe(error).trim(),
+    plain
+      ? 'the port does not speak TLS: try http:// instead of https://'
+      : 'check the TLS setup of the server (certificate, protocols)',
+  );
+}
+
 export function checkTls(url: URL, timeoutMs: number): Promise<Step> {
   if (url.protocol !== 'https:') return Promise.resolve(skip('TLS', 'not used (http://)'));
   const start = performance.now();
+  const name = host(url);
   return new Promise((resolve) => {
+    // The certificate is checked after the handshake rather than by it, so a refused one can be described.
     const socket = tlsConnect({
-      host: host(url),
+      host: name,
       port: port(url),
-      servername: isIP(host(url)) ? undefined : host(url),
+      servername: isIP(name) ? undefined : name,
       timeout: timeoutMs,
+      rejectUnauthorized: false,
     });
     const done = (step: Step) => {
       socket.destroy();
@@ -83,10 +147,14 @@ export function checkTls(url: URL, timeoutMs: number): Promise<Step> {
     };
     socket.once('secureConnect', () => {
       const certificate = socket.getPeerCertificate();
+      const refused = (socket.authorizationError as Error | string | null) || checkServerIdentity(name, certificate);
+      if (refused) return done(refusedCertificate(refused, name, certificate));
       const days = daysLeft(certificate);
-      const detail = `${socket.getProtocol() ?? 'TLS'}, certificate for ${[certificate.subject?.CN ?? '?'].flat().join(', ')} valid ${days} more days (${since(start)})`;
+      const detail = `${socket.getProtocol() ?? 'TLS'}, certificate for ${namesOf(certificate)} valid ${days} more days (${since(start)})`;
       done(
-        days < 14 ? warn('TLS', detail, 'the certificate expires soon: tell the server operator') : ok('TLS', detail),
+        days < 14
+          ? warn('TLS', detail, "the certificate expires soon: tell the server's operator to renew it")
+          : ok('TLS', detail),
       );
     });
     socket.once('timeout', () =>
@@ -98,20 +166,6 @@ export function checkTls(url: URL, timeoutMs: number): Promise<Step> {
         ),
       ),
     );
-    socket.once('error', (error) => {
-      const code = codeOf(error) ?? '';
-      const untrusted = /CERT|SELF_SIGNED|UNABLE_TO/.test(code);
-      done(
-        fail(
-          'TLS',
-          describe(error),
-          untrusted
-            ? 'the certificate is not trusted here: add its CA with NODE_EXTRA_CA_CERTS=/path/to/ca.pem, or fix the server certificate'
-            : /WRONG_VERSION|EPROTO/.test(code)
-              ? 'the port does not speak TLS: try http:// instead of https://'
-              : 'check the TLS setup of the server (certificate, protocols)',
-        ),
-      );
-    });
+    socket.once('error', (error: Error) => done(failedHandshake(error)));
   });
 }
