@@ -1,7 +1,7 @@
 /**
  * `doctor`, in-process against servers this file starts: a healthy Streamable HTTP server, a port
  * nothing listens on, a 401, a legacy HTTP+SSE server, a wrong path, a stdio server that exits,
- * a missing command; and as a spawned CLI in a folder with `.mcp.json` (discovery), and over TLS:
+ * a missing command; and once as a spawned CLI in a folder with `.mcp.json` (discovery), over TLS:
  * HTTPS in front of the SDK server with certificates made here by `openssl` (a CA of the test's,
  * trusted through NODE_EXTRA_CA_CERTS; an expired certificate, one for another name, a self-signed
  * one nobody trusts, and a port that does not speak TLS).
@@ -98,19 +98,6 @@ describe('doctor', () => {
     expect(text).toMatch(/✗ command +mcp-supervisor-no-such-command: not found on PATH[^\n]*\n +→ install it/);
     expect(text).toMatch(/✗ process +exited with code 3; stderr:\n +cannot open \/nope\n +→ /);
   });
-
-  it('as a command, in a folder with .mcp.json: says which file it used', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'mcp-supervisor-doctor-'));
-    try {
-      writeFileSync(join(folder, '.mcp.json'), JSON.stringify({ mcpServers: { sdk: { url: sdk.url } } }));
-      const run = await runCli(['doctor'], {}, folder);
-      expect(run.stderr).toContain('using ./.mcp.json');
-      expect(run.stdout).toContain('all steps passed');
-      expect(run.code).toBe(0);
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
-  });
 });
 
 /** Certificates for the TLS tests, made with the openssl command in `dir`: a CA, and leaves it signs. */
@@ -191,8 +178,8 @@ async function tlsInFront(
   return { server, url: `https://127.0.0.1:${(server.address() as { port: number }).port}/mcp` };
 }
 
-describe('doctor over TLS', () => {
-  it('passes a trusted certificate; an expired one, one for another name, an untrusted one and a plain port each end with what to do', async () => {
+describe('doctor as a command', () => {
+  it('in a folder with .mcp.json says which file it used; over TLS it passes a trusted certificate; an expired one, one for another name, an untrusted one and a plain port each end with what to do', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'mcp-supervisor-doctor-tls-'));
     const servers: TlsServer[] = [];
     try {
@@ -205,6 +192,7 @@ describe('doctor over TLS', () => {
       };
       const config = {
         mcpServers: {
+          sdk: { url: sdk.url },
           good: { url: await front(certificates.good) },
           expired: { url: await front(certificates.expired) },
           elsewhere: { url: await front(certificates.elsewhere) },
@@ -212,11 +200,13 @@ describe('doctor over TLS', () => {
           plain: { url: sdk.url.replace('http://', 'https://') },
         },
       };
-      const file = join(folder, 'servers.json');
-      writeFileSync(file, JSON.stringify(config));
-      const run = await runCli(['doctor', '--config', file], { NODE_EXTRA_CA_CERTS: certificates.ca });
+      // Found without --config: the folder's .mcp.json (one spawned CLI for discovery and TLS).
+      writeFileSync(join(folder, '.mcp.json'), JSON.stringify(config));
+      const run = await runCli(['doctor'], { NODE_EXTRA_CA_CERTS: certificates.ca }, folder);
       const report = (name: string) => run.stdout.split(/\n(?=\S)/).find((part) => part.startsWith(`${name}\n`)) ?? '';
       expect(run.code).toBe(1);
+      expect(run.stderr).toContain('using ./.mcp.json');
+      expect(report('sdk')).toContain('all steps passed');
       // Trusted through NODE_EXTRA_CA_CERTS: TLS, then HTTP and the session over it.
       expect(report('good')).toMatch(
         /✓ TLS +TLSv1\.3, certificate for 127\.0\.0\.1, localhost valid (29|30) more days/,
