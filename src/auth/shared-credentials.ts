@@ -72,7 +72,25 @@ export class SharedCredentials {
     if (!entry) return false;
     this.book.load(entry.value);
     this.adopted();
+    // Version 0: imported from `auth.store` (a token file of an earlier version). Moved into the
+    // store at once, so every process sharing it has the login; only while the key is still free.
+    if (entry.version === 0) await this.#import();
     return true;
+  }
+
+  async #import(): Promise<void> {
+    try {
+      const written = await this.slot.write(this.book.toStored(), 0);
+      if (written.ok) this.#version = written.version;
+      else if (written.current) {
+        // Another process moved it (or renewed it) first: theirs is at least as new.
+        this.book.load(written.current.value);
+        this.#version = written.current.version;
+        this.adopted();
+      }
+    } catch (error) {
+      this.#unreachable(error);
+    }
   }
 
   /**
