@@ -14,7 +14,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -31,7 +31,8 @@ const cliArgs = (args: string[]) => (COMPILED ? [CLI, ...args] : ['--import', 't
 /** `serve --http 127.0.0.1:0` in a child process; resolves with its URL. */
 function serveHttpProcess(config: string): Promise<{ url: string; stop: () => void }> {
   const child = spawn(process.execPath, cliArgs(['serve', '--config', config, '--http', '127.0.0.1:0']), {
-    env: { ...process.env, MCP_SUPERVISOR_TOKEN: TOKEN },
+    // The store beside the config, not the user's ~/.mcp-supervisor/store.json.
+    env: { ...process.env, MCP_SUPERVISOR_TOKEN: TOKEN, MCP_SUPERVISOR_STORE: join(dirname(config), 'store.json') },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   return new Promise((resolve, reject) => {

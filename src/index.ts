@@ -114,7 +114,7 @@ export {
   type ErrorCode,
 } from './core/errors.js';
 export { InputRoundsExceededError, InputRequestError } from './runtime/requests/input-errors.js';
-export { StoreCorruptError, StoreUnavailableError } from './store/errors.js';
+export { StoreCorruptError, StoreFencedError, StoreUnavailableError } from './store/errors.js';
 export { ServerBusyError } from './core/retry-after.js';
 export { EndpointNotFoundError } from './runtime/session/wrong-path.js';
 export { UrlElicitationRequiredError, type UrlElicitation } from './protocol/rpc-errors.js';
@@ -154,6 +154,7 @@ export {
   type FileStoreOptions,
   type Store,
   type StoreEntry,
+  type StoreFence,
   type StoreLease,
   type StoreLockOptions,
   type StoreSetOptions,

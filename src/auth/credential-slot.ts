@@ -16,7 +16,8 @@ export interface CredentialSlot {
   /** A short name for warnings (the store's name); never a secret. */
   readonly where: string;
   read(): Promise<StoreEntry<StoredAuthorization> | undefined>;
-  write(value: StoredAuthorization, ifVersion: number): Promise<StoreSetResult<StoredAuthorization>>;
+  /** `lease`: the token of the lease the write is made under; a store refuses it once the lease was taken over. */
+  write(value: StoredAuthorization, ifVersion: number, lease?: number): Promise<StoreSetResult<StoredAuthorization>>;
   lock(leaseMs: number, waitMs: number): Promise<StoreLease | undefined>;
   clear(): Promise<void>;
 }
@@ -36,7 +37,8 @@ export function storeSlot(store: Store, key: string, legacy?: { tokens: TokenSto
       const imported = await legacy.tokens.load(legacy.key);
       return imported && { value: imported, version: 0 };
     },
-    write: (value, ifVersion) => store.set(key, value, { ifVersion }),
+    write: (value, ifVersion, lease) =>
+      store.set(key, value, { ifVersion, fence: lease === undefined ? undefined : { lock: key, token: lease } }),
     lock: (leaseMs, waitMs) => store.lock(key, { leaseMs, waitMs }),
     async clear() {
       await store.delete(key);
@@ -63,6 +65,7 @@ export function tokenStoreSlot(tokens: TokenStore, key: string): CredentialSlot 
   return {
     where: 'auth.store',
     read,
+    // The lock is this process's own: no other process can take it over.
     async write(value, ifVersion) {
       const version = counters.get(key) ?? 0;
       if (ifVersion !== version) return { ok: false, current: await read() };

@@ -16,7 +16,7 @@
  * outage. The slot is read only here, never on a request's path.
  */
 import { AuthorizationError } from '../core/errors.js';
-import { StoreUnavailableError } from '../store/errors.js';
+import { StoreFencedError, StoreUnavailableError } from '../store/errors.js';
 import type { StoreLease } from '../store/types.js';
 import { CredentialBook } from './credential-book.js';
 import type { CredentialSlot } from './credential-slot.js';
@@ -41,6 +41,8 @@ export class SharedCredentials {
   #warned = false;
   /** A write waiting for the store to come back (the lock is held until it settles). */
   #persisting: Promise<void> | undefined;
+  /** The credential's lease while this process holds it: its writes carry the fencing token. */
+  #lease: StoreLease | undefined;
   readonly #leaseMs: number;
   readonly #unavailableWaitMs: number;
 
@@ -72,7 +74,25 @@ export class SharedCredentials {
     if (!entry) return false;
     this.book.load(entry.value);
     this.adopted();
+    // Version 0: imported from `auth.store` (a token file of an earlier version). Moved into the
+    // store at once, so every process sharing it has the login; only while the key is still free.
+    if (entry.version === 0) await this.#import();
     return true;
+  }
+
+  async #import(): Promise<void> {
+    try {
+      const written = await this.slot.write(this.book.toStored(), 0);
+      if (written.ok) this.#version = written.version;
+      else if (written.current) {
+        // Another process moved it (or renewed it) first: theirs is at least as new.
+        this.book.load(written.current.value);
+        this.#version = written.current.version;
+        this.adopted();
+      }
+    } catch (error) {
+      this.#unreachable(error);
+    }
   }
 
   /**
@@ -152,7 +172,16 @@ export class SharedCredentials {
   async #write(): Promise<void> {
     const value: StoredAuthorization = this.book.toStored();
     for (let attempt = 0; attempt < 3; attempt++) {
-      const written = await this.slot.write(value, this.#version);
+      let written;
+      try {
+        written = await this.slot.write(value, this.#version, this.#lease?.token);
+      } catch (error) {
+        if (!(error instanceof StoreFencedError)) throw error;
+        // This process stalled past its lease and another holds the lock now: its word wins.
+        this.#lease = undefined;
+        await this.#yield();
+        return;
+      }
       this.#reachable();
       if (written.ok) {
         this.#version = written.version;
@@ -175,6 +204,26 @@ export class SharedCredentials {
         if (!(error instanceof StoreUnavailableError)) return;
       }
     }
+  }
+
+  /**
+   * After a fenced write: takes what the new holder stored, if it wrote since; otherwise keeps this
+   * process's tokens in memory, unwritten (the new holder re-reads under the lock and decides).
+   */
+  async #yield(): Promise<void> {
+    let entry;
+    try {
+      entry = await this.slot.read();
+    } catch (error) {
+      this.#unreachable(error);
+      return;
+    }
+    if (!entry || entry.version === this.#version) return;
+    const issuer = this.book.issuer;
+    this.book.load(entry.value);
+    if (issuer !== undefined) this.book.useIssuer(issuer);
+    this.#version = entry.version;
+    this.adopted();
   }
 
   async clear(): Promise<void> {
@@ -257,8 +306,10 @@ export class SharedCredentials {
       }
     }
     const renewing = lease && setInterval(() => void lease.renew().catch(() => undefined), this.#leaseMs / 3);
+    this.#lease = lease;
     const release = async () => {
       clearInterval(renewing);
+      if (this.#lease === lease) this.#lease = undefined;
       await lease?.release().catch(() => undefined);
     };
     try {

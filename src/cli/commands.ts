@@ -13,6 +13,7 @@ import { UsageError, type ServerMap } from './load-config.js';
 import type { Progress } from '../protocol/pending.js';
 import { toolsTable } from './tools-table.js';
 import { checkServers } from './doctor/run-doctor.js';
+import type { Store } from '../store/types.js';
 
 export interface CommandIo {
   out(text: string): void;
@@ -26,8 +27,8 @@ function printJson(io: CommandIo, value: unknown): void {
 }
 
 /** Every server's status() as JSON; exit 1 unless all are ready (disabled ones aside). */
-export async function runStatus(servers: ServerMap, io: CommandIo): Promise<number> {
-  const sup = createSupervisor({ servers, clientInfo: CLIENT_INFO });
+export async function runStatus(servers: ServerMap, io: CommandIo, store?: Store): Promise<number> {
+  const sup = createSupervisor({ servers, clientInfo: CLIENT_INFO, store });
   try {
     await sup.start();
     const status = sup.status();
@@ -56,9 +57,10 @@ async function withServer(
   servers: ServerMap,
   name: string,
   io: CommandIo,
+  store: Store | undefined,
   work: (handle: ServerHandle) => Promise<number>,
 ): Promise<number> {
-  const sup: Supervisor = createSupervisor({ servers: { [name]: servers[name]! }, clientInfo: CLIENT_INFO });
+  const sup: Supervisor = createSupervisor({ servers: { [name]: servers[name]! }, clientInfo: CLIENT_INFO, store });
   try {
     await sup.start();
     const handle = sup.server(name);
@@ -89,10 +91,11 @@ export async function runTools(
   timeoutMs: number,
   io: CommandIo,
   json = false,
+  store?: Store,
 ): Promise<number> {
   const { server, rest } = splitServer(servers, words, 'tools [server]');
   if (rest.length > 0) throw new UsageError(`tools [server]: unexpected '${rest.join(' ')}'`);
-  return withServer(servers, server, io, async (handle) => {
+  return withServer(servers, server, io, store, async (handle) => {
     const result = await handle.listTools({ timeoutMs });
     if (json) printJson(io, result);
     else for (const line of toolsTable(result.tools)) io.out(`${line}\n`);
@@ -109,6 +112,7 @@ export async function runCall(
   words: readonly string[],
   timeoutMs: number,
   io: CommandIo,
+  store?: Store,
 ): Promise<number> {
   const usage = 'call [server] <tool> [json-arguments]';
   const { server, rest } = splitServer(servers, words, usage);
@@ -117,7 +121,7 @@ export async function runCall(
   if (extra.length > 0)
     throw new UsageError(`${usage}: unexpected '${extra.join(' ')}' (quote the JSON arguments as one word)`);
   const args = parseToolArguments(json);
-  return withServer(servers, server, io, async (handle) => {
+  return withServer(servers, server, io, store, async (handle) => {
     const result = await handle.callTool(tool, args, {
       timeoutMs,
       resetTimeoutOnProgress: true,
@@ -130,9 +134,14 @@ export async function runCall(
 
 /**
  * `logout [server]`: revokes the server's OAuth tokens where the authorization server offers
- * revocation (RFC 7009) and removes them from the token file either way. No connection is made.
+ * revocation (RFC 7009) and removes them from the store and the token file either way. No connection is made.
  */
-export async function runLogout(servers: ServerMap, words: readonly string[], io: CommandIo): Promise<number> {
+export async function runLogout(
+  servers: ServerMap,
+  words: readonly string[],
+  io: CommandIo,
+  store?: Store,
+): Promise<number> {
   const { server, rest } = splitServer(servers, words, 'logout [server]');
   if (rest.length > 0) throw new UsageError(`logout [server]: unexpected '${rest.join(' ')}'`);
   const config = servers[server]!;
@@ -142,6 +151,7 @@ export async function runLogout(servers: ServerMap, words: readonly string[], io
   const provider = createOAuthProvider(auth as OAuthClientOptions, {
     resourceUrl: new URL(String(config.url)),
     server,
+    store,
   });
   const { revoked, error } = await provider.revoke();
   printJson(io, {
@@ -183,6 +193,7 @@ export async function runDoctor(
   words: readonly string[],
   timeoutMs: number,
   io: CommandIo,
+  store?: Store,
 ): Promise<number> {
   const [name, ...extra] = words;
   if (extra.length > 0) throw new UsageError(`doctor [server]: unexpected '${extra.join(' ')}'`);
@@ -191,5 +202,6 @@ export async function runDoctor(
   return checkServers(name === undefined ? servers : { [name]: servers[name]! }, {
     timeoutMs,
     out: (text) => io.out(text),
+    store,
   });
 }

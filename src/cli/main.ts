@@ -11,6 +11,8 @@ import type { Fault } from './chaos.js';
 import type { Demo } from './demo.js';
 import { runCall, runDoctor, runLogout, runStatus, runTools, type CommandIo } from './commands.js';
 import { prepareAuth, type AuthOptions } from './oauth-setup.js';
+import { cliStore } from './cli-store.js';
+import type { Store } from '../store/types.js';
 import { Reloader } from './config-watch.js';
 import { diagramText, MACHINE_NAMES, writeDiagramFiles } from './diagrams.js';
 import { describeConfigError, loadServers, UsageError, type ServerMap, type ServerSources } from './load-config.js';
@@ -70,7 +72,10 @@ serve (docs/gateway.md):
   --hold <ms>                    how long a request waits for a server that is down (default 30000)
 
 Authorization (OAuth servers):
-  --token-file <file>            where logins are kept (0600; default $MCP_SUPERVISOR_TOKEN_FILE or ~/.mcp-supervisor/tokens.json)
+  --store <file>                 where logins, era verdicts and tool lists are kept, shared by every run (0600;
+                                 default $MCP_SUPERVISOR_STORE or ~/.mcp-supervisor/store.json)
+  --token-file <file>            the token file of earlier versions, read for a login the store lacks
+                                 (default $MCP_SUPERVISOR_TOKEN_FILE or ~/.mcp-supervisor/tokens.json)
   --no-open                      only print authorization URLs (and inspect's page); by default a browser opens on a terminal
 
 Other:
@@ -95,6 +100,7 @@ const OPTIONS = {
   oauth: { type: 'boolean' },
   strict: { type: 'boolean' },
   'token-file': { type: 'string' },
+  store: { type: 'string' },
   demo: { type: 'boolean' },
   once: { type: 'boolean' },
   duration: { type: 'string' },
@@ -167,6 +173,8 @@ interface Servers {
   loaded: ServerMap;
   sources: ServerSources;
   authOptions: AuthOptions;
+  /** The CLI's store (`--store`): logins, era verdicts, tool lists. */
+  store: Store;
 }
 
 async function collectServers(parsed: Parsed): Promise<Servers> {
@@ -200,7 +208,7 @@ async function collectServers(parsed: Parsed): Promise<Servers> {
   };
   const auth = await prepareAuth(loaded, authOptions);
   const servers = auth.servers;
-  const origin = { loaded, sources, authOptions };
+  const origin = { loaded, sources, authOptions, store: cliStore(values.store) };
   if (!values.demo) return { servers, notes: [], faults: () => [], workload: undefined, close: auth.close, ...origin };
   const demo = await import('./demo.js')
     .then(({ startDemo }) => startDemo())
@@ -240,7 +248,7 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
   const durationMs = number(values, 'duration');
   const port = number(values, 'port', inspector ? 8_080 : 0)!;
   const source = await collectServers(parsed);
-  const options: SupervisorOptions = { servers: source.servers };
+  const options: SupervisorOptions = { servers: source.servers, store: source.store };
   const notes = [...source.notes];
   let stopInspector = () => {};
   let reloader: Reloader | undefined;
@@ -306,6 +314,7 @@ async function serveCommand(parsed: Parsed): Promise<number> {
   try {
     return await runServe({
       servers: source.servers,
+      store: source.store,
       configs: values.config ?? [],
       http: values.http,
       noAuth: values['no-auth'] ?? false,
@@ -345,13 +354,14 @@ async function run(argv: string[]): Promise<number> {
       try {
         if (parsed.command === 'status') {
           if (parsed.words.length > 0) throw new UsageError(`status: unexpected '${parsed.words.join(' ')}'`);
-          return await runStatus(source.servers, io);
+          return await runStatus(source.servers, io, source.store);
         }
+        const { store } = source;
         if (parsed.command === 'tools')
-          return await runTools(source.servers, parsed.words, timeoutMs, io, values.json ?? false);
-        if (parsed.command === 'doctor') return await runDoctor(source.servers, parsed.words, timeoutMs, io);
-        if (parsed.command === 'logout') return await runLogout(source.servers, parsed.words, io);
-        return await runCall(source.servers, parsed.words, timeoutMs, io);
+          return await runTools(source.servers, parsed.words, timeoutMs, io, values.json ?? false, store);
+        if (parsed.command === 'doctor') return await runDoctor(source.servers, parsed.words, timeoutMs, io, store);
+        if (parsed.command === 'logout') return await runLogout(source.servers, parsed.words, io, store);
+        return await runCall(source.servers, parsed.words, timeoutMs, io, store);
       } finally {
         await source.close();
       }

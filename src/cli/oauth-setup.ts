@@ -1,8 +1,10 @@
 /**
  * OAuth for the CLI. A config file can only hold the data half of the built-in OAuth client's
- * options; the CLI supplies the rest for each such server: a token file, so a login outlives the
- * run, and for the authorization_code grant a loopback listener that receives the browser's
- * redirect (RFC 8252 §7.3). Servers with an AuthProvider of their own are left alone.
+ * options; the CLI supplies the rest for each such server: the token file of earlier versions
+ * (logins now live in the CLI's store, cli-store.ts; the token file is read for a login the store
+ * does not hold yet, so an upgrade needs no new sign-in), and for the authorization_code grant a
+ * loopback listener that receives the browser's redirect (RFC 8252 §7.3). Servers with an
+ * AuthProvider of their own are left alone.
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +22,7 @@ import { ConfigError } from '../core/errors.js';
 import { UsageError, type ServerMap } from './load-config.js';
 
 export interface AuthOptions {
-  /** `--token-file`; otherwise `$MCP_SUPERVISOR_TOKEN_FILE`, otherwise `~/.mcp-supervisor/tokens.json`. */
+  /** The token file of earlier versions (read only while the store lacks a login): `--token-file`; otherwise `$MCP_SUPERVISOR_TOKEN_FILE`, otherwise `~/.mcp-supervisor/tokens.json`. */
   tokenFile: string | undefined;
   /** Open the authorization URL in the system browser (it is printed either way). */
   openBrowser: boolean;

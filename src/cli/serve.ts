@@ -12,11 +12,14 @@ import { createGateway } from '../gateway/gateway.js';
 import { generateToken, serveGatewayHttp } from '../gateway/http.js';
 import { serveGatewayStdio } from '../gateway/stdio.js';
 import { UsageError, type ServerMap } from './load-config.js';
+import type { Store } from '../store/types.js';
 
 export const TOKEN_ENV = 'MCP_SUPERVISOR_TOKEN';
 
 export interface ServeOptions {
   servers: ServerMap;
+  /** The CLI's store (logins, era verdicts, tool lists). */
+  store?: Store | undefined;
   /** The config files: their `"gateway"` block names tools (prefix, separator, filters). */
   configs: readonly string[];
   /** `--http [host:]port`; undefined: stdio. */
@@ -70,6 +73,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
   const block = readGatewayBlock(options.configs);
   const gateway = createGateway({
     servers: options.servers,
+    store: options.store,
     catalog: block.catalog,
     statusTool: options.statusTool || block.statusTool === true,
     holdMs: options.holdMs ?? block.holdMs,

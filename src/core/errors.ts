@@ -31,6 +31,7 @@ export type ErrorCode =
   | 'URL_ELICITATION_REQUIRED'
   | 'TASK_CANCELLED'
   | 'STORE_CORRUPT'
+  | 'STORE_FENCED'
   | 'STORE_UNAVAILABLE';
 
 export interface ErrorDetails {

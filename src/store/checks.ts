@@ -1,6 +1,6 @@
 /** The checks every store makes of what it is given: typed errors that name what was wrong. */
 import { ConfigError } from '../core/errors.js';
-import type { StoreLockOptions } from './types.js';
+import type { StoreFence, StoreLockOptions } from './types.js';
 
 export function checkStoreKey(key: unknown): asserts key is string {
   if (typeof key !== 'string' || key.length === 0) {
@@ -16,6 +16,13 @@ export function checkLockOptions(options: StoreLockOptions): void {
   }
   if (options.waitMs !== undefined && (!Number.isFinite(options.waitMs) || options.waitMs < 0)) {
     throw new ConfigError(`a store lock's waitMs must be >= 0 (got ${String(options.waitMs)})`);
+  }
+}
+
+export function checkFence(fence: StoreFence): void {
+  checkStoreKey(fence?.lock);
+  if (!Number.isInteger(fence.token) || fence.token < 0) {
+    throw new ConfigError(`a store write's fence token must be a whole number >= 0 (got ${String(fence.token)})`);
   }
 }
 

@@ -19,6 +19,26 @@ export class StoreCorruptError extends McpSupervisorError {
 }
 
 /**
+ * A write carried the fencing token of a lease that was taken over since (the writer stalled past
+ * its lease and another process holds the lock now): nothing was written. Re-read what the new
+ * holder wrote. Names the store, never the key or the value.
+ */
+export class StoreFencedError extends McpSupervisorError {
+  readonly code = 'STORE_FENCED' as const;
+  readonly retryable = false;
+  constructor(
+    readonly store: string,
+    /** The token the write carried, and the newest one granted for its lock. */
+    readonly token: number,
+    readonly newest: number,
+  ) {
+    super(
+      `the store ${store} refused a write under lease ${token}: lease ${newest} of the same lock was granted since (the writer lost its lease); nothing was written`,
+    );
+  }
+}
+
+/**
  * A store could not be reached (Redis down or restarting, a file system error): the operation did
  * not happen. Callers go on with what they hold; coordination resumes when the store is back.
  */

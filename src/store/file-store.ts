@@ -16,9 +16,9 @@ import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/prom
 import { basename, dirname, join, resolve } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { ConfigError } from '../core/errors.js';
-import { StoreCorruptError, StoreUnavailableError } from './errors.js';
+import { StoreCorruptError, StoreFencedError, StoreUnavailableError } from './errors.js';
 import { isObject } from '../core/is-object.js';
-import { checkLockOptions, checkStoreKey, jsonCopy } from './checks.js';
+import { checkFence, checkLockOptions, checkStoreKey, jsonCopy } from './checks.js';
 import type { Store, StoreEntry, StoreLease, StoreLockOptions, StoreSetOptions, StoreSetResult } from './types.js';
 import { serialised } from '../core/serialised.js';
 
@@ -109,7 +109,11 @@ export function fileStore(path: string, options: FileStoreOptions = {}): Store {
     async set<T>(key: string, value: T, options: StoreSetOptions = {}): Promise<StoreSetResult<T>> {
       checkStoreKey(key);
       const json = jsonCopy(key, value);
+      const fence = options.fence;
+      if (fence) checkFence(fence);
       return update<StoreSetResult<T>>((data, now) => {
+        const newest = fence && Object.hasOwn(data.leases, fence.lock) ? data.leases[fence.lock]!.token : 0;
+        if (fence && newest > fence.token) throw new StoreFencedError(name, fence.token, newest);
         const entry = live(data, key, now);
         if (options.ifVersion !== undefined && (entry?.version ?? 0) !== options.ifVersion) {
           const current = entry && { value: JSON.parse(entry.json) as T, version: entry.version };

@@ -4,7 +4,8 @@
  * does, so a caller never mutates what is stored.
  */
 import type { Store, StoreEntry, StoreLease, StoreLockOptions, StoreSetOptions, StoreSetResult } from './types.js';
-import { checkLockOptions, checkStoreKey, jsonCopy } from './checks.js';
+import { checkFence, checkLockOptions, checkStoreKey, jsonCopy } from './checks.js';
+import { StoreFencedError } from './errors.js';
 
 interface Held {
   value: string;
@@ -43,6 +44,11 @@ export function memoryStore(): Store {
     async set<T>(key: string, value: T, options: StoreSetOptions = {}): Promise<StoreSetResult<T>> {
       checkStoreKey(key);
       const text = jsonCopy(key, value);
+      if (options.fence) {
+        checkFence(options.fence);
+        const newest = locks.get(options.fence.lock)?.token ?? 0;
+        if (newest > options.fence.token) throw new StoreFencedError('memory', options.fence.token, newest);
+      }
       const held = live(key);
       if (options.ifVersion !== undefined && (held?.version ?? 0) !== options.ifVersion) {
         return { ok: false, current: held && { value: JSON.parse(held.value) as T, version: held.version } };

@@ -8,6 +8,9 @@ import { createHash } from 'node:crypto';
 
 const PREFIX = 'mcp-supervisor:';
 
+/** A list's `cacheScope` (SEP-2549): `public` is shared by all, `private` only within one authorization context. */
+export type ListScope = 'public' | 'private';
+
 /** A short, stable digest of an identity (base64url of SHA-256, 128 bits). */
 export function digestOf(identity: string): string {
   return createHash('sha256').update(identity).digest('base64url').slice(0, 22);
@@ -18,9 +21,9 @@ export const stateKeys = {
   era: (server: string) => `${PREFIX}era:${server}`,
   /** A 2025-era session kept for `resumeSession`. */
   session: (server: string) => `${PREFIX}session:${server}`,
-  /** A server's tool list; a private one under the principal it was listed for. */
-  tools: (server: string, principal?: string) =>
-    principal === undefined ? `${PREFIX}tools:${server}` : `${PREFIX}tools:${server}:${digestOf(principal)}`,
+  /** A server's tool list: a public one, or a private one under the authorization context it was listed in. */
+  tools: (server: string, authContext?: string) =>
+    authContext === undefined ? `${PREFIX}tools:${server}` : `${PREFIX}tools:${server}:${digestOf(authContext)}`,
   /** One task's reference, by its id. */
   task: (server: string, taskId: string) => `${PREFIX}task:${server}:${digestOf(taskId)}`,
   /** The task references of one server still worth resuming (an index: the store cannot list keys). */

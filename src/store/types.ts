@@ -25,6 +25,19 @@ export interface StoreSetOptions {
   ifVersion?: number | undefined;
   /** Forget the key this long after the write (catalog entries with a server-given lifetime). */
   ttlMs?: number | undefined;
+  /**
+   * Fencing: write only if no lease of `lock` newer than `token` (the writer's `StoreLease.token`)
+   * was granted since. A holder whose lease ran out and was taken over (it stalled, was paused,
+   * lost the network) is refused with a StoreFencedError instead of overwriting what the new
+   * holder wrote. Checked in the same atomic step as `ifVersion`.
+   */
+  fence?: StoreFence | undefined;
+}
+
+/** The lease a write is made under: its lock name and the token it was granted with. */
+export interface StoreFence {
+  readonly lock: string;
+  readonly token: number;
 }
 
 /** What a write did: the new version, or the entry that made a compare-and-swap lose. */

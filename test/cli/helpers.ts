@@ -6,8 +6,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { builtPackage } from '../package/build.js';
@@ -36,12 +38,26 @@ export interface CliRun {
 /** tsx's loader by path, so the CLI also runs in a folder of its own (`cwd`). */
 const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 
+let stores: string | undefined;
+/**
+ * A store file of its own for a run that names none: the CLI's default (~/.mcp-supervisor/store.json)
+ * would be the user's, and era verdicts learned of one test's server would meet the next one on its port.
+ */
+function freshStore(args: readonly string[], env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (args.includes('--store') || env['MCP_SUPERVISOR_STORE'] !== undefined) return {};
+  if (stores === undefined) {
+    const dir = (stores = mkdtempSync(join(tmpdir(), 'mcp-supervisor-cli-store-')));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return { MCP_SUPERVISOR_STORE: join(stores, `${randomBytes(6).toString('hex')}.json`) };
+}
+
 export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd = ROOT): CliRun {
   const main =
     builtMain !== undefined && !args.includes('--demo') ? [builtMain] : ['--import', TSX_LOADER, join(ROOT, MAIN)];
   const child = spawn(process.execPath, [...main, ...args], {
     cwd,
-    env: { ...process.env, NO_COLOR: '', ...env },
+    env: { ...process.env, NO_COLOR: '', ...freshStore(args, env), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

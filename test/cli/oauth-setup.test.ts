@@ -8,7 +8,8 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startOAuthServer, type OAuthFixture } from '../../servers/oauth-server.js';
+import { approveAtOnce, startOAuthServer, type OAuthFixture } from '../../servers/oauth-server.js';
+import { connect, fileTokenStore } from '../../src/index.js';
 import { freePort, runCli, spawnCli, type CliRun, useBuiltCli } from './helpers.js';
 
 // The built CLI, compiled once for the run (test/package/build.ts), not by tsx at every spawn.
@@ -101,16 +102,26 @@ async function playBrowser(
   return { server: server!, authorizationUrl: new URL(href!), callback, page: landing.body };
 }
 
-function expectPrivateTokenFile(path: string, output: string): void {
+type Tokens = { access_token: string; refresh_token?: string };
+type Credential = { tokens?: Tokens; issuers?: Record<string, { tokens?: Tokens }> };
+
+/** The credentials in a store file (`entries`, each value as JSON text) or a token file of earlier versions. */
+function credentialsIn(path: string): Credential[] {
+  if (!existsSync(path)) return [];
+  const data = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  if (typeof data['version'] === 'number' && typeof data['entries'] === 'object') {
+    return Object.entries(data['entries'] as Record<string, { json: string }>)
+      .filter(([key]) => key.startsWith('auth:'))
+      .map(([, entry]) => JSON.parse(entry.json) as Credential);
+  }
+  return Object.values(data) as Credential[];
+}
+
+function expectPrivateStore(path: string, output: string): void {
   expect(existsSync(path)).toBe(true);
   if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
-  type Tokens = { access_token: string; refresh_token?: string };
   // Tokens are kept per issuer (`issuers`); the older flat `tokens` is read too.
-  const stored = JSON.parse(readFileSync(path, 'utf8')) as Record<
-    string,
-    { tokens?: Tokens; issuers?: Record<string, { tokens?: Tokens }> }
-  >;
-  const tokens = Object.values(stored)
+  const tokens = credentialsIn(path)
     .flatMap((entry) => [entry.tokens, ...Object.values(entry.issuers ?? {}).map((issuer) => issuer.tokens)])
     .flatMap((entry) => [entry?.access_token, entry?.refresh_token])
     .filter((t): t is string => !!t);
@@ -120,7 +131,7 @@ function expectPrivateTokenFile(path: string, output: string): void {
 
 describe('mcp-supervisor --oauth', () => {
   it('call: prints the URL, takes the redirect on its loopback listener, prints the result; the next run needs no browser', async () => {
-    const tokenFile = tempPath('tokens.json');
+    const storeFile = tempPath('store.json');
     const args = [
       'call',
       'echo',
@@ -130,8 +141,8 @@ describe('mcp-supervisor --oauth', () => {
       '--name',
       'docs',
       '--oauth',
-      '--token-file',
-      tokenFile,
+      '--store',
+      storeFile,
     ];
     const run = start(args);
     const browser = await playBrowser(run);
@@ -143,7 +154,7 @@ describe('mcp-supervisor --oauth', () => {
     expect(browser.page).toContain('Authorization complete');
     expect(await run.exited).toBe(0);
     expect(JSON.parse(run.stdout())).toEqual({ content: [{ type: 'text', text: 'authorized' }] });
-    expectPrivateTokenFile(tokenFile, run.stdout() + run.stderr());
+    expectPrivateStore(storeFile, run.stdout() + run.stderr());
 
     const authorizations = fixture.authorizeRequests().length;
     const again = await runCli([
@@ -155,14 +166,14 @@ describe('mcp-supervisor --oauth', () => {
       '--name',
       'docs',
       '--oauth',
-      '--token-file',
-      tokenFile,
+      '--store',
+      storeFile,
     ]);
     expect(again.stderr).not.toMatch(URL_LINE);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({ content: [{ type: 'text', text: 'again' }] });
     expect(fixture.authorizeRequests()).toHaveLength(authorizations);
-    expectPrivateTokenFile(tokenFile, again.stdout + again.stderr);
+    expectPrivateStore(storeFile, again.stdout + again.stderr);
 
     const tools = await runCli([
       'tools',
@@ -172,8 +183,8 @@ describe('mcp-supervisor --oauth', () => {
       '--name',
       'docs',
       '--oauth',
-      '--token-file',
-      tokenFile,
+      '--store',
+      storeFile,
     ]);
     expect(tools.code).toBe(0);
     expect(tools.stderr).not.toMatch(URL_LINE);
@@ -181,12 +192,12 @@ describe('mcp-supervisor --oauth', () => {
   });
 
   it('status: the login happens before the server counts as ready, and is kept for the next command', async () => {
-    const tokenFile = tempPath('tokens.json');
-    const run = start(['status', '--url', fixture.mcpUrl, '--name', 'docs', '--oauth', '--token-file', tokenFile]);
+    const storeFile = tempPath('store.json');
+    const run = start(['status', '--url', fixture.mcpUrl, '--name', 'docs', '--oauth', '--store', storeFile]);
     await playBrowser(run);
     expect(await run.exited).toBe(0);
     expect(JSON.parse(run.stdout())).toMatchObject({ docs: { state: 'ready' } });
-    expectPrivateTokenFile(tokenFile, run.stdout() + run.stderr());
+    expectPrivateStore(storeFile, run.stdout() + run.stderr());
 
     const next = await runCli([
       'call',
@@ -197,8 +208,8 @@ describe('mcp-supervisor --oauth', () => {
       '--name',
       'docs',
       '--oauth',
-      '--token-file',
-      tokenFile,
+      '--store',
+      storeFile,
     ]);
     expect(next.stderr).not.toMatch(URL_LINE);
     expect(next.code).toBe(0);
@@ -208,7 +219,7 @@ describe('mcp-supervisor --oauth', () => {
   it('a refusal in the browser ends the command with exit 1 and the reason; nothing is stored', async () => {
     const refusing = await startOAuthServer({ authorizeError: 'access_denied' });
     extra.push(refusing);
-    const tokenFile = tempPath('tokens.json');
+    const storeFile = tempPath('store.json');
     const run = start([
       'call',
       'echo',
@@ -218,8 +229,8 @@ describe('mcp-supervisor --oauth', () => {
       '--name',
       'docs',
       '--oauth',
-      '--token-file',
-      tokenFile,
+      '--store',
+      storeFile,
     ]);
     const browser = await playBrowser(run);
     expect(browser.callback.searchParams.get('error')).toBe('access_denied');
@@ -228,10 +239,37 @@ describe('mcp-supervisor --oauth', () => {
     expect(run.stdout()).toBe('');
     expect(run.stderr()).toContain("server 'docs'");
     expect(run.stderr()).toContain('access_denied');
-    const stored = existsSync(tokenFile)
-      ? (JSON.parse(readFileSync(tokenFile, 'utf8')) as Record<string, { tokens?: unknown }>)
-      : {};
-    expect(Object.values(stored).some((entry) => entry.tokens !== undefined)).toBe(false);
+    // The client registration may be kept; no token is.
+    const tokens = credentialsIn(storeFile).flatMap((entry) => [
+      entry.tokens,
+      ...Object.values(entry.issuers ?? {}).map((issuer) => issuer.tokens),
+    ]);
+    expect(tokens.filter(Boolean)).toEqual([]);
+  });
+
+  it('a token file written by an earlier version is read: no new login, and the login moves into the store', async () => {
+    // What an earlier version left behind: a login kept in fileTokenStore, with no store.
+    const tokenFile = tempPath('old-tokens.json');
+    const earlier = await connect({
+      url: fixture.mcpUrl,
+      auth: { redirectUri: 'http://127.0.0.1:1/callback', onRedirect: approveAtOnce, store: fileTokenStore(tokenFile) },
+    });
+    await earlier.close();
+    expect(credentialsIn(tokenFile).length).toBe(1);
+    const authorizations = fixture.authorizeRequests().length;
+    const storeFile = tempPath('store.json');
+    const args = ['call', 'echo', '{"text":"upgraded"}', '--url', fixture.mcpUrl, '--name', 'docs', '--oauth'];
+    const upgraded = await runCli([...args, '--store', storeFile], { MCP_SUPERVISOR_TOKEN_FILE: tokenFile });
+    expect(upgraded.stderr).not.toMatch(URL_LINE);
+    expect(upgraded.code).toBe(0);
+    expect(JSON.parse(upgraded.stdout)).toEqual({ content: [{ type: 'text', text: 'upgraded' }] });
+    expect(fixture.authorizeRequests()).toHaveLength(authorizations);
+    expectPrivateStore(storeFile, upgraded.stdout + upgraded.stderr);
+    // The store holds it now: a run without the old file needs no login either.
+    const later = await runCli([...args, '--store', storeFile, '--token-file', tempPath('none.json')]);
+    expect(later.stderr).not.toMatch(URL_LINE);
+    expect(later.code).toBe(0);
+    expect(fixture.authorizeRequests()).toHaveLength(authorizations);
   });
 
   it('--oauth needs --url', async () => {
@@ -242,7 +280,7 @@ describe('mcp-supervisor --oauth', () => {
 });
 
 describe('"auth" in a config file', () => {
-  it('binds the port and path of a loopback redirectUri, and honours $MCP_SUPERVISOR_TOKEN_FILE', async () => {
+  it('binds the port and path of a loopback redirectUri, and honours $MCP_SUPERVISOR_STORE', async () => {
     const port = await freePort();
     const redirectUri = `http://127.0.0.1:${port}/oauth/done`;
     const config = tempPath('mcp.json');
@@ -250,16 +288,16 @@ describe('"auth" in a config file', () => {
       config,
       JSON.stringify({ mcpServers: { docs: { url: fixture.mcpUrl, auth: { redirectUri, clientName: 'cli-test' } } } }),
     );
-    const tokenFile = tempPath('env-tokens.json');
+    const storeFile = tempPath('env-store.json');
     const run = start(['call', 'docs', 'echo', '{"text":"configured"}', '--config', config], {
-      MCP_SUPERVISOR_TOKEN_FILE: tokenFile,
+      MCP_SUPERVISOR_STORE: storeFile,
     });
     const browser = await playBrowser(run);
     expect(browser.authorizationUrl.searchParams.get('redirect_uri')).toBe(redirectUri);
     expect(`${browser.callback.origin}${browser.callback.pathname}`).toBe(redirectUri);
     expect(await run.exited).toBe(0);
     expect(JSON.parse(run.stdout())).toEqual({ content: [{ type: 'text', text: 'configured' }] });
-    expectPrivateTokenFile(tokenFile, run.stdout() + run.stderr());
+    expectPrivateStore(storeFile, run.stdout() + run.stderr());
   });
 
   it('invalid OAuth options: exit 2, naming the file and servers.<name>.auth.<field>', async () => {

@@ -38,7 +38,8 @@ it('a host starts `serve` as its command: tools named by the gateway block, call
   const stderr: string[] = [];
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', config],
+    // A store of the test's own, not the user's ~/.mcp-supervisor/store.json.
+    args: ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', config, '--store', join(dir, 'store.json')],
     cwd: ROOT,
     stderr: 'pipe',
   });

@@ -132,7 +132,12 @@ describe('the CLI as hosts run it', () => {
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--config', config, '--http', '127.0.0.1:0'],
-      { cwd: ROOT, env: { ...process.env, MCP_SUPERVISOR_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] },
+      {
+        cwd: ROOT,
+        // A store of the test's own, not the user's ~/.mcp-supervisor/store.json.
+        env: { ...process.env, MCP_SUPERVISOR_TOKEN: TOKEN, MCP_SUPERVISOR_STORE: join(dir, 'store.json') },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     try {
       let stderr = '';

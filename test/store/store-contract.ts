@@ -1,11 +1,13 @@
 /**
  * What every `Store` must do, run against each of them (memory here; the file and Redis stores
  * run the same list against their real backends): versions and compare-and-swap, deletes, TTLs,
- * copies in and out, typed errors for bad input, and the lease lock with its fencing token.
+ * copies in and out, typed errors for bad input, and the lease lock with its fencing token, which
+ * writes carry (`fence`) so that a holder whose lease was taken over is refused.
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/core/errors.js';
 import type { Store } from '../../src/store/index.js';
+import { StoreFencedError } from '../../src/store/errors.js';
 
 export function describeStoreContract(
   name: string,
@@ -81,7 +83,8 @@ export function describeStoreContract(
       'an entry written with ttlMs is gone after it',
       withStore(async (store) => {
         const k = key('ttl');
-        await store.set(k, 1, { ttlMs: 50 });
+        // Long enough for a loaded machine to read it back (a file store's get takes its lock).
+        await store.set(k, 1, { ttlMs: 250 });
         expect(await store.get(k)).toBeDefined();
         await expect.poll(() => store.get(k), { interval: 25 }).toBeUndefined();
       }),
@@ -126,6 +129,41 @@ export function describeStoreContract(
         await dead!.release(); // a no-op: it does not free the new holder's lease
         expect(await store.lock(name, { leaseMs: 100 })).toBeUndefined();
         await next!.release();
+      }),
+    );
+
+    it(
+      'a write fenced by a lease that was taken over is refused (StoreFencedError), nothing written; the new holder writes',
+      withStore(async (store) => {
+        const name = key('fenced');
+        const k = key('fenced-value');
+        const stale = await store.lock(name, { leaseMs: 100 });
+        const written = await store.set(k, 'by the first holder', { fence: { lock: name, token: stale!.token } });
+        expect(written.ok).toBe(true);
+        const version = written.ok ? written.version : 0;
+        // The first holder stalls past its lease; another takes the lock and writes.
+        const next = await store.lock(name, { leaseMs: 5_000, waitMs: 5_000 });
+        const late = store.set(k, 'stale', { ifVersion: version, fence: { lock: name, token: stale!.token } });
+        await expect(late).rejects.toBeInstanceOf(StoreFencedError);
+        await expect(late).rejects.toMatchObject({
+          code: 'STORE_FENCED',
+          token: stale!.token,
+          newest: next!.token,
+        });
+        expect(await store.get(k)).toEqual({ value: 'by the first holder', version });
+        const current = await store.set(k, 'by the new holder', {
+          ifVersion: version,
+          fence: { lock: name, token: next!.token },
+        });
+        expect(current.ok).toBe(true);
+        // The new holder's lease ended without a successor: its token is still the newest.
+        await next!.release();
+        expect((await store.set(k, 'after release', { fence: { lock: name, token: next!.token } })).ok).toBe(true);
+        // A lock never granted fences nothing; a bad fence is a typed error.
+        expect((await store.set(k, 'unlocked', { fence: { lock: key('never'), token: 0 } })).ok).toBe(true);
+        await expect(store.set(k, 'x', { fence: { lock: name, token: -1 } })).rejects.toThrow(ConfigError);
+        await expect(store.set(k, 'x', { fence: { lock: '', token: 1 } })).rejects.toThrow(ConfigError);
+        expect((await store.get(k))?.value).toBe('unlocked');
       }),
     );
   });

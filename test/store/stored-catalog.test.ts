@@ -19,6 +19,7 @@ afterEach(async () => {
   vi.useRealTimers();
   await Promise.all(running.splice(0).map((sup) => sup.stop().catch(() => {})));
   fixture.ttlMs = fixture.cacheScope = undefined;
+  fixture.tools = [{ name: 'echo', inputSchema: { type: 'object' } }];
   fixture.seen.length = 0;
 });
 
@@ -96,5 +97,50 @@ describe('a tool catalog in the store', () => {
       await Promise.all(running.splice(0).map((sup) => sup.stop().catch(() => {})));
       await v2.close();
     }
+  });
+});
+
+describe('a private list (cacheScope private, or none) is kept per principal', () => {
+  /** A process acting for `principal` through the built-in OAuth client (the fixture asks for no token). */
+  async function as(store: Store, principal: string | undefined): Promise<string[]> {
+    const auth = { grant: 'client_credentials' as const, clientId: 'fleet', clientSecret: 'secret', principal };
+    const sup = createSupervisor({ servers: { s: { url: fixture.url, keepalive: false, auth } }, store });
+    running.push(sup);
+    await sup.start();
+    return (await sup.tools()).tools.map((tool) => tool.originalName);
+  }
+
+  it.each(['private', undefined] as const)(
+    'cacheScope %s: served again to its principal only; another principal lists (and gets its own)',
+    async (scope) => {
+      fixture.ttlMs = 60_000;
+      fixture.cacheScope = scope;
+      const store = memoryStore();
+      fixture.tools = [{ name: 'alice_mail', inputSchema: { type: 'object' } }];
+      expect(await as(store, 'alice')).toEqual(['alice_mail']);
+      expect(lists()).toBe(1);
+      expect(await as(store, 'alice')).toEqual(['alice_mail']);
+      expect(lists()).toBe(1); // alice's, from the store
+      fixture.tools = [{ name: 'bob_mail', inputSchema: { type: 'object' } }];
+      expect(await as(store, 'bob')).toEqual(['bob_mail']); // never alice's
+      expect(lists()).toBe(2);
+      expect(await as(store, 'bob')).toEqual(['bob_mail']);
+      expect(await as(store, 'alice')).toEqual(['alice_mail']);
+      expect(lists()).toBe(2);
+      // No principal is a context of its own (the fleet's one credential), not alice's nor bob's.
+      fixture.tools = [{ name: 'fleet_mail', inputSchema: { type: 'object' } }];
+      expect(await as(store, undefined)).toEqual(['fleet_mail']);
+      expect(lists()).toBe(3);
+    },
+  );
+
+  it('a public list is shared across principals', async () => {
+    fixture.ttlMs = 60_000;
+    fixture.cacheScope = 'public';
+    const store = memoryStore();
+    expect(await as(store, 'alice')).toEqual(['echo']);
+    expect(await as(store, 'bob')).toEqual(['echo']);
+    expect(await as(store, undefined)).toEqual(['echo']);
+    expect(lists()).toBe(1);
   });
 });

@@ -11,6 +11,7 @@ import type { ServerConfigInput } from '../../config/server-config.js';
 import { probeHttp } from './http-probe.js';
 import { checkDns, checkTcp, checkTls } from './network.js';
 import { checkSession } from './session-checks.js';
+import type { Store } from '../../store/types.js';
 import { fail, formatStep, ok, skip, type Step } from './step.js';
 
 type ServerMap = Record<string, ServerConfigInput>;
@@ -19,6 +20,8 @@ export interface DoctorOptions {
   timeoutMs: number;
   /** Where the report goes, a line or more at a time. */
   out: (text: string) => void;
+  /** The CLI's store: the logins of OAuth servers are there. */
+  store?: Store | undefined;
 }
 
 /** The URL without its query (which may hold a key) or credentials. */
@@ -35,6 +38,7 @@ async function urlSteps(
   config: ServerConfig & { kind: 'url' },
   input: ServerMap[string],
   timeoutMs: number,
+  store: Store | undefined,
 ): Promise<Step[]> {
   const steps: Step[] = [
     ok('config', `${shownUrl(config.url)}, transport ${config.type}${config.auth ? ', OAuth' : ''}`),
@@ -55,7 +59,7 @@ async function urlSteps(
   steps.push(probe.http, probe.authorization);
   if (probe.http.outcome === 'fail' || probe.authorization.outcome === 'fail')
     return [...steps, skip('the rest', 'skipped: fix the step above first')];
-  return [...steps, ...(await checkSession(name, input, 'url', timeoutMs))];
+  return [...steps, ...(await checkSession(name, input, 'url', timeoutMs, store))];
 }
 
 async function commandSteps(
@@ -95,7 +99,7 @@ export async function checkServers(servers: ServerMap, options: DoctorOptions): 
     options.out(`${name}\n`);
     const steps =
       config.kind === 'url'
-        ? await urlSteps(name, config, input, options.timeoutMs)
+        ? await urlSteps(name, config, input, options.timeoutMs, options.store)
         : await commandSteps(name, config, input, options.timeoutMs);
     for (const step of steps) for (const text of formatStep(step)) options.out(`${text}\n`);
     const bad = steps.filter((step) => step.outcome === 'fail').length;

@@ -7,6 +7,7 @@ import type { ServerConfigInput } from '../../config/server-config.js';
 import { VERSION } from '../../core/version.js';
 import type { ServerStatus } from '../../server-status.js';
 import { createSupervisor } from '../../supervisor.js';
+import type { Store } from '../../store/types.js';
 import { describe, fail, ok, warn, type Step } from './step.js';
 
 const ONE_ATTEMPT = {
@@ -50,8 +51,10 @@ export async function checkSession(
   config: ServerConfigInput,
   kind: 'url' | 'command',
   timeoutMs: number,
+  store?: Store,
 ): Promise<Step[]> {
   const sup = createSupervisor({
+    store,
     servers: { [name]: { ...config, ...ONE_ATTEMPT, requestTimeoutMs: timeoutMs } },
     clientInfo: { name: 'mcp-supervisor-doctor', version: VERSION },
     onWarning: () => {},

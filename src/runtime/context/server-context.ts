@@ -18,7 +18,7 @@ import type { ToolOutputSchemas } from '../../protocol/tool-output.js';
 import type { Store } from '../../store/types.js';
 import type { Timers, Transport } from '../../transports/transport.js';
 import { Authorization } from '../authorization/authorization.js';
-import { serverIdentity } from '../stored/server-identity.js';
+import { authorizationContext, serverIdentity } from '../stored/server-identity.js';
 import { StoredState } from '../stored/stored-state.js';
 import type { RuntimeEvents } from './events.js';
 import { RequestGate } from './request-gate.js';
@@ -73,7 +73,13 @@ export class ServerContext {
     this.name = config.name;
     this.stored =
       store &&
-      new StoredState(store, serverIdentity(config), config.name, (error) => this.events.emit('warning', error));
+      new StoredState(
+        store,
+        serverIdentity(config),
+        config.name,
+        (error) => this.events.emit('warning', error),
+        authorizationContext(config),
+      );
     this.authorization = new Authorization(config, config.name, {
       store,
       onWarning: (error) => this.events.emit('warning', error),

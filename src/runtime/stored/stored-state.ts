@@ -10,7 +10,7 @@
 import type { Era, SessionInfo } from '../../../machines/connection.types.js';
 import { isObject } from '../../core/is-object.js';
 import type { Tool } from '../../protocol/messages.js';
-import { stateKeys } from '../../store/state-keys.js';
+import { stateKeys, type ListScope } from '../../store/state-keys.js';
 import type { Store } from '../../store/types.js';
 import { StoreUnavailableError } from '../../store/errors.js';
 
@@ -80,6 +80,8 @@ export class StoredState {
     readonly server: string,
     private readonly name: string,
     private readonly warn: (error: Error) => void,
+    /** Whose requests these are (server-identity.ts: authorizationContext); private lists are kept under it. */
+    readonly authContext?: string | undefined,
   ) {}
 
   // ---- era verdicts
@@ -123,22 +125,33 @@ export class StoredState {
 
   // ---- tool lists
 
-  async tools(principal?: string): Promise<StoredTools | undefined> {
-    const stored = await this.read<StoredTools>(stateKeys.tools(this.server, principal), 'read the tool list');
+  /** The stored list of that scope; a private one only under this server's authorization context. */
+  async tools(scope: ListScope): Promise<StoredTools | undefined> {
+    const key = this.toolsKey(scope);
+    if (key === undefined) return undefined;
+    const stored = await this.read<StoredTools>(key, 'read the tool list');
     if (!isObject(stored) || !Array.isArray(stored.tools) || typeof stored.freshUntil !== 'number') return undefined;
     return stored.freshUntil > Date.now() ? stored : undefined;
   }
 
   /** Kept for the server's `ttlMs` (the store forgets it then too). */
-  rememberTools(tools: readonly Tool[], ttlMs: number, principal?: string): void {
+  rememberTools(tools: readonly Tool[], ttlMs: number, scope: ListScope): void {
+    const key = this.toolsKey(scope);
+    if (key === undefined) return; // private, and whose it is is unknown: never shared
     const stored: StoredTools = { tools: [...tools], freshUntil: Date.now() + ttlMs };
-    const key = stateKeys.tools(this.server, principal);
     this.write('write the tool list', () => this.store.set(key, stored, { ttlMs }));
   }
 
   /** The list changed on the server: no process should serve the stored one. */
-  forgetTools(principal?: string): void {
-    this.write('drop the tool list', () => this.store.delete(stateKeys.tools(this.server, principal)));
+  forgetTools(): void {
+    for (const key of [this.toolsKey('public'), this.toolsKey('private')]) {
+      if (key !== undefined) this.write('drop the tool list', () => this.store.delete(key));
+    }
+  }
+
+  private toolsKey(scope: ListScope): string | undefined {
+    if (scope === 'public') return stateKeys.tools(this.server);
+    return this.authContext === undefined ? undefined : stateKeys.tools(this.server, this.authContext);
   }
 
   // ---- task references

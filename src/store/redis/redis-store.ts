@@ -9,8 +9,8 @@
  * background, and operations work again when Redis is back.
  */
 import { ConfigError } from '../../core/errors.js';
-import { StoreUnavailableError } from '../errors.js';
-import { checkLockOptions, checkStoreKey, jsonCopy } from '../checks.js';
+import { StoreFencedError, StoreUnavailableError } from '../errors.js';
+import { checkFence, checkLockOptions, checkStoreKey, jsonCopy } from '../checks.js';
 import type { Store, StoreEntry, StoreLease, StoreLockOptions, StoreSetOptions, StoreSetResult } from '../types.js';
 import { DELETE_SCRIPT, LOCK_SCRIPT, RELEASE_SCRIPT, RENEW_SCRIPT, SET_SCRIPT } from './scripts.js';
 
@@ -130,15 +130,23 @@ export function redisStore(options: RedisStoreOptions): Store {
     async set<T>(key: string, value: T, setOptions: StoreSetOptions = {}): Promise<StoreSetResult<T>> {
       checkStoreKey(key);
       const json = jsonCopy(key, value);
+      const fence = setOptions.fence;
+      if (fence) checkFence(fence);
       const reply = (await run((r) =>
         evalScript(
           r,
           SET_SCRIPT,
-          [`${prefix}entry:${key}`, `${prefix}version`],
-          [json, setOptions.ifVersion === undefined ? '' : String(setOptions.ifVersion), ttlArgument(setOptions.ttlMs)],
+          [`${prefix}entry:${key}`, `${prefix}version`, `${prefix}fence:${fence ? fence.lock : key}`],
+          [
+            json,
+            setOptions.ifVersion === undefined ? '' : String(setOptions.ifVersion),
+            ttlArgument(setOptions.ttlMs),
+            fence ? String(fence.token) : '',
+          ],
         ),
       )) as [number, string, string?];
       if (reply[0] === 1) return { ok: true, version: Number(reply[1]) };
+      if (reply[0] === 2) throw new StoreFencedError(name, fence!.token, Number(reply[1]));
       const current = reply[1] ? { value: JSON.parse(reply[2] ?? 'null') as T, version: Number(reply[1]) } : undefined;
       return { ok: false, current };
     },

@@ -5,8 +5,16 @@
  * holding its holder's fencing token, set with `NX PX`, the token from a counter per lock name.
  */
 
-/** KEYS: entry, version counter. ARGV: json, ifVersion ('' = any), ttlMs ('' = none). */
+/**
+ * KEYS: entry, version counter, fence counter of the writer's lock (any key when unfenced).
+ * ARGV: json, ifVersion ('' = any), ttlMs ('' = none), fence token ('' = unfenced).
+ * {1, version} written; {0, version, json} a compare-and-swap miss; {2, newest} fenced out.
+ */
 export const SET_SCRIPT = `
+if ARGV[4] ~= '' then
+  local newest = tonumber(redis.call('GET', KEYS[3])) or 0
+  if newest > tonumber(ARGV[4]) then return {2, tostring(newest)} end
+end
 local current = redis.call('HMGET', KEYS[1], 'n', 'v')
 if ARGV[2] ~= '' and (tonumber(current[1]) or 0) ~= tonumber(ARGV[2]) then
   return {0, current[1] or '', current[2] or ''}

@@ -188,6 +188,8 @@ describe('credentials shared through a store', () => {
     const store = memoryStore();
     const auth = sharing(store, { store: fileTokenStore(file) });
     await auth.ready(); // as the runtime does before it connects
+    // Moved into the store at once: another process on the store has the login without the file.
+    expect(refreshTokenIn(await stored(store, auth))).toBe(only.tokens?.refresh_token);
     expect(await callMcp(fixture, auth)).toEqual({ status: 200, authorizations: 0 });
     fixture.expireAccessTokens();
     await callMcp(fixture, auth);
