@@ -3,8 +3,14 @@
  * (`transition`, `call`) and pushed to every open stream. Transitions are always kept (a few per
  * server, they are rare) so a page opened later has a timeline. Everything else runs only while a
  * browser is connected: the `call` subscription (so requests pay nothing otherwise) and a sampler
- * that sends the rows that changed (counters, nested states, children's states) every second; a
- * server that moved has its row sent within 50 ms.
+ * that sends the rows that changed (counters, nested states, children's states); a server that
+ * moved has its row sent within 50 ms.
+ *
+ * What it costs stays flat as the fleet and the traffic grow: a call is one slot written in a ring
+ * (its entry is built only if it is still among the last ones when the batch goes out, every
+ * 250 ms), each frame is serialized once for every page, and a full sample reads at most
+ * `ROWS_PER_SECOND` statuses a second on average (a fleet of 1,000 is sampled every 4 s: its
+ * counters are that old at most, its moves are not).
  */
 import type { CallEvent } from '../observe/calls.js';
 import type { TransitionEvent } from '../runtime/context/events.js';
@@ -49,9 +55,11 @@ export interface FeedOptions {
 }
 
 const TIMELINE_LENGTH = 50;
+/** Calls go out in batches (one frame per batch, not per call), the last this many of each batch. */
 const CALLS_KEPT = 200;
-/** Calls go out in batches (one frame per batch, not per call), at most this many per batch. */
 const CALL_BATCH_MS = 250;
+/** A full sample reads every status: a large fleet is sampled less often, so this many a second at most. */
+export const ROWS_PER_SECOND = 250;
 const PAYLOAD_CHARS = 2_000;
 /** After a transition the rows are sampled at once, but not more often than this. */
 const SOON_MS = 50;
@@ -74,8 +82,14 @@ export class Feed {
   private readonly seen = new Map<string, Seen>();
   private readonly timelines = new Map<string, TimelineEntry[]>();
   private calls: CallEntry[] = [];
-  private batch: CallEntry[] = [];
-  private batchDropped = 0;
+  /** The calls of the batch under way, the newest `CALLS_KEPT` of them: a ring, written in place. */
+  private readonly ring: (CallEvent | undefined)[] = new Array<CallEvent | undefined>(CALLS_KEPT).fill(undefined);
+  private ringNext = 0;
+  /** Calls since the last batch went out (those beyond the ring's length are dropped). */
+  private batchCount = 0;
+  /** Samples taken, and how many there are to a full sample (1 for a fleet of up to `ROWS_PER_SECOND`). */
+  private ticks = 0;
+  private ticksPerSample = 1;
   /** The JSON of each row as last sent, to send only what changed. */
   private readonly sent = new Map<string, string>();
   private readonly offTransition: () => void;
@@ -101,7 +115,7 @@ export class Feed {
     this.streams.add(stream);
     if (this.streams.size > 1) return;
     this.offCalls = this.source.on('call', (call) => this.onCall(call));
-    this.sampler = setInterval(() => this.sample(), this.options.sampleMs);
+    this.sampler = setInterval(() => this.tick(), this.options.sampleMs);
     this.sampler.unref();
   }
 
@@ -113,8 +127,8 @@ export class Feed {
     clearTimeout(this.soon);
     clearTimeout(this.batchTimer);
     this.sampler = this.soon = this.batchTimer = undefined;
-    this.batch = [];
-    this.batchDropped = 0;
+    this.ring.fill(undefined);
+    this.batchCount = 0;
     this.sent.clear();
     this.moved.clear();
   }
@@ -137,6 +151,7 @@ export class Feed {
       rows.push(row);
     }
     this.forgetMissing(new Set(rows.map((row) => row.name)));
+    this.pace(rows.length);
     return { rows, calls: this.calls, now, payloads: this.options.payloads };
   }
 
@@ -183,6 +198,14 @@ export class Feed {
   }
 
   private onCall(call: CallEvent): void {
+    this.ring[this.ringNext] = call;
+    this.ringNext = this.ringNext + 1 === CALLS_KEPT ? 0 : this.ringNext + 1;
+    this.batchCount++;
+    this.batchTimer ??= setTimeout(() => this.flushCalls(), CALL_BATCH_MS);
+  }
+
+  /** The entry the page shows of a call (its payloads only when opted in). */
+  private entryOf(call: CallEvent): CallEntry {
     const entry: CallEntry = {
       server: call.server,
       method: call.method,
@@ -197,21 +220,22 @@ export class Feed {
       entry.args = payload(call.method === 'tools/call' ? call.params?.arguments : call.params);
       entry.result = payload(call.result);
     }
-    this.batch.push(entry);
-    if (this.batch.length > CALLS_KEPT) {
-      this.batch.shift();
-      this.batchDropped++;
-    }
-    this.batchTimer ??= setTimeout(() => this.flushCalls(), CALL_BATCH_MS);
+    return entry;
   }
 
   private flushCalls(): void {
     this.batchTimer = undefined;
-    const batch = this.batch;
-    this.batch = [];
+    const kept = Math.min(this.batchCount, CALLS_KEPT);
+    const batch: CallEntry[] = [];
+    for (let i = kept; i > 0; i--) {
+      const slot = (this.ringNext - i + CALLS_KEPT) % CALLS_KEPT;
+      batch.push(this.entryOf(this.ring[slot]!));
+      this.ring[slot] = undefined;
+    }
+    const dropped = this.batchCount - kept;
+    this.batchCount = 0;
     this.calls = this.calls.concat(batch).slice(-CALLS_KEPT);
-    this.broadcast(frame('calls', { calls: batch, dropped: this.batchDropped }));
-    this.batchDropped = 0;
+    this.broadcast(frame('calls', { calls: batch, dropped }));
   }
 
   /** The rows of the servers that moved, soon after they moved (not all thousand of them). */
@@ -238,8 +262,18 @@ export class Feed {
     if (changed.length > 0) this.broadcast(frame('rows', { rows: changed, removed: [], now }));
   }
 
+  /** A fleet of n servers is sampled fully every ceil(n / ROWS_PER_SECOND) seconds. */
+  private pace(servers: number): void {
+    this.ticksPerSample = Math.max(1, Math.ceil((servers * 1000) / (ROWS_PER_SECOND * this.options.sampleMs)));
+  }
+
+  private tick(): void {
+    if (++this.ticks >= this.ticksPerSample) this.sample();
+  }
+
   /** Sends the rows that changed since they were last sent, and says which servers are gone. */
   private sample(): void {
+    this.ticks = 0;
     if (this.streams.size === 0) return;
     const now = Date.now();
     const changed: Row[] = [];
@@ -251,7 +285,9 @@ export class Feed {
       this.sent.set(name, json);
       changed.push(row);
     }
-    const removed = this.forgetMissing(new Set(Object.keys(status)));
+    const names = Object.keys(status);
+    this.pace(names.length);
+    const removed = this.forgetMissing(new Set(names));
     if (changed.length > 0 || removed.length > 0) this.broadcast(frame('rows', { rows: changed, removed, now }));
   }
 
