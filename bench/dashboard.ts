@@ -11,7 +11,7 @@
  * same traffic spread over them plus an idle window (what the sampler of a thousand rows costs).
  * Each round warms up in its mode before it is measured (a quarter round, the same in every mode).
  *
- *   npm run bench (after the main bench)   or   node .bench-build/bench/dashboard.js [--quick] [--json file]
+ *   npm run bench (after the main bench)   or   node .bench-build/bench/dashboard.js [--quick] [--rounds n] [--json file]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -52,7 +52,17 @@ interface Sample {
 }
 export interface ShapeResult {
   servers: number;
-  modes: Record<Mode, { cpuUsPerCall: number; callsPerSecond: number; idleCpuPercent: number; samples: Sample[] }>;
+  modes: Record<
+    Mode,
+    {
+      cpuUsPerCall: number;
+      callsPerSecond: number;
+      idleCpuPercent: number;
+      /** The median of each round's CPU per call against `none` in the same round, minus one (%): what the mode adds. */
+      pairedCpuPercent: number;
+      samples: Sample[];
+    }
+  >;
 }
 export interface DashboardReport {
   counts: DashboardCounts;
@@ -162,6 +172,11 @@ async function shape(url: string, servers: number, counts: DashboardCounts): Pro
         cpuUsPerCall: Math.round(median(samples[mode].map((s) => s.cpuUsPerCall)) * 10) / 10,
         callsPerSecond: median(samples[mode].map((s) => s.callsPerSecond)),
         idleCpuPercent: Math.round(median(samples[mode].map((s) => s.idleCpuPercent)) * 100) / 100,
+        pairedCpuPercent:
+          Math.round(
+            median(samples[mode].map((s, round) => (s.cpuUsPerCall / samples.none[round]!.cpuUsPerCall - 1) * 100)) *
+              10,
+          ) / 10,
         samples: samples[mode],
       },
     ]),
@@ -184,6 +199,7 @@ export function formatDashboard(report: DashboardReport): string {
   const pct = (a: number, b: number) => `${b >= a ? '+' : ''}${(((b - a) / a) * 100).toFixed(1)}%`;
   const lines = [
     `Dashboard: tools/call over Streamable HTTP (JSON), ${report.counts.concurrency} in flight, median of ${report.counts.rounds} alternating rounds; idle CPU over ${report.counts.idleMs} ms`,
+    `  (paired: the median over rounds of a mode's CPU per call against none's in the same round)`,
   ];
   for (const [label, result] of [
     ['one server', report.one],
@@ -193,7 +209,8 @@ export function formatDashboard(report: DashboardReport): string {
     lines.push(`  ${label}: mode                  calls/s   CPU µs/call   idle CPU (% of a core)`);
     for (const mode of MODES) {
       const m = result.modes[mode];
-      const vs = mode === 'none' ? '' : `   (${pct(none.cpuUsPerCall, m.cpuUsPerCall)} CPU per call)`;
+      const paired = `${m.pairedCpuPercent >= 0 ? '+' : ''}${m.pairedCpuPercent.toFixed(1)}%`;
+      const vs = mode === 'none' ? '' : `   (${pct(none.cpuUsPerCall, m.cpuUsPerCall)} CPU per call; paired ${paired})`;
       lines.push(
         `    ${mode.padEnd(24)}${String(m.callsPerSecond).padStart(10)}   ${m.cpuUsPerCall.toFixed(1).padStart(11)}   ${m.idleCpuPercent.toFixed(2).padStart(10)}${vs}`,
       );
@@ -207,7 +224,9 @@ export function formatDashboard(report: DashboardReport): string {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const argv = process.argv.slice(2);
-  const report = await runDashboardBench(argv.includes('--quick') ? DASHBOARD_QUICK : DASHBOARD_FULL);
+  const counts = { ...(argv.includes('--quick') ? DASHBOARD_QUICK : DASHBOARD_FULL) };
+  if (argv.includes('--rounds')) counts.rounds = Number(argv[argv.indexOf('--rounds') + 1]);
+  const report = await runDashboardBench(counts);
   process.stdout.write(`\n${formatDashboard(report)}\n`);
   const out = argv.includes('--json') ? argv[argv.indexOf('--json') + 1] : undefined;
   if (out) writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);

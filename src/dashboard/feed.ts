@@ -55,8 +55,10 @@ export interface FeedOptions {
 }
 
 const TIMELINE_LENGTH = 50;
-/** Calls go out in batches (one frame per batch, not per call), the last this many of each batch. */
+/** The recent calls a page starts from. */
 const CALLS_KEPT = 200;
+/** Calls go out in batches (one frame per batch, not per call), the last this many of each batch: a page lists 200 a second at most, and is told how many it was not sent. */
+const CALLS_PER_BATCH = 50;
 const CALL_BATCH_MS = 250;
 /** A full sample reads every status: a large fleet is sampled less often, so this many a second at most. */
 export const ROWS_PER_SECOND = 250;
@@ -82,8 +84,8 @@ export class Feed {
   private readonly seen = new Map<string, Seen>();
   private readonly timelines = new Map<string, TimelineEntry[]>();
   private calls: CallEntry[] = [];
-  /** The calls of the batch under way, the newest `CALLS_KEPT` of them: a ring, written in place. */
-  private readonly ring: (CallEvent | undefined)[] = new Array<CallEvent | undefined>(CALLS_KEPT).fill(undefined);
+  /** The calls of the batch under way, the newest `CALLS_PER_BATCH` of them: a ring, written in place. */
+  private readonly ring: (CallEvent | undefined)[] = new Array<CallEvent | undefined>(CALLS_PER_BATCH).fill(undefined);
   private ringNext = 0;
   /** Calls since the last batch went out (those beyond the ring's length are dropped). */
   private batchCount = 0;
@@ -199,7 +201,7 @@ export class Feed {
 
   private onCall(call: CallEvent): void {
     this.ring[this.ringNext] = call;
-    this.ringNext = this.ringNext + 1 === CALLS_KEPT ? 0 : this.ringNext + 1;
+    this.ringNext = this.ringNext + 1 === CALLS_PER_BATCH ? 0 : this.ringNext + 1;
     this.batchCount++;
     this.batchTimer ??= setTimeout(() => this.flushCalls(), CALL_BATCH_MS);
   }
@@ -225,10 +227,10 @@ export class Feed {
 
   private flushCalls(): void {
     this.batchTimer = undefined;
-    const kept = Math.min(this.batchCount, CALLS_KEPT);
+    const kept = Math.min(this.batchCount, CALLS_PER_BATCH);
     const batch: CallEntry[] = [];
     for (let i = kept; i > 0; i--) {
-      const slot = (this.ringNext - i + CALLS_KEPT) % CALLS_KEPT;
+      const slot = (this.ringNext - i + CALLS_PER_BATCH) % CALLS_PER_BATCH;
       batch.push(this.entryOf(this.ring[slot]!));
       this.ring[slot] = undefined;
     }

@@ -7,6 +7,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
   'use strict';
   var ROW = 30, CALLS = 200, OVERSCAN = 8;
   var rows = new Map(), selected = null, timeline = [], calls = [], diagrams = null, payloads = false;
+  var callsSeen = 0, callsUnlisted = 0;
   var offset = 0, textFilter = '', stateFilter = null, frame = 0;
   var viewport = document.getElementById('viewport'), spacer = document.getElementById('spacer');
   var list = document.getElementById('rows'), detail = document.getElementById('detail');
@@ -263,7 +264,9 @@ export const PAGE_SCRIPT = String.raw`(function () {
       if (payloads && (call.args || call.result)) line.appendChild(el('span', 'payload', 'args ' + (call.args || '') + '\nresult ' + (call.result || '')));
       box.appendChild(line);
     }
-    document.getElementById('calls-note').textContent = payloads ? '(arguments and results shown)' : '(arguments and results hidden)';
+    var note = payloads ? '(arguments and results shown)' : '(arguments and results hidden)';
+    if (callsUnlisted) note += ' · ' + callsSeen + ' calls since the page opened, ' + callsUnlisted + ' not listed (too many to show)';
+    document.getElementById('calls-note').textContent = note;
   }
 
   // ---- the stream
@@ -300,6 +303,8 @@ export const PAGE_SCRIPT = String.raw`(function () {
     stream.addEventListener('calls', function (event) {
       var data = JSON.parse(event.data);
       calls = calls.concat(data.calls).slice(-CALLS);
+      callsSeen += data.calls.length + data.dropped;
+      callsUnlisted += data.dropped;
       renderCalls();
     });
     stream.addEventListener('resync', function () { live('live (caught up)', 'on'); });
