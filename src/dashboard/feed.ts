@@ -65,6 +65,8 @@ export const ROWS_PER_SECOND = 250;
 const PAYLOAD_CHARS = 2_000;
 /** After a transition the rows are sampled at once, but not more often than this. */
 const SOON_MS = 50;
+/** Transitions go out with the rows that moved, at most this many a frame (a page fetches a timeline whole when it opens one). */
+const TRANSITIONS_PER_FRAME = 500;
 
 function clip(text: string | undefined, limit = 500): string | undefined {
   return text !== undefined && text.length > limit ? `${text.slice(0, limit)}…` : text;
@@ -100,6 +102,8 @@ export class Feed {
   private soon: NodeJS.Timeout | undefined;
   /** Servers that moved since the last sample: sent first, alone. */
   private readonly moved = new Set<string>();
+  /** Their transitions, sent with their rows: one frame for a fleet that moves at once, not one per move. */
+  private transitions: (TimelineEntry & { server: string })[] = [];
   private batchTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -133,6 +137,7 @@ export class Feed {
     this.batchCount = 0;
     this.sent.clear();
     this.moved.clear();
+    this.transitions = [];
   }
 
   close(): void {
@@ -194,7 +199,8 @@ export class Feed {
     timeline.push(entry);
     if (timeline.length > TIMELINE_LENGTH) timeline.splice(0, timeline.length - TIMELINE_LENGTH);
     if (this.streams.size === 0) return;
-    this.broadcast(frame('transition', { server: event.server, ...entry }));
+    if (this.transitions.length === TRANSITIONS_PER_FRAME) this.transitions.shift();
+    this.transitions.push({ server: event.server, ...entry });
     this.moved.add(event.server);
     this.soon ??= setTimeout(() => this.sampleMoved(), SOON_MS);
   }
@@ -243,6 +249,10 @@ export class Feed {
   /** The rows of the servers that moved, soon after they moved (not all thousand of them). */
   private sampleMoved(): void {
     this.soon = undefined;
+    if (this.transitions.length > 0) {
+      this.broadcast(frame('transitions', { transitions: this.transitions }));
+      this.transitions = [];
+    }
     const now = Date.now();
     const changed: Row[] = [];
     for (const name of this.moved) {

@@ -58,6 +58,11 @@ afterAll(async () => {
 
 const base = () => new URL(dashboard.url);
 const framesOf = (event: string): Frame[] => stream.frames.filter((frame) => frame.event === event);
+/** Every transition the stream carried (they come in frames of those of the last 50 ms). */
+const transitions = () =>
+  framesOf('transitions').flatMap(
+    (frame) => (frame.data as { transitions: { server: string; to: string; cause: string }[] }).transitions,
+  );
 
 /** The newest row of a server the stream carried. */
 function latestRow(name: string): Row | undefined {
@@ -145,7 +150,7 @@ describe('the dashboard', () => {
     await expect.poll(() => calls().length).toBe(2);
     expect(calls()[1]).toMatchObject({ tool: 'echo', outcome: 'ok', sends: 2 });
     // Its transitions reached the stream with their causes.
-    const moves = framesOf('transition').map((f) => f.data as { server: string; to: string; cause: string });
+    const moves = transitions();
     expect(moves.some((move) => move.server === 'docs' && move.to === 'expired')).toBe(true);
     expect(moves.every((move) => move.cause.length > 0)).toBe(true);
     const detail = await get(`${dashboard.url}api/servers/docs`);
@@ -164,13 +169,13 @@ describe('the dashboard', () => {
     expect(disable.status).toBe(202);
     await expect.poll(() => latestRow('spare')?.configured).toBe('disabled');
 
-    const before = framesOf('transition').length;
+    const before = transitions().length;
     expect((await get(`${dashboard.url}api/servers/docs/reconnect`, { method: 'POST' })).status).toBe(202);
     await expect
       .poll(() =>
-        framesOf('transition')
+        transitions()
           .slice(before)
-          .map((f) => (f.data as { to: string }).to),
+          .map((move) => move.to),
       )
       .toContain('ready');
     expect((await get(`${dashboard.url}api/servers/nobody/disable`, { method: 'POST' })).status).toBe(409);

@@ -265,7 +265,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
       box.appendChild(line);
     }
     var note = payloads ? '(arguments and results shown)' : '(arguments and results hidden)';
-    if (callsUnlisted) note += ' · ' + callsSeen + ' calls since the page opened, ' + callsUnlisted + ' not listed (too many to show)';
+    if (callsSeen) note += ' · ' + callsSeen + ' calls since the page opened' + (callsUnlisted ? ', ' + callsUnlisted + ' not listed (too many to show)' : '');
     document.getElementById('calls-note').textContent = note;
   }
 
@@ -294,10 +294,10 @@ export const PAGE_SCRIPT = String.raw`(function () {
       data.removed.forEach(function (name) { rows.delete(name); });
       schedule();
     });
-    stream.addEventListener('transition', function (event) {
-      var entry = JSON.parse(event.data);
-      if (entry.server !== selected) return;
-      timeline.push(entry);
+    stream.addEventListener('transitions', function (event) {
+      var mine = JSON.parse(event.data).transitions.filter(function (entry) { return entry.server === selected; });
+      if (!mine.length) return;
+      timeline = timeline.concat(mine).slice(-50);
       renderTimeline();
     });
     stream.addEventListener('calls', function (event) {
