@@ -61,7 +61,7 @@ const CALLS_KEPT = 200;
 const CALLS_PER_BATCH = 50;
 const CALL_BATCH_MS = 250;
 /** A full sample reads every status: a large fleet is sampled less often, so this many a second at most. */
-export const ROWS_PER_SECOND = 250;
+const ROWS_PER_SECOND = 250;
 const PAYLOAD_CHARS = 2_000;
 /** After a transition the rows are sampled at once, but not more often than this. */
 const SOON_MS = 50;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSupervisor, fromMcpServersJson, type Supervisor } from '../../src/index.js';
 import type { Row } from '../../src/dashboard/rows.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
-import { get, readEvents, type Frame, type SseReader } from './sse-client.js';
+import { get, reachable, readEvents, type Frame, type SseReader } from './sse-client.js';
 
 const API_KEY = 'api-EEEE5555-secret';
 const QUERY_KEY = 'qk-FFFF6666';
@@ -79,6 +79,9 @@ describe('the dashboard', () => {
   it('listens on 127.0.0.1 and answers 401 to every address without its token', async () => {
     const url = base();
     expect(url.hostname).toBe('127.0.0.1');
+    // Bound to 127.0.0.1 itself, not to every interface (which 127.0.0.2 would reach).
+    expect(await reachable('127.0.0.1', Number(url.port))).toBe(true);
+    expect(await reachable('127.0.0.2', Number(url.port))).toBe(false);
     const token = url.pathname.split('/')[1]!;
     expect(token.length).toBeGreaterThanOrEqual(32);
     const origin = url.origin;
@@ -133,6 +136,44 @@ describe('the dashboard', () => {
     expect(latestRow('files')!.pid).toBeGreaterThan(0);
     // The keepalive's round trip arrives with the sampled rows.
     await expect.poll(() => latestRow('docs')?.rttMs, { timeout: 5_000 }).toBeGreaterThanOrEqual(0);
+  });
+
+  it('tells why a server failed, since when, its restarts and its next attempt', async () => {
+    const failing = createSupervisor({
+      servers: {
+        down: {
+          url: 'http://127.0.0.1:9/mcp',
+          restart: { maxRestarts: 1, backoff: { initialMs: 20, maxMs: 20, factor: 1, jitter: 0 } },
+          revive: { initialMs: 60_000, maxMs: 60_000 },
+        },
+      },
+    });
+    // Open before the start: the errors come while it listens, so their age is known.
+    const board = await failing.dashboard();
+    const page = await readEvents(`${board.url}events`);
+    try {
+      const started = Date.now();
+      await failing.start().catch(() => {});
+      const row = () => {
+        const rows = page.frames.flatMap((frame) => (frame.data as { rows?: Row[] }).rows ?? []);
+        return rows.filter((each) => each.name === 'down').at(-1);
+      };
+      await expect.poll(() => row()?.state).toBe('failed');
+      await expect.poll(() => row()?.nextAttemptAt).toBeGreaterThan(Date.now() + 30_000);
+      expect(row()!.why).toMatch(/ECONNREFUSED|refused/i);
+      expect(row()!.whyAt).toBeGreaterThanOrEqual(started);
+      expect(row()!.restarts).toBeGreaterThanOrEqual(1);
+      expect(row()!.states?.connection).toMatch(/^failed\./);
+      const moves = page.frames
+        .filter((frame) => frame.event === 'transitions')
+        .flatMap((frame) => (frame.data as { transitions: { to: string; error?: string }[] }).transitions);
+      expect(moves.map((move) => move.to)).toContain('failed');
+      expect(moves.some((move) => /refused/i.test(move.error ?? ''))).toBe(true);
+    } finally {
+      page.close();
+      await board.close();
+      await failing.stop();
+    }
   });
 
   it('logs each call (tool, duration, outcome, sends) without its arguments, and a replay as a second send', async () => {
