@@ -254,7 +254,7 @@ export class Feed {
       this.transitions = [];
     }
     const now = Date.now();
-    const changed: Row[] = [];
+    const changed: string[] = [];
     for (const name of this.moved) {
       let status: StatusView;
       try {
@@ -264,14 +264,13 @@ export class Feed {
         this.moved.clear();
         return this.sample();
       }
-      const row = this.row(name, status, now);
-      const json = JSON.stringify(row);
+      const json = JSON.stringify(this.row(name, status, now));
       if (this.sent.get(name) === json) continue;
       this.sent.set(name, json);
-      changed.push(row);
+      changed.push(json);
     }
     this.moved.clear();
-    if (changed.length > 0) this.broadcast(frame('rows', { rows: changed, removed: [], now }));
+    if (changed.length > 0) this.broadcast(rowsFrame(changed, [], now));
   }
 
   /** A fleet of n servers is sampled fully every ceil(n / ROWS_PER_SECOND) seconds. */
@@ -288,19 +287,18 @@ export class Feed {
     this.ticks = 0;
     if (this.streams.size === 0) return;
     const now = Date.now();
-    const changed: Row[] = [];
+    const changed: string[] = [];
     const status = this.source.status();
     for (const name in status) {
-      const row = this.row(name, status[name]!, now);
-      const json = JSON.stringify(row);
+      const json = JSON.stringify(this.row(name, status[name]!, now));
       if (this.sent.get(name) === json) continue;
       this.sent.set(name, json);
-      changed.push(row);
+      changed.push(json);
     }
     const names = Object.keys(status);
     this.pace(names.length);
     const removed = this.forgetMissing(new Set(names));
-    if (changed.length > 0 || removed.length > 0) this.broadcast(frame('rows', { rows: changed, removed, now }));
+    if (changed.length > 0 || removed.length > 0) this.broadcast(rowsFrame(changed, removed, now));
   }
 
   private forgetMissing(present: Set<string>): string[] {
@@ -314,4 +312,9 @@ export class Feed {
     }
     return removed;
   }
+}
+
+/** A `rows` frame of rows already serialized (to tell whether they changed): each is serialized once. */
+function rowsFrame(rows: string[], removed: string[], now: number): string {
+  return `event: rows\ndata: {"rows":[${rows.join(',')}],"removed":${JSON.stringify(removed)},"now":${now}}\n\n`;
 }
