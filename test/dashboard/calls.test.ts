@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSupervisor, type CallEvent, type Supervisor } from '../../src/index.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
+import { startMrtrFixture } from '../../servers/mrtr-fixture.js';
 import { readEvents } from './sse-client.js';
 
 let fixture: HttpFixture;
@@ -65,6 +66,27 @@ describe('the call event', () => {
     expect(observed()).toEqual({ observer: false, hook: false });
     await sup.server('docs').callTool('echo', { text: 'unwatched' });
     expect(calls).toHaveLength(3);
+  });
+
+  it('tells a call that needed input rounds once, with its final result', async () => {
+    const mrtr = await startMrtrFixture();
+    const modern = createSupervisor({
+      servers: { mrtr: { url: mrtr.url, keepalive: false, protocolVersion: 'modern' } },
+      handlers: { elicitation: () => ({ action: 'accept', content: { ok: true } }) },
+    });
+    const calls: CallEvent[] = [];
+    modern.on('call', (call) => calls.push(call));
+    try {
+      await modern.start();
+      await modern.server('mrtr').callTool('confirm', { flow: 'x' });
+      await expect.poll(() => calls.length).toBe(1);
+      expect(calls[0]).toMatchObject({ tool: 'confirm', outcome: 'ok' });
+      expect(JSON.stringify(calls[0]!.result)).not.toContain('input_required');
+      expect(mrtr.requests.filter((request) => request.method === 'tools/call')).toHaveLength(2);
+    } finally {
+      await modern.stop();
+      await mrtr.close();
+    }
   });
 });
 
