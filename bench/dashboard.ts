@@ -11,7 +11,7 @@
  * same traffic spread over them plus an idle window (what the sampler of a thousand rows costs).
  * Each round warms up in its mode before it is measured (a quarter round, the same in every mode).
  *
- *   npm run bench (after the main bench)   or   node .bench-build/bench/dashboard.js [--quick] [--json file]
+ *   npm run bench (after the main bench)   or   node .bench-build/bench/dashboard.js [--quick] [--rounds n] [--json file]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -25,13 +25,16 @@ export interface DashboardCounts {
   concurrency: number;
   servers: number;
   idleMs: number;
+  /** The first this many rounds also measure the idle CPU (a window of `idleMs` in each mode). */
+  idleRounds: number;
 }
 export const DASHBOARD_FULL: DashboardCounts = {
-  rounds: 5,
-  callsPerRound: 4000,
+  rounds: 12,
+  callsPerRound: 3000,
   concurrency: 64,
   servers: 1000,
-  idleMs: 3000,
+  idleMs: 4000,
+  idleRounds: 3,
 };
 export const DASHBOARD_QUICK: DashboardCounts = {
   rounds: 1,
@@ -39,6 +42,7 @@ export const DASHBOARD_QUICK: DashboardCounts = {
   concurrency: 8,
   servers: 50,
   idleMs: 300,
+  idleRounds: 1,
 };
 
 type Mode = 'none' | 'dashboard, no browser' | 'dashboard + 1 browser';
@@ -52,7 +56,19 @@ interface Sample {
 }
 export interface ShapeResult {
   servers: number;
-  modes: Record<Mode, { cpuUsPerCall: number; callsPerSecond: number; idleCpuPercent: number; samples: Sample[] }>;
+  modes: Record<
+    Mode,
+    {
+      cpuUsPerCall: number;
+      callsPerSecond: number;
+      idleCpuPercent: number;
+      /** The median of each round's CPU per call against `none` in the same round, minus one (%): what the mode adds. */
+      pairedCpuPercent: number;
+      /** The mean of the same (a periodic cost, such as a full sample of 1,000 rows every 4 s, lands in some rounds only). */
+      pairedMeanCpuPercent: number;
+      samples: Sample[];
+    }
+  >;
 }
 export interface DashboardReport {
   counts: DashboardCounts;
@@ -124,6 +140,11 @@ async function idle(ms: number): Promise<number> {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+/** Each round's CPU per call in this mode against `none`'s in the same round, minus one (%). */
+const paired = (samples: Record<Mode, Sample[]>, mode: Mode) =>
+  samples[mode].map((s, round) => (s.cpuUsPerCall / samples.none[round]!.cpuUsPerCall - 1) * 100);
 
 async function shape(url: string, servers: number, counts: DashboardCounts): Promise<[ShapeResult, number]> {
   const config = Object.fromEntries(
@@ -143,7 +164,7 @@ async function shape(url: string, servers: number, counts: DashboardCounts): Pro
         // Unmeasured: what attaching costs once (the snapshot, code paths compiled) is not a cost per call.
         await calls(handles, counts.callsPerRound / 4, counts.concurrency);
         const run = await calls(handles, counts.callsPerRound, counts.concurrency);
-        const idleCpuPercent = await idle(counts.idleMs);
+        const idleCpuPercent = r < counts.idleRounds ? await idle(counts.idleMs) : Number.NaN;
         samples[mode].push({ ...run, idleCpuPercent });
         if (reader) {
           bytesRead = await reader.bytes();
@@ -161,7 +182,10 @@ async function shape(url: string, servers: number, counts: DashboardCounts): Pro
       {
         cpuUsPerCall: Math.round(median(samples[mode].map((s) => s.cpuUsPerCall)) * 10) / 10,
         callsPerSecond: median(samples[mode].map((s) => s.callsPerSecond)),
-        idleCpuPercent: Math.round(median(samples[mode].map((s) => s.idleCpuPercent)) * 100) / 100,
+        idleCpuPercent:
+          Math.round(median(samples[mode].map((s) => s.idleCpuPercent).filter((v) => !Number.isNaN(v))) * 100) / 100,
+        pairedCpuPercent: Math.round(median(paired(samples, mode)) * 10) / 10,
+        pairedMeanCpuPercent: Math.round(mean(paired(samples, mode)) * 10) / 10,
         samples: samples[mode],
       },
     ]),
@@ -183,7 +207,8 @@ export async function runDashboardBench(counts: DashboardCounts): Promise<Dashbo
 export function formatDashboard(report: DashboardReport): string {
   const pct = (a: number, b: number) => `${b >= a ? '+' : ''}${(((b - a) / a) * 100).toFixed(1)}%`;
   const lines = [
-    `Dashboard: tools/call over Streamable HTTP (JSON), ${report.counts.concurrency} in flight, median of ${report.counts.rounds} alternating rounds; idle CPU over ${report.counts.idleMs} ms`,
+    `Dashboard: tools/call over Streamable HTTP (JSON), ${report.counts.concurrency} in flight, median of ${report.counts.rounds} alternating rounds; idle CPU over ${report.counts.idleMs} ms in ${report.counts.idleRounds} rounds`,
+    `  (paired: the median and the mean over rounds of a mode's CPU per call against none's in the same round)`,
   ];
   for (const [label, result] of [
     ['one server', report.one],
@@ -193,7 +218,11 @@ export function formatDashboard(report: DashboardReport): string {
     lines.push(`  ${label}: mode                  calls/s   CPU µs/call   idle CPU (% of a core)`);
     for (const mode of MODES) {
       const m = result.modes[mode];
-      const vs = mode === 'none' ? '' : `   (${pct(none.cpuUsPerCall, m.cpuUsPerCall)} CPU per call)`;
+      const signed = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(1)}%`;
+      const vs =
+        mode === 'none'
+          ? ''
+          : `   (${pct(none.cpuUsPerCall, m.cpuUsPerCall)} CPU per call; paired ${signed(m.pairedCpuPercent)}, mean ${signed(m.pairedMeanCpuPercent)})`;
       lines.push(
         `    ${mode.padEnd(24)}${String(m.callsPerSecond).padStart(10)}   ${m.cpuUsPerCall.toFixed(1).padStart(11)}   ${m.idleCpuPercent.toFixed(2).padStart(10)}${vs}`,
       );
@@ -207,7 +236,9 @@ export function formatDashboard(report: DashboardReport): string {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const argv = process.argv.slice(2);
-  const report = await runDashboardBench(argv.includes('--quick') ? DASHBOARD_QUICK : DASHBOARD_FULL);
+  const counts = { ...(argv.includes('--quick') ? DASHBOARD_QUICK : DASHBOARD_FULL) };
+  if (argv.includes('--rounds')) counts.rounds = Number(argv[argv.indexOf('--rounds') + 1]);
+  const report = await runDashboardBench(counts);
   process.stdout.write(`\n${formatDashboard(report)}\n`);
   const out = argv.includes('--json') ? argv[argv.indexOf('--json') + 1] : undefined;
   if (out) writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);

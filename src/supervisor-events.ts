@@ -43,10 +43,13 @@ interface Followed {
 /** Starts or stops observing a server's calls (observe/calls.ts): only while `call` has listeners. */
 function observeCalls(runtime: Followed, on: boolean): void {
   const context = runtime.context;
-  if (!on) context.calls = undefined;
-  else
+  if (!on) {
+    context.calls?.stop();
+    context.calls = undefined;
+  } else
     context.calls ??= new CallObserver(
       context.name,
+      context.pending,
       (call) => runtime.events.emit('call', call),
       (text) => context.redact(text),
     );

@@ -8,11 +8,11 @@
 import type { ServerResponse } from 'node:http';
 
 export interface StreamLimits {
-  /** What may wait for a slow reader before it is dropped and resynced (default 256 KiB). */
+  /** What may wait for a slow reader before it is dropped and resynced (default 1 MiB: a few frames of a thousand rows, ~280 KB each). */
   maxQueuedBytes: number;
 }
 
-export const DEFAULT_LIMITS: StreamLimits = { maxQueuedBytes: 256 * 1024 };
+export const DEFAULT_LIMITS: StreamLimits = { maxQueuedBytes: 1024 * 1024 };
 
 /** One SSE frame: `event: <name>` and the JSON data on one line. */
 export function frame(event: string, data: unknown): string {

@@ -3,8 +3,14 @@
  * (`transition`, `call`) and pushed to every open stream. Transitions are always kept (a few per
  * server, they are rare) so a page opened later has a timeline. Everything else runs only while a
  * browser is connected: the `call` subscription (so requests pay nothing otherwise) and a sampler
- * that sends the rows that changed (counters, nested states, children's states) every second; a
- * server that moved has its row sent within 50 ms.
+ * that sends the rows that changed (counters, nested states, children's states); a server that
+ * moved has its row sent within 50 ms.
+ *
+ * What it costs stays flat as the fleet and the traffic grow: a call is one slot written in a ring
+ * (its entry is built only if it is still among the last ones when the batch goes out, every
+ * 250 ms), each frame is serialized once for every page, and a full sample reads at most
+ * `ROWS_PER_SECOND` statuses a second on average (a fleet of 1,000 is sampled every 4 s: its
+ * counters are that old at most, its moves are not).
  */
 import type { CallEvent } from '../observe/calls.js';
 import type { TransitionEvent } from '../runtime/context/events.js';
@@ -49,12 +55,18 @@ export interface FeedOptions {
 }
 
 const TIMELINE_LENGTH = 50;
+/** The recent calls a page starts from. */
 const CALLS_KEPT = 200;
-/** Calls go out in batches (one frame per batch, not per call), at most this many per batch. */
+/** Calls go out in batches (one frame per batch, not per call), the last this many of each batch: a page lists 200 a second at most, and is told how many it was not sent. */
+const CALLS_PER_BATCH = 50;
 const CALL_BATCH_MS = 250;
+/** A full sample reads every status: a large fleet is sampled less often, so this many a second at most. */
+const ROWS_PER_SECOND = 250;
 const PAYLOAD_CHARS = 2_000;
 /** After a transition the rows are sampled at once, but not more often than this. */
 const SOON_MS = 50;
+/** Transitions go out with the rows that moved, at most this many a frame (a page fetches a timeline whole when it opens one). */
+const TRANSITIONS_PER_FRAME = 500;
 
 function clip(text: string | undefined, limit = 500): string | undefined {
   return text !== undefined && text.length > limit ? `${text.slice(0, limit)}…` : text;
@@ -74,8 +86,14 @@ export class Feed {
   private readonly seen = new Map<string, Seen>();
   private readonly timelines = new Map<string, TimelineEntry[]>();
   private calls: CallEntry[] = [];
-  private batch: CallEntry[] = [];
-  private batchDropped = 0;
+  /** The calls of the batch under way, the newest `CALLS_PER_BATCH` of them: a ring, written in place. */
+  private readonly ring: (CallEvent | undefined)[] = new Array<CallEvent | undefined>(CALLS_PER_BATCH).fill(undefined);
+  private ringNext = 0;
+  /** Calls since the last batch went out (those beyond the ring's length are dropped). */
+  private batchCount = 0;
+  /** Samples taken, and how many there are to a full sample (1 for a fleet of up to `ROWS_PER_SECOND`). */
+  private ticks = 0;
+  private ticksPerSample = 1;
   /** The JSON of each row as last sent, to send only what changed. */
   private readonly sent = new Map<string, string>();
   private readonly offTransition: () => void;
@@ -84,6 +102,8 @@ export class Feed {
   private soon: NodeJS.Timeout | undefined;
   /** Servers that moved since the last sample: sent first, alone. */
   private readonly moved = new Set<string>();
+  /** Their transitions, sent with their rows: one frame for a fleet that moves at once, not one per move. */
+  private transitions: (TimelineEntry & { server: string })[] = [];
   private batchTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -101,7 +121,7 @@ export class Feed {
     this.streams.add(stream);
     if (this.streams.size > 1) return;
     this.offCalls = this.source.on('call', (call) => this.onCall(call));
-    this.sampler = setInterval(() => this.sample(), this.options.sampleMs);
+    this.sampler = setInterval(() => this.tick(), this.options.sampleMs);
     this.sampler.unref();
   }
 
@@ -113,10 +133,11 @@ export class Feed {
     clearTimeout(this.soon);
     clearTimeout(this.batchTimer);
     this.sampler = this.soon = this.batchTimer = undefined;
-    this.batch = [];
-    this.batchDropped = 0;
+    this.ring.fill(undefined);
+    this.batchCount = 0;
     this.sent.clear();
     this.moved.clear();
+    this.transitions = [];
   }
 
   close(): void {
@@ -137,6 +158,7 @@ export class Feed {
       rows.push(row);
     }
     this.forgetMissing(new Set(rows.map((row) => row.name)));
+    this.pace(rows.length);
     return { rows, calls: this.calls, now, payloads: this.options.payloads };
   }
 
@@ -177,12 +199,21 @@ export class Feed {
     timeline.push(entry);
     if (timeline.length > TIMELINE_LENGTH) timeline.splice(0, timeline.length - TIMELINE_LENGTH);
     if (this.streams.size === 0) return;
-    this.broadcast(frame('transition', { server: event.server, ...entry }));
+    if (this.transitions.length === TRANSITIONS_PER_FRAME) this.transitions.shift();
+    this.transitions.push({ server: event.server, ...entry });
     this.moved.add(event.server);
     this.soon ??= setTimeout(() => this.sampleMoved(), SOON_MS);
   }
 
   private onCall(call: CallEvent): void {
+    this.ring[this.ringNext] = call;
+    this.ringNext = this.ringNext + 1 === CALLS_PER_BATCH ? 0 : this.ringNext + 1;
+    this.batchCount++;
+    this.batchTimer ??= setTimeout(() => this.flushCalls(), CALL_BATCH_MS);
+  }
+
+  /** The entry the page shows of a call (its payloads only when opted in). */
+  private entryOf(call: CallEvent): CallEntry {
     const entry: CallEntry = {
       server: call.server,
       method: call.method,
@@ -197,28 +228,33 @@ export class Feed {
       entry.args = payload(call.method === 'tools/call' ? call.params?.arguments : call.params);
       entry.result = payload(call.result);
     }
-    this.batch.push(entry);
-    if (this.batch.length > CALLS_KEPT) {
-      this.batch.shift();
-      this.batchDropped++;
-    }
-    this.batchTimer ??= setTimeout(() => this.flushCalls(), CALL_BATCH_MS);
+    return entry;
   }
 
   private flushCalls(): void {
     this.batchTimer = undefined;
-    const batch = this.batch;
-    this.batch = [];
+    const kept = Math.min(this.batchCount, CALLS_PER_BATCH);
+    const batch: CallEntry[] = [];
+    for (let i = kept; i > 0; i--) {
+      const slot = (this.ringNext - i + CALLS_PER_BATCH) % CALLS_PER_BATCH;
+      batch.push(this.entryOf(this.ring[slot]!));
+      this.ring[slot] = undefined;
+    }
+    const dropped = this.batchCount - kept;
+    this.batchCount = 0;
     this.calls = this.calls.concat(batch).slice(-CALLS_KEPT);
-    this.broadcast(frame('calls', { calls: batch, dropped: this.batchDropped }));
-    this.batchDropped = 0;
+    this.broadcast(frame('calls', { calls: batch, dropped }));
   }
 
   /** The rows of the servers that moved, soon after they moved (not all thousand of them). */
   private sampleMoved(): void {
     this.soon = undefined;
+    if (this.transitions.length > 0) {
+      this.broadcast(frame('transitions', { transitions: this.transitions }));
+      this.transitions = [];
+    }
     const now = Date.now();
-    const changed: Row[] = [];
+    const changed: string[] = [];
     for (const name of this.moved) {
       let status: StatusView;
       try {
@@ -228,31 +264,41 @@ export class Feed {
         this.moved.clear();
         return this.sample();
       }
-      const row = this.row(name, status, now);
-      const json = JSON.stringify(row);
+      const json = JSON.stringify(this.row(name, status, now));
       if (this.sent.get(name) === json) continue;
       this.sent.set(name, json);
-      changed.push(row);
+      changed.push(json);
     }
     this.moved.clear();
-    if (changed.length > 0) this.broadcast(frame('rows', { rows: changed, removed: [], now }));
+    if (changed.length > 0) this.broadcast(rowsFrame(changed, [], now));
+  }
+
+  /** A fleet of n servers is sampled fully every ceil(n / ROWS_PER_SECOND) seconds. */
+  private pace(servers: number): void {
+    this.ticksPerSample = Math.max(1, Math.ceil((servers * 1000) / (ROWS_PER_SECOND * this.options.sampleMs)));
+  }
+
+  private tick(): void {
+    if (++this.ticks >= this.ticksPerSample) this.sample();
   }
 
   /** Sends the rows that changed since they were last sent, and says which servers are gone. */
   private sample(): void {
+    this.ticks = 0;
     if (this.streams.size === 0) return;
     const now = Date.now();
-    const changed: Row[] = [];
+    const changed: string[] = [];
     const status = this.source.status();
     for (const name in status) {
-      const row = this.row(name, status[name]!, now);
-      const json = JSON.stringify(row);
+      const json = JSON.stringify(this.row(name, status[name]!, now));
       if (this.sent.get(name) === json) continue;
       this.sent.set(name, json);
-      changed.push(row);
+      changed.push(json);
     }
-    const removed = this.forgetMissing(new Set(Object.keys(status)));
-    if (changed.length > 0 || removed.length > 0) this.broadcast(frame('rows', { rows: changed, removed, now }));
+    const names = Object.keys(status);
+    this.pace(names.length);
+    const removed = this.forgetMissing(new Set(names));
+    if (changed.length > 0 || removed.length > 0) this.broadcast(rowsFrame(changed, removed, now));
   }
 
   private forgetMissing(present: Set<string>): string[] {
@@ -266,4 +312,9 @@ export class Feed {
     }
     return removed;
   }
+}
+
+/** A `rows` frame of rows already serialized (to tell whether they changed): each is serialized once. */
+function rowsFrame(rows: string[], removed: string[], now: number): string {
+  return `event: rows\ndata: {"rows":[${rows.join(',')}],"removed":${JSON.stringify(removed)},"now":${now}}\n\n`;
 }

@@ -3,8 +3,10 @@
  * log): one `call` event per request the user made, with its method, tool, duration, outcome and
  * how often it went on the wire. A server's observer exists only while someone listens
  * (ServerContext.calls); otherwise the request path pays one `undefined` check and nothing else.
+ * While it exists it hooks the settle point of the server's pending requests (no promise reaction,
+ * no closure per call): one small record per request under way, one event per request settled.
  */
-import type { PendingRequest } from '../protocol/pending.js';
+import type { PendingRequest, PendingRequests, SettleObserver } from '../protocol/pending.js';
 
 export interface CallEvent {
   server: string;
@@ -25,29 +27,46 @@ export interface CallEvent {
 }
 
 interface Started {
-  at: number;
+  /** `performance.now()` when it was issued. */
   start: number;
-  sends: number;
+  /** What the caller awaits: after an input-required round it, not the first request, tells the outcome. */
+  promise: Promise<unknown>;
 }
 
-export class CallObserver {
-  /** The requests under way (only while observed): when each began and how often it was sent. */
+/** A modern-era result that asks for input: the request goes on in further rounds (runtime/requests/multi-round-trip.ts). */
+const INPUT_REQUIRED = 'input_required';
+
+export class CallObserver implements SettleObserver {
+  /** The requests under way (only while observed): when each began, and what its caller awaits. */
   private readonly started = new Map<PendingRequest, Started>();
-
-  constructor(
-    private readonly server: string,
-    private readonly emit: (call: CallEvent) => void,
-    private readonly redact: (text: string) => string,
-  ) {}
-
   /** A request made by the user (not a keepalive probe): set while it is issued. */
   private issuing = false;
 
+  constructor(
+    private readonly server: string,
+    private readonly pending: PendingRequests,
+    private readonly emit: (call: CallEvent) => void,
+    private readonly redact: (text: string) => string,
+  ) {
+    pending.observer = this;
+  }
+
+  /** No more events: the pending requests forget this observer. */
+  stop(): void {
+    if (this.pending.observer === this) this.pending.observer = undefined;
+    this.started.clear();
+  }
+
   /** Issues a request of the user's: the request it creates is the one tracked. */
-  issue<T>(send: () => T): T {
+  request<O>(
+    issuer: { request(method: string, params: Record<string, unknown> | undefined, options?: O): Promise<unknown> },
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: O | undefined,
+  ): Promise<unknown> {
     this.issuing = true;
     try {
-      return send();
+      return issuer.request(method, params, options);
     } finally {
       this.issuing = false;
     }
@@ -56,33 +75,41 @@ export class CallObserver {
   track(request: PendingRequest, promise: Promise<unknown>): void {
     if (!this.issuing) return;
     this.issuing = false;
-    const started: Started = { at: Date.now(), start: performance.now(), sends: 0 };
+    const started: Started = { start: performance.now(), promise };
+    // Refused as it was made (its signal already aborted): it never settles through the pending requests.
+    if (!this.pending.isPending(request)) return this.await(request, started);
     this.started.set(request, started);
-    promise.then(
-      (result) => this.settle(request, started, result, undefined),
-      (error: unknown) => this.settle(request, started, undefined, error),
+  }
+
+  settled(request: PendingRequest, result: unknown, error: Error | undefined): void {
+    const started = this.started.get(request);
+    if (started === undefined) return;
+    this.started.delete(request);
+    if (error === undefined && (result as { resultType?: unknown } | null)?.resultType === INPUT_REQUIRED)
+      return this.await(request, started);
+    this.report(request, started, result, error);
+  }
+
+  /** The outcome is the caller's promise's (the rare paths: refused at once, input rounds). */
+  private await(request: PendingRequest, started: Started): void {
+    started.promise.then(
+      (result) => this.report(request, started, result, undefined),
+      (error: unknown) => this.report(request, started, undefined, error),
     );
   }
 
-  /** The request goes on the wire (a first send, a replay, a retry). */
-  onSend(request: PendingRequest): void {
-    const started = this.started.get(request);
-    if (started) started.sends++;
-  }
-
-  private settle(request: PendingRequest, started: Started, result: unknown, error: unknown): void {
-    this.started.delete(request);
+  private report(request: PendingRequest, started: Started, result: unknown, error: unknown): void {
     const params = request.params;
-    const tool = request.method === 'tools/call' && typeof params?.name === 'string' ? params.name : undefined;
+    const durationMs = performance.now() - started.start;
     this.emit({
       server: this.server,
       method: request.method,
-      tool,
-      at: started.at,
-      durationMs: Math.round((performance.now() - started.start) * 10) / 10,
+      tool: request.method === 'tools/call' && typeof params?.name === 'string' ? params.name : undefined,
+      at: Math.round(Date.now() - durationMs),
+      durationMs: Math.round(durationMs * 10) / 10,
       outcome: error === undefined ? 'ok' : 'error',
       error: error === undefined ? undefined : this.redact(describe(error)),
-      sends: started.sends,
+      sends: request.sends,
       params,
       result,
     });

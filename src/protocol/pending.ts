@@ -115,6 +115,11 @@ function release(request: PendingRequest, reason: Error): void {
   else for (const listener of listeners) listener();
 }
 
+/** Told of each request as it settles, with its result or error (observe/calls.ts, while someone watches calls). */
+export interface SettleObserver {
+  settled(request: PendingRequest, result: unknown, error: Error | undefined): void;
+}
+
 export interface PendingOptions {
   server: string;
   /** Called when a sent request times out or is aborted: send `notifications/cancelled`. */
@@ -138,6 +143,9 @@ export class PendingRequests {
    * wait for a slot (requests/request-limits.ts); unset it costs one field read per settle.
    */
   onSettled: ((request: PendingRequest) => void) | undefined = undefined;
+
+  /** Set only while the server's calls are watched (observe/calls.ts); unset it costs one field read per settle. */
+  observer: SettleObserver | undefined = undefined;
 
   constructor(private readonly options: PendingOptions) {}
 
@@ -251,9 +259,12 @@ export class PendingRequests {
     this.finish(request);
     if ('error' in response) {
       const { code, message, data } = response.error;
-      request.reject(mcpErrorOf(code, message, data, { server: this.options.server }));
+      const error = mcpErrorOf(code, message, data, { server: this.options.server });
+      request.reject(error);
+      if (this.observer !== undefined) this.observer.settled(request, undefined, error);
     } else {
       request.resolve(response.result);
+      if (this.observer !== undefined) this.observer.settled(request, response.result, undefined);
     }
     return true;
   }
@@ -264,6 +275,7 @@ export class PendingRequests {
     this.finish(request);
     request.reject(error);
     release(request, error);
+    if (this.observer !== undefined) this.observer.settled(request, undefined, error);
   }
 
   /** The requests on the wire now (not waiting in the gate), in the order they were issued. */

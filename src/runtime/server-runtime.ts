@@ -217,7 +217,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown> {
     // Watched calls (observe/calls.ts) are the user's: keepalive probes go straight down the request path.
     const calls = this.context.calls;
-    if (calls) return calls.issue(() => this.requests.request(method, params, options));
+    if (calls) return calls.request(this.requests, method, params, options);
     return this.requests.request(method, params, options);
   }
 

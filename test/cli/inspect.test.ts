@@ -1,5 +1,6 @@
 /** `mcp-supervisor inspect`: the Stately inspector's bridge receives the live, sanitized actor tree. */
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { collectWebSocket, freePort, spawnCli, useBuiltCli } from './helpers.js';
@@ -50,6 +51,8 @@ describe('mcp-supervisor inspect', () => {
     } finally {
       ws.close();
     }
+    // Bound to 127.0.0.1 itself, not to every interface (which 127.0.0.2, another loopback address, would reach).
+    expect(await reachable('127.0.0.2', port)).toBe(false);
     // Loopback only, and only for itself: another name (DNS rebinding) or another page's socket is refused.
     expect(await status(port, { host: `evil.example:${port}` })).toBe(403);
     expect(await status(port, { host: `127.0.0.1:${port}` })).toBe(200);
@@ -74,5 +77,15 @@ function status(port: number, headers: Record<string, string>): Promise<number |
     });
     req.once('error', reject);
     req.end();
+  });
+}
+
+function reachable(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, host, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
   });
 }

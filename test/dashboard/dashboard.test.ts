@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSupervisor, fromMcpServersJson, type Supervisor } from '../../src/index.js';
 import type { Row } from '../../src/dashboard/rows.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
-import { get, readEvents, type Frame, type SseReader } from './sse-client.js';
+import { get, reachable, readEvents, type Frame, type SseReader } from './sse-client.js';
 
 const API_KEY = 'api-EEEE5555-secret';
 const QUERY_KEY = 'qk-FFFF6666';
@@ -58,6 +58,11 @@ afterAll(async () => {
 
 const base = () => new URL(dashboard.url);
 const framesOf = (event: string): Frame[] => stream.frames.filter((frame) => frame.event === event);
+/** Every transition the stream carried (they come in frames of those of the last 50 ms). */
+const transitions = () =>
+  framesOf('transitions').flatMap(
+    (frame) => (frame.data as { transitions: { server: string; to: string; cause: string }[] }).transitions,
+  );
 
 /** The newest row of a server the stream carried. */
 function latestRow(name: string): Row | undefined {
@@ -74,6 +79,9 @@ describe('the dashboard', () => {
   it('listens on 127.0.0.1 and answers 401 to every address without its token', async () => {
     const url = base();
     expect(url.hostname).toBe('127.0.0.1');
+    // Bound to 127.0.0.1 itself, not to every interface (which 127.0.0.2 would reach).
+    expect(await reachable('127.0.0.1', Number(url.port))).toBe(true);
+    expect(await reachable('127.0.0.2', Number(url.port))).toBe(false);
     const token = url.pathname.split('/')[1]!;
     expect(token.length).toBeGreaterThanOrEqual(32);
     const origin = url.origin;
@@ -130,6 +138,44 @@ describe('the dashboard', () => {
     await expect.poll(() => latestRow('docs')?.rttMs, { timeout: 5_000 }).toBeGreaterThanOrEqual(0);
   });
 
+  it('tells why a server failed, since when, its restarts and its next attempt', async () => {
+    const failing = createSupervisor({
+      servers: {
+        down: {
+          url: 'http://127.0.0.1:9/mcp',
+          restart: { maxRestarts: 1, backoff: { initialMs: 20, maxMs: 20, factor: 1, jitter: 0 } },
+          revive: { initialMs: 60_000, maxMs: 60_000 },
+        },
+      },
+    });
+    // Open before the start: the errors come while it listens, so their age is known.
+    const board = await failing.dashboard();
+    const page = await readEvents(`${board.url}events`);
+    try {
+      const started = Date.now();
+      await failing.start().catch(() => {});
+      const row = () => {
+        const rows = page.frames.flatMap((frame) => (frame.data as { rows?: Row[] }).rows ?? []);
+        return rows.filter((each) => each.name === 'down').at(-1);
+      };
+      await expect.poll(() => row()?.state).toBe('failed');
+      await expect.poll(() => row()?.nextAttemptAt).toBeGreaterThan(Date.now() + 30_000);
+      expect(row()!.why).toMatch(/ECONNREFUSED|refused/i);
+      expect(row()!.whyAt).toBeGreaterThanOrEqual(started);
+      expect(row()!.restarts).toBeGreaterThanOrEqual(1);
+      expect(row()!.states?.connection).toMatch(/^failed\./);
+      const moves = page.frames
+        .filter((frame) => frame.event === 'transitions')
+        .flatMap((frame) => (frame.data as { transitions: { to: string; error?: string }[] }).transitions);
+      expect(moves.map((move) => move.to)).toContain('failed');
+      expect(moves.some((move) => /refused/i.test(move.error ?? ''))).toBe(true);
+    } finally {
+      page.close();
+      await board.close();
+      await failing.stop();
+    }
+  });
+
   it('logs each call (tool, duration, outcome, sends) without its arguments, and a replay as a second send', async () => {
     await sup.server('docs').callTool('echo', { text: 'private words' });
     await expect.poll(() => framesOf('calls').flatMap((f) => (f.data as { calls: unknown[] }).calls).length).toBe(1);
@@ -145,7 +191,7 @@ describe('the dashboard', () => {
     await expect.poll(() => calls().length).toBe(2);
     expect(calls()[1]).toMatchObject({ tool: 'echo', outcome: 'ok', sends: 2 });
     // Its transitions reached the stream with their causes.
-    const moves = framesOf('transition').map((f) => f.data as { server: string; to: string; cause: string });
+    const moves = transitions();
     expect(moves.some((move) => move.server === 'docs' && move.to === 'expired')).toBe(true);
     expect(moves.every((move) => move.cause.length > 0)).toBe(true);
     const detail = await get(`${dashboard.url}api/servers/docs`);
@@ -164,13 +210,13 @@ describe('the dashboard', () => {
     expect(disable.status).toBe(202);
     await expect.poll(() => latestRow('spare')?.configured).toBe('disabled');
 
-    const before = framesOf('transition').length;
+    const before = transitions().length;
     expect((await get(`${dashboard.url}api/servers/docs/reconnect`, { method: 'POST' })).status).toBe(202);
     await expect
       .poll(() =>
-        framesOf('transition')
+        transitions()
           .slice(before)
-          .map((f) => (f.data as { to: string }).to),
+          .map((move) => move.to),
       )
       .toContain('ready');
     expect((await get(`${dashboard.url}api/servers/nobody/disable`, { method: 'POST' })).status).toBe(409);

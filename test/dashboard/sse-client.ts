@@ -1,5 +1,6 @@
 /** A Server-Sent Events reader for the dashboard tests: every frame kept, the raw text too. */
 import { request, type IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 
 export interface Frame {
   event: string;
@@ -55,5 +56,19 @@ export function get(
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/**
+ * Whether a TCP connection to host:port opens. A server bound to 127.0.0.1 is not reached at
+ * 127.0.0.2 (another loopback address); one bound to every interface is.
+ */
+export function reachable(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, host, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
   });
 }

@@ -158,11 +158,11 @@ describe('the dashboard in Chromium', () => {
     }
   });
 
-  it('stays usable with 1,000 servers: counts by state, a filter, only the rows in view drawn', async () => {
+  it('stays usable with 1,000 servers: counts by state, a filter, only the rows in view drawn, a storm of calls', async () => {
     await sup.stop();
     const servers: Record<string, ServerConfigInput> = {};
-    for (let i = 0; i < 1000; i++)
-      servers[`srv-${String(i).padStart(4, '0')}`] = { url: fixture.url, keepalive: false };
+    for (let i = 0; i < 997; i++) servers[`srv-${String(i).padStart(4, '0')}`] = { url: fixture.url, keepalive: false };
+    for (let i = 0; i < 3; i++) servers[`spare-${i}`] = { url: fixture.url, disabled: true };
     sup = createSupervisor({ servers });
     await sup.start();
     const dashboard = await sup.dashboard();
@@ -170,17 +170,26 @@ describe('the dashboard in Chromium', () => {
     const { page, requests } = await open(dashboard.url);
     try {
       await expect.poll(() => page.locator('#count').textContent()).toBe('1000 of 1000 servers');
-      await expect.poll(() => page.locator('#summary button[data-state="ready"]').textContent()).toBe('ready 1000');
+      await expect.poll(() => page.locator('#summary button[data-state="ready"]').textContent()).toBe('ready 997');
+      await expect.poll(() => page.locator('#summary button[data-state="disabled"]').textContent()).toBe('disabled 3');
       // Virtualized: a screenful of rows in the document, not a thousand.
       expect(await page.locator('#rows .row').count()).toBeLessThan(80);
       await page.locator('#viewport').evaluate((node) => (node.scrollTop = node.scrollHeight));
-      await expect.poll(() => page.locator('#rows .row[data-server="srv-0999"]').count()).toBe(1);
+      await expect.poll(() => page.locator('#rows .row[data-server="srv-0996"]').count()).toBe(1);
       await page.locator('#filter').fill('srv-09');
-      await expect.poll(() => page.locator('#count').textContent()).toBe('100 of 1000 servers');
+      await expect.poll(() => page.locator('#count').textContent()).toBe('97 of 1000 servers');
       // A change reaches the page within a second or so, among the thousand.
       await sup.disable('srv-0500');
       await page.locator('#filter').fill('srv-0500');
       await expect.poll(() => rowState(page, 'srv-0500'), { timeout: 2_000 }).toBe('disabled');
+      await expect.poll(() => page.locator('#summary button[data-state="disabled"]').textContent()).toBe('disabled 4');
+      // A storm of calls over the fleet: the log lists a bounded sample and says how many it left out.
+      const handles = Object.keys(servers)
+        .filter((name) => name.startsWith('srv-') && name !== 'srv-0500')
+        .map((name) => sup.server(name));
+      await Promise.all(Array.from({ length: 600 }, (_, i) => handles[i % handles.length]!.callTool('echo', {})));
+      await expect.poll(() => page.locator('#calls-note').textContent()).toContain('600 calls since the page opened');
+      expect(await page.locator('#calls .call').count()).toBeLessThanOrEqual(200);
       expect(requests.filter((url) => !url.startsWith(`${origin}/`))).toEqual([]);
     } finally {
       await page.close();

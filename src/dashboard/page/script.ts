@@ -7,6 +7,7 @@ export const PAGE_SCRIPT = String.raw`(function () {
   'use strict';
   var ROW = 30, CALLS = 200, OVERSCAN = 8;
   var rows = new Map(), selected = null, timeline = [], calls = [], diagrams = null, payloads = false;
+  var callsSeen = 0, callsUnlisted = 0;
   var offset = 0, textFilter = '', stateFilter = null, frame = 0;
   var viewport = document.getElementById('viewport'), spacer = document.getElementById('spacer');
   var list = document.getElementById('rows'), detail = document.getElementById('detail');
@@ -263,7 +264,9 @@ export const PAGE_SCRIPT = String.raw`(function () {
       if (payloads && (call.args || call.result)) line.appendChild(el('span', 'payload', 'args ' + (call.args || '') + '\nresult ' + (call.result || '')));
       box.appendChild(line);
     }
-    document.getElementById('calls-note').textContent = payloads ? '(arguments and results shown)' : '(arguments and results hidden)';
+    var note = payloads ? '(arguments and results shown)' : '(arguments and results hidden)';
+    if (callsSeen) note += ' · ' + callsSeen + ' calls since the page opened' + (callsUnlisted ? ', ' + callsUnlisted + ' not listed (too many to show)' : '');
+    document.getElementById('calls-note').textContent = note;
   }
 
   // ---- the stream
@@ -291,15 +294,17 @@ export const PAGE_SCRIPT = String.raw`(function () {
       data.removed.forEach(function (name) { rows.delete(name); });
       schedule();
     });
-    stream.addEventListener('transition', function (event) {
-      var entry = JSON.parse(event.data);
-      if (entry.server !== selected) return;
-      timeline.push(entry);
+    stream.addEventListener('transitions', function (event) {
+      var mine = JSON.parse(event.data).transitions.filter(function (entry) { return entry.server === selected; });
+      if (!mine.length) return;
+      timeline = timeline.concat(mine).slice(-50);
       renderTimeline();
     });
     stream.addEventListener('calls', function (event) {
       var data = JSON.parse(event.data);
       calls = calls.concat(data.calls).slice(-CALLS);
+      callsSeen += data.calls.length + data.dropped;
+      callsUnlisted += data.dropped;
       renderCalls();
     });
     stream.addEventListener('resync', function () { live('live (caught up)', 'on'); });

@@ -191,7 +191,6 @@ export class RequestPath {
     request.sent = true;
     request.sends++;
     context.telemetry?.onSend(request);
-    context.calls?.onSend(request);
     // Modern era: the `_meta` envelope, built per send (a replay after a version change carries the new one).
     const params = envelope ? envelope.wrap(request.params) : request.params;
     const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params };
