@@ -33,25 +33,34 @@ interface GatewayBlock {
   catalog: CatalogOptions | undefined;
   statusTool: boolean | undefined;
   holdMs: number | undefined;
+  sessionIdleMs: number | undefined;
 }
 
-/** The `"gateway": { "prefix", "separator", "servers": { name: { allow, deny, prefix } }, "statusTool", "holdMs" }` of the config files. */
+/** The `"gateway": { "prefix", "separator", "servers": { name: { allow, deny, prefix } }, "statusTool", "holdMs", "sessionIdleMs" }` of the config files. */
 export function readGatewayBlock(files: readonly string[]): GatewayBlock {
-  const block: GatewayBlock = { catalog: undefined, statusTool: undefined, holdMs: undefined };
+  const block: GatewayBlock = {
+    catalog: undefined,
+    statusTool: undefined,
+    holdMs: undefined,
+    sessionIdleMs: undefined,
+  };
   for (const file of files) {
     const json = parseJsonText(readFileSync(file, 'utf8')) as { gateway?: unknown };
     const gateway = json.gateway;
     if (gateway === undefined) continue;
     if (typeof gateway !== 'object' || gateway === null || Array.isArray(gateway))
       throw new UsageError(`${file}: gateway: expected an object`);
-    const { statusTool, holdMs, ...catalog } = gateway as Record<string, unknown>;
+    const { statusTool, holdMs, sessionIdleMs, ...catalog } = gateway as Record<string, unknown>;
     if (statusTool !== undefined && typeof statusTool !== 'boolean')
       throw new UsageError(`${file}: gateway.statusTool: expected true or false`);
     if (holdMs !== undefined && typeof holdMs !== 'number')
       throw new UsageError(`${file}: gateway.holdMs: expected a number of milliseconds`);
+    if (sessionIdleMs !== undefined && !(typeof sessionIdleMs === 'number' && sessionIdleMs >= 0))
+      throw new UsageError(`${file}: gateway.sessionIdleMs: expected a number of milliseconds >= 0 (0: never)`);
     block.catalog = { ...block.catalog, ...(catalog as CatalogOptions) };
     block.statusTool = statusTool ?? block.statusTool;
     block.holdMs = holdMs ?? block.holdMs;
+    block.sessionIdleMs = sessionIdleMs ?? block.sessionIdleMs;
   }
   return block;
 }
@@ -88,7 +97,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     }
     const listen = parseListen(options.http);
     const token = options.noAuth ? undefined : (process.env[TOKEN_ENV] ?? generateToken());
-    const service = await serveGatewayHttp(gateway, { ...listen, token });
+    const service = await serveGatewayHttp(gateway, { ...listen, token, sessionIdleMs: block.sessionIdleMs });
     options.err(`mcp-supervisor serve: listening on ${service.url}\n`);
     if (token === undefined)
       options.err(
