@@ -3,12 +3,14 @@
  * 2026-07-28 era), built on the official SDK's low-level `Server`: it negotiates the era, the
  * version and the envelope; its handlers only route to the upstream servers.
  */
-import { ProtocolError, Server, type ServerContext } from '@modelcontextprotocol/server';
+import { inputRequired, ProtocolError, Server, type ServerContext } from '@modelcontextprotocol/server';
 import { VERSION } from '../core/version.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import type { LoggingLevel } from '../protocol/results.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { ServerHandle } from '../server-handle.js';
+import type { CatalogTool } from '../catalog/types.js';
+import { InputExchange, type InputExchanges } from './input-exchange.js';
 import type { ResolvedGatewayOptions } from './options.js';
 import { STATUS_TOOL_NAME } from './options.js';
 import { failureText, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
@@ -22,6 +24,8 @@ export interface DownstreamParts {
   surface: Surface;
   sessions: Sessions;
   options: ResolvedGatewayOptions;
+  /** 2026-07-28 tool calls waiting for their host's input round. */
+  exchanges: InputExchanges;
   /** A downstream session asked for this log level: upstream servers hear it too. */
   setLevel(level: LoggingLevel): void;
 }
@@ -58,6 +62,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
       if (ctx.mcpReq.envelope !== undefined) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
       return { content: [{ type: 'text', text: `Unknown tool: ${name}` }], isError: true };
     }
+    if (ctx.mcpReq.envelope !== undefined) return await modernCall(parts, server, tool, handle, request.params, ctx);
     const call = sessions.beginCall(tool.server, server, ctx.mcpReq.id);
     try {
       if (handle.status().state !== 'ready') await untilServing(handle, options.holdMs, ctx.mcpReq.signal);
@@ -135,6 +140,59 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
   });
 
   return server;
+}
+
+/**
+ * A 2026-07-28 host's tool call: the server's questions come back to the host as `input_required`
+ * rounds (input-exchange.ts); a round that carries the `requestState` it was given resumes the
+ * upstream call with the host's answers.
+ */
+async function modernCall(
+  parts: DownstreamParts,
+  server: Server,
+  tool: CatalogTool,
+  handle: ServerHandle,
+  params: { arguments?: Record<string, unknown>; _meta?: Meta },
+  ctx: ServerContext,
+): Promise<never> {
+  const { sessions, options, exchanges } = parts;
+  const state = ctx.mcpReq.requestState();
+  let exchange: InputExchange<unknown>;
+  if (state !== undefined) {
+    const waiting = exchanges.take(state);
+    if (!waiting)
+      throw new ProtocolError(-32602, 'Invalid or expired requestState', { reason: 'invalid_request_state' });
+    exchange = waiting;
+    exchange.answer(ctx.mcpReq.inputResponses);
+  } else {
+    const progress = requestOptions(ctx, params._meta);
+    exchange = new InputExchange(async (self) => {
+      const signal = self.abort.signal;
+      const call = sessions.beginCall(tool.server, server, ctx.mcpReq.id, (method, asked, asker) =>
+        self.ask(method, asked, asker),
+      );
+      try {
+        if (handle.status().state !== 'ready') await untilServing(handle, options.holdMs, signal);
+        return await handle.callTool(tool.originalName, params.arguments ?? {}, { ...progress, signal });
+      } finally {
+        sessions.endCall(tool.server, call);
+      }
+    });
+  }
+  try {
+    const turn = await exchange.turn(ctx.mcpReq.signal);
+    if ('done' in turn)
+      return server.projectCallToolResult(
+        turn.done as never,
+        tool.definition.outputSchema as Record<string, unknown> | undefined,
+      ) as never;
+    exchanges.park(exchange);
+    return inputRequired({ inputRequests: turn.inputRequests as never, requestState: exchange.id }) as never;
+  } catch (error) {
+    const rpc = upstreamRpcError(error);
+    if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
+    return errorResult(tool.server, error) as never;
+  }
 }
 
 /** The host's cancellation and progress token, passed on. */

@@ -11,6 +11,7 @@ import type { LoggingLevel } from '../protocol/results.js';
 import { createSupervisor, type Supervisor } from '../supervisor.js';
 import { createDownstreamServer } from './downstream.js';
 import { resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
+import { InputExchanges } from './input-exchange.js';
 import { forwardingHandlers, Sessions } from './sessions.js';
 import { Surface } from './surface.js';
 
@@ -19,6 +20,7 @@ type ListKind = 'tools' | 'resources' | 'prompts';
 export class Gateway {
   readonly supervisor: Supervisor;
   readonly sessions = new Sessions();
+  private readonly exchanges = new InputExchanges();
   private readonly surface: Surface;
   private readonly options: ResolvedGatewayOptions;
   private readonly changes = new Set<ListKind>();
@@ -71,6 +73,7 @@ export class Gateway {
       surface: this.surface,
       sessions: this.sessions,
       options: this.options,
+      exchanges: this.exchanges,
       setLevel: (level) => this.setLevel(level),
     });
   }
@@ -100,6 +103,7 @@ export class Gateway {
     for (const off of this.unsubscribe.splice(0)) off();
     if (this.flushing) clearImmediate(this.flushing);
     this.flushing = undefined;
+    this.exchanges.close();
     await this.sessions.close();
     await this.supervisor.stop();
   }
