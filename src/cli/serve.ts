@@ -34,15 +34,17 @@ interface GatewayBlock {
   statusTool: boolean | undefined;
   holdMs: number | undefined;
   sessionIdleMs: number | undefined;
+  isolate: string[] | undefined;
 }
 
-/** The `"gateway": { "prefix", "separator", "servers": { name: { allow, deny, prefix } }, "statusTool", "holdMs", "sessionIdleMs" }` of the config files. */
+/** The `"gateway": { "prefix", "separator", "servers": { name: { allow, deny, prefix } }, "statusTool", "holdMs", "sessionIdleMs", "isolate" }` of the config files. */
 export function readGatewayBlock(files: readonly string[]): GatewayBlock {
   const block: GatewayBlock = {
     catalog: undefined,
     statusTool: undefined,
     holdMs: undefined,
     sessionIdleMs: undefined,
+    isolate: undefined,
   };
   for (const file of files) {
     const json = parseJsonText(readFileSync(file, 'utf8')) as { gateway?: unknown };
@@ -50,7 +52,7 @@ export function readGatewayBlock(files: readonly string[]): GatewayBlock {
     if (gateway === undefined) continue;
     if (typeof gateway !== 'object' || gateway === null || Array.isArray(gateway))
       throw new UsageError(`${file}: gateway: expected an object`);
-    const { statusTool, holdMs, sessionIdleMs, ...catalog } = gateway as Record<string, unknown>;
+    const { statusTool, holdMs, sessionIdleMs, isolate, ...catalog } = gateway as Record<string, unknown>;
     if (statusTool !== undefined && typeof statusTool !== 'boolean')
       throw new UsageError(`${file}: gateway.statusTool: expected true or false`);
     if (holdMs !== undefined && typeof holdMs !== 'number')
@@ -61,6 +63,9 @@ export function readGatewayBlock(files: readonly string[]): GatewayBlock {
     block.statusTool = statusTool ?? block.statusTool;
     block.holdMs = holdMs ?? block.holdMs;
     block.sessionIdleMs = sessionIdleMs ?? block.sessionIdleMs;
+    if (isolate !== undefined && !(Array.isArray(isolate) && isolate.every((name) => typeof name === 'string')))
+      throw new UsageError(`${file}: gateway.isolate: expected a list of server names`);
+    block.isolate = isolate ?? block.isolate;
   }
   return block;
 }
@@ -82,6 +87,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     catalog: block.catalog,
     statusTool: options.statusTool || block.statusTool === true,
     holdMs: options.holdMs ?? block.holdMs,
+    isolate: block.isolate,
   });
   try {
     await gateway.start();

@@ -26,6 +26,10 @@ export interface DownstreamParts {
   options: ResolvedGatewayOptions;
   /** 2026-07-28 tool calls waiting for their host's input round. */
   exchanges: InputExchanges;
+  /** The servers that get a connection of their own per host session (`isolate`). */
+  isolated: ReadonlySet<string>;
+  /** A new connection to `server`, for one host session. */
+  connectIsolated(server: string): Promise<ServerHandle>;
   /** A downstream session asked for this log level: upstream servers hear it too. */
   setLevel(level: LoggingLevel): void;
 }
@@ -48,6 +52,23 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     },
   );
 
+  /** This session's own connections to the isolated servers, opened on first use, closed with it. */
+  const own = new Map<string, Promise<ServerHandle>>();
+  const isolatedHandle = (name: string): Promise<ServerHandle> => {
+    let handle = own.get(name);
+    if (handle) return handle;
+    if (own.size === 0) sessions.onRemove(server, () => closeAll(own));
+    handle = parts.connectIsolated(name);
+    handle.catch(() => own.delete(name));
+    own.set(name, handle);
+    return handle;
+  };
+  /** The connection a request of this session goes to: a 2025 session's own one for an isolated server. */
+  const upstream: Upstream = (name, ctx) =>
+    parts.isolated.size === 0 || ctx.mcpReq.envelope !== undefined || !parts.isolated.has(name)
+      ? surface.handle(name)
+      : isolatedHandle(name);
+
   server.setRequestHandler('tools/list', async () => ({ tools: await surface.tools() }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
@@ -65,8 +86,9 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     if (ctx.mcpReq.envelope !== undefined) return await modernCall(parts, server, tool, handle, request.params, ctx);
     const call = sessions.beginCall(tool.server, server, ctx.mcpReq.id);
     try {
-      if (handle.status().state !== 'ready') await untilServing(handle, options.holdMs, ctx.mcpReq.signal);
-      const result = await handle.callTool(tool.originalName, args, requestOptions(ctx, request.params._meta));
+      const target = (await upstream(tool.server, ctx))!;
+      if (target.status().state !== 'ready') await untilServing(target, options.holdMs, ctx.mcpReq.signal);
+      const result = await target.callTool(tool.originalName, args, requestOptions(ctx, request.params._meta));
       return server.projectCallToolResult(
         result as never,
         tool.definition.outputSchema as Record<string, unknown> | undefined,
@@ -87,7 +109,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const route = await surface.resourceRoute(request.params.uri);
     if (!route) throw new ProtocolError(-32002, `Resource not found: ${request.params.uri}`);
-    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    const handle = await serving(upstream, route.server, options.holdMs, ctx);
     return await forwarded(route.server, () =>
       handle.readResource(route.original, requestOptions(ctx, request.params._meta)),
     );
@@ -95,14 +117,14 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
   server.setRequestHandler('resources/subscribe', async (request, ctx) => {
     const route = await surface.resourceRoute(request.params.uri);
     if (!route) throw new ProtocolError(-32002, `Resource not found: ${request.params.uri}`);
-    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    const handle = await serving(upstream, route.server, options.holdMs, ctx);
     await forwarded(route.server, () => handle.subscribeResource(route.original, { signal: ctx.mcpReq.signal }));
     return {};
   });
   server.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
     const route = await surface.resourceRoute(request.params.uri);
     if (!route) return {};
-    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    const handle = await serving(upstream, route.server, options.holdMs, ctx);
     await forwarded(route.server, () => handle.unsubscribeResource(route.original, { signal: ctx.mcpReq.signal }));
     return {};
   });
@@ -111,7 +133,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
   server.setRequestHandler('prompts/get', async (request, ctx) => {
     const route = await surface.promptRoute(request.params.name);
     if (!route) throw new ProtocolError(-32602, `Unknown prompt: ${request.params.name}`);
-    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    const handle = await serving(upstream, route.server, options.holdMs, ctx);
     return (await forwarded(route.server, () =>
       handle.getPrompt(route.original, request.params.arguments, requestOptions(ctx, request.params._meta)),
     )) as never;
@@ -128,7 +150,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
           };
     if (!route?.server) return { completion: { values: [], hasMore: false } };
     const upstreamRef = ref.type === 'ref/prompt' ? { ...ref, name: route.original } : ref;
-    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    const handle = await serving(upstream, route.server, options.holdMs, ctx);
     return await forwarded(route.server, () =>
       handle.complete(upstreamRef as never, argument, context as never, { signal: ctx.mcpReq.signal }),
     );
@@ -209,8 +231,21 @@ function requestOptions(ctx: ServerContext, meta: Meta): RequestOptions {
   };
 }
 
-async function serving(surface: Surface, server: string, holdMs: number, ctx: ServerContext): Promise<ServerHandle> {
-  const handle = surface.handle(server);
+type Upstream = (server: string, ctx: ServerContext) => ServerHandle | Promise<ServerHandle> | undefined;
+
+async function closeAll(own: Map<string, Promise<ServerHandle>>): Promise<void> {
+  const handles = [...own.values()];
+  own.clear();
+  await Promise.allSettled(handles.map(async (handle) => (await handle).close()));
+}
+
+async function serving(upstream: Upstream, server: string, holdMs: number, ctx: ServerContext): Promise<ServerHandle> {
+  let handle: ServerHandle | undefined;
+  try {
+    handle = await upstream(server, ctx);
+  } catch (error) {
+    throw new ProtocolError(-32603, failureText(server, error));
+  }
   if (!handle) throw new ProtocolError(-32603, `server '${server}' is no longer configured`);
   if (handle.status().state === 'ready') return handle;
   try {

@@ -8,6 +8,8 @@
 import type { Server } from '@modelcontextprotocol/server';
 import { VERSION } from '../core/version.js';
 import type { LoggingLevel } from '../protocol/results.js';
+import { connect } from '../connect.js';
+import type { SupervisorOptions } from '../supervisor-options.js';
 import { createSupervisor, type Supervisor } from '../supervisor.js';
 import { createDownstreamServer } from './downstream.js';
 import { resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
@@ -27,18 +29,19 @@ export class Gateway {
   private flushing: NodeJS.Immediate | undefined;
   private readonly unsubscribe: (() => void)[] = [];
   private started: Promise<void> | undefined;
+  /** How every upstream connection is made: the shared ones, and a host session's own (isolate). */
+  private readonly upstreamOptions: Omit<SupervisorOptions, 'servers'>;
 
   constructor(options: GatewayOptions) {
     this.options = resolveGatewayOptions(options);
-    this.supervisor = createSupervisor({
-      servers: options.servers,
-      catalog: options.catalog,
+    this.upstreamOptions = {
       clientInfo: { name: 'mcp-supervisor-gateway', version: VERSION },
       handlers: forwardingHandlers(this.sessions),
       logger: options.logger,
       store: options.store,
       onWarning: () => {},
-    });
+    };
+    this.supervisor = createSupervisor({ ...this.upstreamOptions, servers: options.servers, catalog: options.catalog });
     this.surface = new Surface(this.supervisor, this.options);
   }
 
@@ -74,6 +77,8 @@ export class Gateway {
       sessions: this.sessions,
       options: this.options,
       exchanges: this.exchanges,
+      isolated: this.options.isolated,
+      connectIsolated: (server) => connect(this.options.servers[server]!, { ...this.upstreamOptions, name: server }),
       setLevel: (level) => this.setLevel(level),
     });
   }

@@ -36,6 +36,7 @@ export class Sessions {
   private readonly open = new Set<Server>();
   /** The modern HTTP handlers' change-event buses. */
   private readonly notifiers = new Set<ServerNotifier>();
+  private readonly cleanups = new Map<Server, () => Promise<void>>();
   /** Tool calls in flight per upstream server. */
   private readonly calls = new Map<string, Call[]>();
 
@@ -50,6 +51,15 @@ export class Sessions {
 
   remove(session: Server): void {
     this.open.delete(session);
+    const cleanup = this.cleanups.get(session);
+    if (!cleanup) return;
+    this.cleanups.delete(session);
+    void cleanup().catch(() => {});
+  }
+
+  /** Runs once `session` is gone (its own upstream connections closed). */
+  onRemove(session: Server, cleanup: () => Promise<void>): void {
+    this.cleanups.set(session, cleanup);
   }
 
   addNotifier(notifier: ServerNotifier): void {

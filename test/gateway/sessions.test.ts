@@ -1,12 +1,17 @@
 /**
  * The gateway's 2025 host sessions over HTTP: the common call answered on the direct path (SSE
- * primed for resumption, as the SDK's transport writes it), and sessions left idle closed after
- * the configured time while a session whose host keeps its GET stream open stays.
+ * primed for resumption, as the SDK's transport writes it); 100 host sessions over one upstream
+ * session, unless the config isolates a stateful server (a connection per host session, closed
+ * with it); sessions left idle closed after the configured time, while a session whose host keeps
+ * its GET stream open stays.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveGatewayHttp, type HttpService } from '../../src/gateway/http.js';
 import { startSdkExampleServer, type SdkExampleServer } from '../../servers/sdk-example-server.js';
 import { startGateway, text, TOKEN, v1Client, type RunningGateway } from './helpers.js';
+
+const close = (url: string, id: string) =>
+  fetch(url, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': id } }).then((r) => r.text());
 
 let upstream: SdkExampleServer;
 let gw: RunningGateway;
@@ -72,6 +77,37 @@ describe('gateway sessions over HTTP', () => {
     expect(answer).toMatchObject({ jsonrpc: '2.0', id: 7 });
     expect(text(answer.result)).toBe('direct');
     await fetch(gw.http.url, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': id } });
+  });
+
+  it('100 host sessions share the one upstream session', async () => {
+    const upstreamSessions = upstream.sessionCount();
+    const initializes = upstream.requests().initialize ?? 0;
+    const ids = await Promise.all(Array.from({ length: 100 }, () => rawSession(gw.http.url)));
+    const answers = await Promise.all(ids.map(async (id, i) => (await call(gw.http.url, id, i)).text()));
+    expect(answers.every((answer) => answer.includes('direct'))).toBe(true);
+    expect(upstream.sessionCount()).toBe(upstreamSessions);
+    expect(upstream.requests().initialize ?? 0).toBe(initializes);
+    await Promise.all(ids.map((id) => close(gw.http.url, id)));
+  });
+
+  it('gives each host session its own connection to an isolated server, closed with the session', async () => {
+    const isolating = await startGateway({
+      servers: { example: { url: upstream.url, keepalive: false } },
+      isolate: ['example'],
+    });
+    try {
+      const shared = upstream.sessionCount();
+      const ids = await Promise.all([1, 2, 3].map(() => rawSession(isolating.http.url)));
+      for (const [i, id] of ids.entries())
+        expect(await (await call(isolating.http.url, id, i)).text()).toContain('direct');
+      expect(await (await call(isolating.http.url, ids[0]!, 9)).text()).toContain('direct'); // the same connection again
+      expect(upstream.sessionCount()).toBe(shared + 3);
+      await close(isolating.http.url, ids[0]!);
+      await expect.poll(() => upstream.sessionCount()).toBe(shared + 2);
+    } finally {
+      await isolating.close();
+    }
+    await expect.poll(() => upstream.sessionCount()).toBe(1);
   });
 
   it('closes a session left idle (the host gets 404); one with its GET stream open stays', async () => {
