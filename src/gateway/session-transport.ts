@@ -47,7 +47,10 @@ export class SessionTransport implements Transport {
     private readonly events: BoundedEventStore,
   ) {
     web.onmessage = (message, extra) => this.onmessage?.(message, extra);
-    web.onclose = () => this.onclose?.();
+    web.onclose = () => {
+      this.endDirect();
+      this.onclose?.();
+    };
     web.onerror = (error) => this.onerror?.(error);
   }
 
@@ -60,9 +63,14 @@ export class SessionTransport implements Transport {
   }
 
   close(): Promise<void> {
+    this.endDirect();
+    return this.web.close();
+  }
+
+  /** The session is over (closed here, or by the host's DELETE): no answer will come on these. */
+  private endDirect(): void {
     for (const direct of this.direct.values()) direct.res?.end();
     this.direct.clear();
-    return this.web.close();
   }
 
   setSupportedProtocolVersions(versions: string[]): void {
