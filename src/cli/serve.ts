@@ -36,25 +36,39 @@ interface GatewayBlock {
   catalog: CatalogOptions | undefined;
   statusTool: boolean | undefined;
   holdMs: number | undefined;
+  sessionIdleMs: number | undefined;
+  isolate: string[] | undefined;
 }
 
-/** The `"gateway": { "prefix", "separator", "servers": { name: { allow, deny, prefix } }, "statusTool", "holdMs" }` of the config files. */
+/** The `"gateway": { "prefix", "separator", "servers": { name: { allow, deny, prefix } }, "statusTool", "holdMs", "sessionIdleMs", "isolate" }` of the config files. */
 export function readGatewayBlock(files: readonly string[]): GatewayBlock {
-  const block: GatewayBlock = { catalog: undefined, statusTool: undefined, holdMs: undefined };
+  const block: GatewayBlock = {
+    catalog: undefined,
+    statusTool: undefined,
+    holdMs: undefined,
+    sessionIdleMs: undefined,
+    isolate: undefined,
+  };
   for (const file of files) {
     const json = parseJsonText(readFileSync(file, 'utf8')) as { gateway?: unknown };
     const gateway = json.gateway;
     if (gateway === undefined) continue;
     if (typeof gateway !== 'object' || gateway === null || Array.isArray(gateway))
       throw new UsageError(`${file}: gateway: expected an object`);
-    const { statusTool, holdMs, ...catalog } = gateway as Record<string, unknown>;
+    const { statusTool, holdMs, sessionIdleMs, isolate, ...catalog } = gateway as Record<string, unknown>;
     if (statusTool !== undefined && typeof statusTool !== 'boolean')
       throw new UsageError(`${file}: gateway.statusTool: expected true or false`);
     if (holdMs !== undefined && typeof holdMs !== 'number')
       throw new UsageError(`${file}: gateway.holdMs: expected a number of milliseconds`);
+    if (sessionIdleMs !== undefined && !(typeof sessionIdleMs === 'number' && sessionIdleMs >= 0))
+      throw new UsageError(`${file}: gateway.sessionIdleMs: expected a number of milliseconds >= 0 (0: never)`);
     block.catalog = { ...block.catalog, ...(catalog as CatalogOptions) };
     block.statusTool = statusTool ?? block.statusTool;
     block.holdMs = holdMs ?? block.holdMs;
+    block.sessionIdleMs = sessionIdleMs ?? block.sessionIdleMs;
+    if (isolate !== undefined && !(Array.isArray(isolate) && isolate.every((name) => typeof name === 'string')))
+      throw new UsageError(`${file}: gateway.isolate: expected a list of server names`);
+    block.isolate = isolate ?? block.isolate;
   }
   return block;
 }
@@ -77,6 +91,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     catalog: block.catalog,
     statusTool: options.statusTool || block.statusTool === true,
     holdMs: options.holdMs ?? block.holdMs,
+    isolate: block.isolate,
   });
   try {
     await gateway.start();
@@ -92,7 +107,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     }
     const listen = parseListen(options.http);
     const token = options.noAuth ? undefined : (process.env[TOKEN_ENV] ?? generateToken());
-    const service = await serveGatewayHttp(gateway, { ...listen, token });
+    const service = await serveGatewayHttp(gateway, { ...listen, token, sessionIdleMs: block.sessionIdleMs });
     options.err(`mcp-supervisor serve: listening on ${service.url}\n`);
     if (token === undefined)
       options.err(

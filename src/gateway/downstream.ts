@@ -3,12 +3,14 @@
  * 2026-07-28 era), built on the official SDK's low-level `Server`: it negotiates the era, the
  * version and the envelope; its handlers only route to the upstream servers.
  */
-import { ProtocolError, Server, type ServerContext } from '@modelcontextprotocol/server';
+import { inputRequired, ProtocolError, Server, type ServerContext } from '@modelcontextprotocol/server';
 import { VERSION } from '../core/version.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import type { LoggingLevel } from '../protocol/results.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { ServerHandle } from '../server-handle.js';
+import type { CatalogTool } from '../catalog/types.js';
+import { InputExchange, type InputExchanges } from './input-exchange.js';
 import type { ResolvedGatewayOptions } from './options.js';
 import { STATUS_TOOL_NAME } from './options.js';
 import { failureText, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
@@ -22,6 +24,12 @@ export interface DownstreamParts {
   surface: Surface;
   sessions: Sessions;
   options: ResolvedGatewayOptions;
+  /** 2026-07-28 tool calls waiting for their host's input round. */
+  exchanges: InputExchanges;
+  /** The servers that get a connection of their own per host session (`isolate`). */
+  isolated: ReadonlySet<string>;
+  /** A new connection to `server`, for one host session. */
+  connectIsolated(server: string): Promise<ServerHandle>;
   /** A downstream session asked for this log level: upstream servers hear it too. */
   setLevel(level: LoggingLevel): void;
 }
@@ -44,6 +52,23 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     },
   );
 
+  /** This session's own connections to the isolated servers, opened on first use, closed with it. */
+  const own = new Map<string, Promise<ServerHandle>>();
+  const isolatedHandle = (name: string): Promise<ServerHandle> => {
+    let handle = own.get(name);
+    if (handle) return handle;
+    if (own.size === 0) sessions.onRemove(server, () => closeAll(own));
+    handle = parts.connectIsolated(name);
+    handle.catch(() => own.delete(name));
+    own.set(name, handle);
+    return handle;
+  };
+  /** The connection a request of this session goes to: a 2025 session's own one for an isolated server. */
+  const upstream: Upstream = (name, ctx) =>
+    parts.isolated.size === 0 || ctx.mcpReq.envelope !== undefined || !parts.isolated.has(name)
+      ? surface.handle(name)
+      : isolatedHandle(name);
+
   server.setRequestHandler('tools/list', async () => ({ tools: await surface.tools() }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
@@ -58,10 +83,12 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
       if (ctx.mcpReq.envelope !== undefined) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
       return { content: [{ type: 'text', text: `Unknown tool: ${name}` }], isError: true };
     }
+    if (ctx.mcpReq.envelope !== undefined) return await modernCall(parts, server, tool, handle, request.params, ctx);
     const call = sessions.beginCall(tool.server, server, ctx.mcpReq.id);
     try {
-      if (handle.status().state !== 'ready') await untilServing(handle, options.holdMs, ctx.mcpReq.signal);
-      const result = await handle.callTool(tool.originalName, args, requestOptions(ctx, request.params._meta));
+      const target = (await upstream(tool.server, ctx))!;
+      if (target.status().state !== 'ready') await untilServing(target, options.holdMs, ctx.mcpReq.signal);
+      const result = await target.callTool(tool.originalName, args, requestOptions(ctx, request.params._meta));
       return server.projectCallToolResult(
         result as never,
         tool.definition.outputSchema as Record<string, unknown> | undefined,
@@ -82,7 +109,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const route = await surface.resourceRoute(request.params.uri);
     if (!route) throw new ProtocolError(-32002, `Resource not found: ${request.params.uri}`);
-    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    const handle = await serving(upstream, route.server, options.holdMs, ctx);
     return await forwarded(route.server, () =>
       handle.readResource(route.original, requestOptions(ctx, request.params._meta)),
     );
@@ -90,14 +117,14 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
   server.setRequestHandler('resources/subscribe', async (request, ctx) => {
     const route = await surface.resourceRoute(request.params.uri);
     if (!route) throw new ProtocolError(-32002, `Resource not found: ${request.params.uri}`);
-    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    const handle = await serving(upstream, route.server, options.holdMs, ctx);
     await forwarded(route.server, () => handle.subscribeResource(route.original, { signal: ctx.mcpReq.signal }));
     return {};
   });
   server.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
     const route = await surface.resourceRoute(request.params.uri);
     if (!route) return {};
-    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    const handle = await serving(upstream, route.server, options.holdMs, ctx);
     await forwarded(route.server, () => handle.unsubscribeResource(route.original, { signal: ctx.mcpReq.signal }));
     return {};
   });
@@ -106,7 +133,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
   server.setRequestHandler('prompts/get', async (request, ctx) => {
     const route = await surface.promptRoute(request.params.name);
     if (!route) throw new ProtocolError(-32602, `Unknown prompt: ${request.params.name}`);
-    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    const handle = await serving(upstream, route.server, options.holdMs, ctx);
     return (await forwarded(route.server, () =>
       handle.getPrompt(route.original, request.params.arguments, requestOptions(ctx, request.params._meta)),
     )) as never;
@@ -123,7 +150,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
           };
     if (!route?.server) return { completion: { values: [], hasMore: false } };
     const upstreamRef = ref.type === 'ref/prompt' ? { ...ref, name: route.original } : ref;
-    const handle = await serving(surface, route.server, options.holdMs, ctx);
+    const handle = await serving(upstream, route.server, options.holdMs, ctx);
     return await forwarded(route.server, () =>
       handle.complete(upstreamRef as never, argument, context as never, { signal: ctx.mcpReq.signal }),
     );
@@ -135,6 +162,59 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
   });
 
   return server;
+}
+
+/**
+ * A 2026-07-28 host's tool call: the server's questions come back to the host as `input_required`
+ * rounds (input-exchange.ts); a round that carries the `requestState` it was given resumes the
+ * upstream call with the host's answers.
+ */
+async function modernCall(
+  parts: DownstreamParts,
+  server: Server,
+  tool: CatalogTool,
+  handle: ServerHandle,
+  params: { arguments?: Record<string, unknown>; _meta?: Meta },
+  ctx: ServerContext,
+): Promise<never> {
+  const { sessions, options, exchanges } = parts;
+  const state = ctx.mcpReq.requestState();
+  let exchange: InputExchange<unknown>;
+  if (state !== undefined) {
+    const waiting = exchanges.take(state);
+    if (!waiting)
+      throw new ProtocolError(-32602, 'Invalid or expired requestState', { reason: 'invalid_request_state' });
+    exchange = waiting;
+    exchange.answer(ctx.mcpReq.inputResponses);
+  } else {
+    const progress = requestOptions(ctx, params._meta);
+    exchange = new InputExchange(async (self) => {
+      const signal = self.abort.signal;
+      const call = sessions.beginCall(tool.server, server, ctx.mcpReq.id, (method, asked, asker) =>
+        self.ask(method, asked, asker),
+      );
+      try {
+        if (handle.status().state !== 'ready') await untilServing(handle, options.holdMs, signal);
+        return await handle.callTool(tool.originalName, params.arguments ?? {}, { ...progress, signal });
+      } finally {
+        sessions.endCall(tool.server, call);
+      }
+    });
+  }
+  try {
+    const turn = await exchange.turn(ctx.mcpReq.signal);
+    if ('done' in turn)
+      return server.projectCallToolResult(
+        turn.done as never,
+        tool.definition.outputSchema as Record<string, unknown> | undefined,
+      ) as never;
+    exchanges.park(exchange);
+    return inputRequired({ inputRequests: turn.inputRequests as never, requestState: exchange.id }) as never;
+  } catch (error) {
+    const rpc = upstreamRpcError(error);
+    if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
+    return errorResult(tool.server, error) as never;
+  }
 }
 
 /** The host's cancellation and progress token, passed on. */
@@ -151,8 +231,21 @@ function requestOptions(ctx: ServerContext, meta: Meta): RequestOptions {
   };
 }
 
-async function serving(surface: Surface, server: string, holdMs: number, ctx: ServerContext): Promise<ServerHandle> {
-  const handle = surface.handle(server);
+type Upstream = (server: string, ctx: ServerContext) => ServerHandle | Promise<ServerHandle> | undefined;
+
+async function closeAll(own: Map<string, Promise<ServerHandle>>): Promise<void> {
+  const handles = [...own.values()];
+  own.clear();
+  await Promise.allSettled(handles.map(async (handle) => (await handle).close()));
+}
+
+async function serving(upstream: Upstream, server: string, holdMs: number, ctx: ServerContext): Promise<ServerHandle> {
+  let handle: ServerHandle | undefined;
+  try {
+    handle = await upstream(server, ctx);
+  } catch (error) {
+    throw new ProtocolError(-32603, failureText(server, error));
+  }
   if (!handle) throw new ProtocolError(-32603, `server '${server}' is no longer configured`);
   if (handle.status().state === 'ready') return handle;
   try {

@@ -12,10 +12,15 @@ export class BoundedEventStore implements EventStore {
   private next = 0;
 
   storeEvent(stream: string, message: JSONRPCMessage): Promise<string> {
+    return Promise.resolve(this.store(stream, message));
+  }
+
+  /** storeEvent without the promise, for the session transport's direct answers. */
+  store(stream: string, message: JSONRPCMessage): string {
     const id = `${stream}_${++this.next}`;
     this.events.push({ id, stream, message });
     if (this.events.length > KEPT) this.events.shift();
-    return Promise.resolve(id);
+    return id;
   }
 
   getStreamIdForEventId(eventId: string): Promise<string | undefined> {

@@ -8,9 +8,12 @@
 import type { Server } from '@modelcontextprotocol/server';
 import { VERSION } from '../core/version.js';
 import type { LoggingLevel } from '../protocol/results.js';
+import { connect } from '../connect.js';
+import type { SupervisorOptions } from '../supervisor-options.js';
 import { createSupervisor, type Supervisor } from '../supervisor.js';
 import { createDownstreamServer } from './downstream.js';
 import { resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
+import { InputExchanges } from './input-exchange.js';
 import { forwardingHandlers, Sessions } from './sessions.js';
 import { Surface } from './surface.js';
 
@@ -19,24 +22,26 @@ type ListKind = 'tools' | 'resources' | 'prompts';
 export class Gateway {
   readonly supervisor: Supervisor;
   readonly sessions = new Sessions();
+  private readonly exchanges = new InputExchanges();
   private readonly surface: Surface;
   private readonly options: ResolvedGatewayOptions;
   private readonly changes = new Set<ListKind>();
   private flushing: NodeJS.Immediate | undefined;
   private readonly unsubscribe: (() => void)[] = [];
   private started: Promise<void> | undefined;
+  /** How every upstream connection is made: the shared ones, and a host session's own (isolate). */
+  private readonly upstreamOptions: Omit<SupervisorOptions, 'servers'>;
 
   constructor(options: GatewayOptions) {
     this.options = resolveGatewayOptions(options);
-    this.supervisor = createSupervisor({
-      servers: options.servers,
-      catalog: options.catalog,
+    this.upstreamOptions = {
       clientInfo: { name: 'mcp-supervisor-gateway', version: VERSION },
       handlers: forwardingHandlers(this.sessions),
       logger: options.logger,
       store: options.store,
       onWarning: () => {},
-    });
+    };
+    this.supervisor = createSupervisor({ ...this.upstreamOptions, servers: options.servers, catalog: options.catalog });
     this.surface = new Surface(this.supervisor, this.options);
   }
 
@@ -71,6 +76,9 @@ export class Gateway {
       surface: this.surface,
       sessions: this.sessions,
       options: this.options,
+      exchanges: this.exchanges,
+      isolated: this.options.isolated,
+      connectIsolated: (server) => connect(this.options.servers[server]!, { ...this.upstreamOptions, name: server }),
       setLevel: (level) => this.setLevel(level),
     });
   }
@@ -100,6 +108,7 @@ export class Gateway {
     for (const off of this.unsubscribe.splice(0)) off();
     if (this.flushing) clearImmediate(this.flushing);
     this.flushing = undefined;
+    this.exchanges.close();
     await this.sessions.close();
     await this.supervisor.stop();
   }

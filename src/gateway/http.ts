@@ -11,16 +11,19 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import {
   createMcpHandler,
-  hostHeaderValidationResponse,
   isLegacyRequest,
   localhostAllowedHostnames,
   localhostAllowedOrigins,
-  originValidationResponse,
+  validateHostHeader,
+  validateOriginHeader,
   WebStandardStreamableHTTPServerTransport,
+  type JSONRPCRequest,
   type McpHttpHandler,
 } from '@modelcontextprotocol/server';
+import { ConfigError } from '../core/errors.js';
 import { BoundedEventStore } from './event-store.js';
 import type { Gateway } from './gateway.js';
+import { RETRY_MS, SessionTransport } from './session-transport.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MCP_PATH = '/mcp';
@@ -32,7 +35,15 @@ export interface HttpServiceOptions {
   token: string | undefined;
   /** Extra allowed `Origin` / `Host` names beyond loopback (e.g. a LAN name when bound elsewhere). */
   allowedHosts?: readonly string[] | undefined;
+  /**
+   * A 2025 host session with no request open (no GET stream either) for this long is closed, its
+   * memory freed; the host gets 404 and starts a new session, as the spec says. Default 30 min;
+   * 0: never.
+   */
+  sessionIdleMs?: number | undefined;
 }
+
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
 export interface HttpService {
   url: string;
@@ -45,7 +56,7 @@ export function generateToken(): string {
 }
 
 export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOptions): Promise<HttpService> {
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const sessions = new Map<string, SessionTransport>();
   const modern: McpHttpHandler = createMcpHandler(() => gateway.createServer(), { legacy: 'reject' });
   gateway.sessions.addNotifier(modern.notify);
   const hostnames = [...localhostAllowedHostnames(), ...(options.allowedHosts ?? [])];
@@ -57,44 +68,38 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     if (id !== null) {
       const transport = sessions.get(id);
       if (!transport) return rpcError(404, -32001, 'Session not found');
-      return transport.handleRequest(request, { parsedBody: body });
+      return transport.web.handleRequest(request, { parsedBody: body });
     }
     if (request.method !== 'POST' || !isInitialize(body))
       return rpcError(400, -32000, 'Bad Request: no valid session id (Mcp-Session-Id) was given');
     const server = gateway.createServer();
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      eventStore: new BoundedEventStore(),
-      retryInterval: 1_000,
-      onsessioninitialized: (sessionId) => void sessions.set(sessionId, transport),
-      onsessionclosed: (sessionId) => void sessions.delete(sessionId),
-    });
+    const events = new BoundedEventStore();
+    const transport: SessionTransport = new SessionTransport(
+      new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        eventStore: events,
+        retryInterval: RETRY_MS,
+        onsessioninitialized: (sessionId) => void sessions.set(sessionId, transport),
+        onsessionclosed: (sessionId) => void sessions.delete(sessionId),
+      }),
+      events,
+    );
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
       gateway.sessions.remove(server);
     };
     await server.connect(transport);
     gateway.sessions.add(server);
-    return transport.handleRequest(request, { parsedBody: body });
+    return transport.web.handleRequest(request, { parsedBody: body });
   };
 
+  const sweep = expireIdle(sessions, options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS);
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== MCP_PATH) return send(res, new Response('Not Found', { status: 404 }));
-    const abort = new AbortController();
-    res.once('close', () => abort.abort());
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers))
-      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
-      method: req.method,
-      headers,
-      signal: abort.signal,
-    });
-    const refused =
-      hostHeaderValidationResponse(request, hostnames) ??
-      originValidationResponse(request, origins) ??
-      unauthorized(request, expected);
+    const path = req.url ?? '/';
+    const query = path.indexOf('?');
+    if ((query < 0 ? path : path.slice(0, query)) !== MCP_PATH) return void res.writeHead(404).end('Not Found');
+    const refused = refusal(req, hostnames, origins, expected);
     if (refused) return send(res, refused);
     let body: unknown;
     if (req.method === 'POST') {
@@ -102,9 +107,27 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       if ('error' in read) return send(res, read.error);
       body = read.body;
     }
-    // A session id is a 2025 session's (the modern era has none): no need to classify the body.
+    const session = sessionOf(req, sessions);
+    if (session) busy(session, res);
+    // The common call of a 2025 session: straight onto Node's response (session-transport.ts).
+    const direct = session && directRequest(req, body, session);
+    if (direct) return session.post(direct, res, req.headers['mcp-protocol-version'] as string);
+    const abort = new AbortController();
+    res.once('close', () => abort.abort());
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers))
+      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    const request = new Request(`http://${req.headers.host ?? 'localhost'}${path}`, {
+      method: req.method,
+      headers,
+      signal: abort.signal,
+    });
+    // A session id is a 2025 session's (the modern era has none); a request or notification with a
+    // modern MCP-Protocol-Version header is the modern handler's to serve or refuse: no need to
+    // classify the body twice.
     const response =
-      req.headers['mcp-session-id'] !== undefined || (await isLegacyRequest(request, body))
+      req.headers['mcp-session-id'] !== undefined ||
+      (!namesModernEra(req, body) && (await isLegacyRequest(request, body)))
         ? await legacy(request, body)
         : await modern.fetch(request, { parsedBody: body });
     await send(res, response);
@@ -126,6 +149,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   return {
     url: `http://${host}:${address.port}${MCP_PATH}`,
     close: async () => {
+      clearInterval(sweep);
       await modern.close();
       await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));
       sessions.clear();
@@ -135,9 +159,19 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   };
 }
 
-function unauthorized(request: Request, expected: Buffer | undefined): Response | undefined {
+/** Host and Origin checked against the allowed names (DNS rebinding), then the bearer token. */
+function refusal(
+  req: IncomingMessage,
+  hostnames: string[],
+  origins: string[],
+  expected: Buffer | undefined,
+): Response | undefined {
+  const host = validateHostHeader(req.headers.host, hostnames);
+  if (!host.ok) return rpcError(403, -32000, host.message);
+  const origin = validateOriginHeader(req.headers.origin, origins);
+  if (!origin.ok) return rpcError(403, -32000, origin.message);
   if (!expected) return undefined;
-  const given = Buffer.from(request.headers.get('authorization') ?? '');
+  const given = Buffer.from(req.headers.authorization ?? '');
   if (given.length === expected.length && timingSafeEqual(given, expected)) return undefined;
   return new Response(
     JSON.stringify({ error: 'invalid_token', error_description: 'a valid bearer token is required' }),
@@ -146,6 +180,67 @@ function unauthorized(request: Request, expected: Buffer | undefined): Response 
       headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' },
     },
   );
+}
+
+/**
+ * A POST the session transport serves directly: one JSON-RPC request (not initialize) of a known
+ * session, without a progress token (progress goes on a resumable SSE stream), with the headers
+ * the web transport would accept. Anything else takes the SDK's path, which answers it or says why not.
+ */
+function directRequest(req: IncomingMessage, body: unknown, session: SessionTransport): JSONRPCRequest | undefined {
+  if (req.method !== 'POST' || typeof body !== 'object' || body === null) return undefined;
+  const message = body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { _meta?: object } };
+  if (message.jsonrpc !== '2.0' || typeof message.method !== 'string' || message.method === 'initialize')
+    return undefined;
+  if (typeof message.id !== 'string' && typeof message.id !== 'number') return undefined;
+  if (message.params?._meta !== undefined && 'progressToken' in message.params._meta) return undefined;
+  const accept = req.headers.accept;
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  if (!req.headers['content-type']?.includes('application/json')) return undefined;
+  const version = req.headers['mcp-protocol-version'];
+  if (Array.isArray(version) || !session.acceptsVersion(version)) return undefined;
+  return body as JSONRPCRequest;
+}
+
+function sessionOf(req: IncomingMessage, sessions: Map<string, SessionTransport>): SessionTransport | undefined {
+  const id = req.headers['mcp-session-id'];
+  return typeof id === 'string' ? sessions.get(id) : undefined;
+}
+
+/** A request of the session is open until its response closes: the session is not idle meanwhile. */
+function busy(session: SessionTransport, res: ServerResponse): void {
+  session.open++;
+  res.once('close', () => {
+    session.open--;
+    session.lastSeen = Date.now();
+  });
+}
+
+/** Closes the 2025 sessions nobody used for `idleMs` (none of their requests open, a GET stream included). */
+function expireIdle(sessions: Map<string, SessionTransport>, idleMs: number): NodeJS.Timeout | undefined {
+  if (!(Number.isFinite(idleMs) && idleMs >= 0))
+    throw new ConfigError(
+      `invalid gateway option: sessionIdleMs: expected milliseconds >= 0 (0: never), not ${idleMs}`,
+      [{ path: 'sessionIdleMs', message: 'expected a number of milliseconds >= 0' }],
+    );
+  if (idleMs === 0) return undefined;
+  const sweep = setInterval(
+    () => {
+      const before = Date.now() - idleMs;
+      for (const session of sessions.values())
+        if (session.open === 0 && session.lastSeen <= before) void session.close().catch(() => {});
+    },
+    Math.min(Math.max(idleMs / 4, 10), 60_000),
+  );
+  sweep.unref();
+  return sweep;
+}
+
+/** A single JSON-RPC request or notification whose header names 2026-07-28 or later: never 2025-era traffic. */
+function namesModernEra(req: IncomingMessage, body: unknown): boolean {
+  const version = req.headers['mcp-protocol-version'];
+  if (req.method !== 'POST' || typeof version !== 'string' || version.trim() < '2026') return false;
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && 'method' in body;
 }
 
 function isInitialize(body: unknown): boolean {

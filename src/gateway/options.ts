@@ -23,11 +23,19 @@ export interface GatewayOptions {
   logger?: Logger | undefined;
   /** Shared durable state for the upstream connections (credentials, era verdicts). */
   store?: Store | undefined;
+  /**
+   * Servers that keep state per client (a browser, a shell, a transaction): each 2025-era host
+   * session gets a connection of its own to them, opened on its first request and closed with
+   * the session. Every other server is one connection shared by all host sessions (the default).
+   * 2026-07-28 hosts have no session: their requests use the shared connection.
+   */
+  isolate?: readonly string[] | undefined;
 }
 
 export interface ResolvedGatewayOptions extends GatewayOptions {
   holdMs: number;
   statusTool: boolean;
+  isolated: ReadonlySet<string>;
 }
 
 export const STATUS_TOOL_NAME = 'mcp_supervisor_status';
@@ -38,5 +46,11 @@ export function resolveGatewayOptions(options: GatewayOptions): ResolvedGatewayO
     throw new ConfigError(`invalid gateway option: holdMs: expected a number of milliseconds >= 0, not ${holdMs}`, [
       { path: 'holdMs', message: 'expected a number of milliseconds >= 0' },
     ]);
-  return { ...options, holdMs, statusTool: options.statusTool ?? false };
+  const isolated = new Set(options.isolate ?? []);
+  for (const name of isolated)
+    if (!Object.hasOwn(options.servers, name))
+      throw new ConfigError(`invalid gateway option: isolate: '${name}' is not a configured server`, [
+        { path: 'isolate', message: `'${name}' is not a configured server` },
+      ]);
+  return { ...options, holdMs, statusTool: options.statusTool ?? false, isolated };
 }

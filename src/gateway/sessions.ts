@@ -7,13 +7,28 @@
 import type { Server, ServerNotifier } from '@modelcontextprotocol/server';
 import type { LogMessage } from '../runtime/context/events.js';
 import type { ClientHandlers, HandlerContext } from '../runtime/server-input/server-requests.js';
+import type { InputMethod } from './input-exchange.js';
 
 type RequestId = string | number;
 type ClientFeature = 'elicitation' | 'sampling' | 'roots';
 
+/** A 2026-07-28 host's call: the server's questions go into the host's input rounds (input-exchange.ts). */
+export type Ask = (
+  method: InputMethod,
+  params: Record<string, unknown>,
+  signal: AbortSignal,
+) => Promise<Record<string, unknown>>;
+
 interface Call {
   session: Server;
   requestId: RequestId;
+  ask: Ask | undefined;
+}
+
+interface Target {
+  session: Server;
+  relatedRequestId?: RequestId;
+  ask?: Ask | undefined;
 }
 
 export class Sessions {
@@ -21,6 +36,7 @@ export class Sessions {
   private readonly open = new Set<Server>();
   /** The modern HTTP handlers' change-event buses. */
   private readonly notifiers = new Set<ServerNotifier>();
+  private readonly cleanups = new Map<Server, () => Promise<void>>();
   /** Tool calls in flight per upstream server. */
   private readonly calls = new Map<string, Call[]>();
 
@@ -35,6 +51,15 @@ export class Sessions {
 
   remove(session: Server): void {
     this.open.delete(session);
+    const cleanup = this.cleanups.get(session);
+    if (!cleanup) return;
+    this.cleanups.delete(session);
+    void cleanup().catch(() => {});
+  }
+
+  /** Runs once `session` is gone (its own upstream connections closed). */
+  onRemove(session: Server, cleanup: () => Promise<void>): void {
+    this.cleanups.set(session, cleanup);
   }
 
   addNotifier(notifier: ServerNotifier): void {
@@ -42,8 +67,8 @@ export class Sessions {
   }
 
   /** A call to `server` made for `session`: until it ends, the server's requests go to that session. */
-  beginCall(server: string, session: Server, requestId: RequestId): Call {
-    const call = { session, requestId };
+  beginCall(server: string, session: Server, requestId: RequestId, ask?: Ask): Call {
+    const call = { session, requestId, ask };
     const list = this.calls.get(server);
     if (list) list.push(call);
     else this.calls.set(server, [call]);
@@ -86,12 +111,13 @@ export class Sessions {
   }
 
   /** Where a server's request goes: the session of its call in flight, else the newest session that can take it. */
-  target(server: string, feature: ClientFeature): { session: Server; relatedRequestId?: RequestId } | undefined {
+  target(server: string, feature: ClientFeature): Target | undefined {
     const calls = this.calls.get(server);
     if (calls) {
       for (let i = calls.length - 1; i >= 0; i--) {
         const call = calls[i]!;
-        if (supports(call.session, feature)) return { session: call.session, relatedRequestId: call.requestId };
+        if (call.ask ? declares(call.session, feature) : supports(call.session, feature))
+          return { session: call.session, relatedRequestId: call.requestId, ask: call.ask };
       }
     }
     const sessions = [...this.open];
@@ -107,10 +133,14 @@ export class Sessions {
   }
 }
 
+/** Whether the host declared the capability (a 2026-07-28 host, on the request's envelope). */
+function declares(session: Server, feature: ClientFeature): boolean {
+  return session.getClientCapabilities()?.[feature] !== undefined;
+}
+
 /** A 2025 session whose client declared the capability (a 2026-07-28 one is asked through input rounds, not pushed requests). */
 function supports(session: Server, feature: ClientFeature): boolean {
-  const capabilities = session.getClientCapabilities();
-  if (!capabilities || capabilities[feature] === undefined) return false;
+  if (!declares(session, feature)) return false;
   const version = session.getNegotiatedProtocolVersion();
   return version === undefined || version < '2026';
 }
@@ -118,17 +148,25 @@ function supports(session: Server, feature: ClientFeature): boolean {
 /** The supervisor's client handlers: each request of an upstream server goes to a host session. */
 export function forwardingHandlers(sessions: Sessions): ClientHandlers {
   const forward =
-    (feature: ClientFeature, send: (session: Server, params: never, options: object) => Promise<unknown>) =>
+    (
+      feature: ClientFeature,
+      method: InputMethod,
+      send: (session: Server, params: never, options: object) => Promise<unknown>,
+    ) =>
     async (params: Record<string, unknown>, context: HandlerContext): Promise<Record<string, unknown>> => {
       const target = sessions.target(context.server, feature);
       if (!target) throw new Error(`no connected host supports ${feature} (asked by server '${context.server}')`);
+      if (target.ask) return target.ask(method, params, context.signal);
       const options = { signal: context.signal, relatedRequestId: target.relatedRequestId };
       return (await send(target.session, params as never, options)) as Record<string, unknown>;
     };
+  const elicit = (session: Server, params: never, options: object) => session.elicitInput(params, options);
   return {
-    elicitation: forward('elicitation', (session, params, options) => session.elicitInput(params, options)),
-    urlElicitation: forward('elicitation', (session, params, options) => session.elicitInput(params, options)),
-    sampling: forward('sampling', (session, params, options) => session.createMessage(params, options)),
-    roots: forward('roots', (session, params, options) => session.listRoots(params, options)),
+    elicitation: forward('elicitation', 'elicitation/create', elicit),
+    urlElicitation: forward('elicitation', 'elicitation/create', elicit),
+    sampling: forward('sampling', 'sampling/createMessage', (session, params, options) =>
+      session.createMessage(params, options),
+    ),
+    roots: forward('roots', 'roots/list', (session, params, options) => session.listRoots(params, options)),
   };
 }

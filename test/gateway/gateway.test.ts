@@ -103,6 +103,42 @@ describe('gateway over Streamable HTTP', () => {
     }
   });
 
+  it("asks a 2026-07-28 host the server's questions in input rounds of its own call, and returns its answers", async () => {
+    const asked: string[] = [];
+    const client = await v2Client(gw.http.url, true, { elicitation: { form: {} }, sampling: {} }, (host) => {
+      host.setRequestHandler('elicitation/create', (request) => {
+        asked.push(`elicit: ${request.params.message}`);
+        return { action: 'accept', content: { color: 'blue' } };
+      });
+      host.setRequestHandler('sampling/createMessage', () => {
+        asked.push('sample');
+        return { role: 'assistant', content: { type: 'text', text: 'sampled by the host' }, model: 'host-model' };
+      });
+    });
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const elicited = await client.callTool({ name: 'everything__trigger-elicitation-request', arguments: {} });
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatch(/^elicit: /);
+      expect(text(elicited)).toMatch(/accept/i);
+      const sampled = await client.callTool({
+        name: 'everything__trigger-sampling-request',
+        arguments: { prompt: 'hi', maxTokens: 10 },
+      });
+      expect(asked).toEqual([asked[0], 'sample']);
+      expect(text(sampled)).toContain('sampled by the host');
+      // A round naming a state the gateway never gave is refused.
+      await expect(
+        client.request({
+          method: 'tools/call',
+          params: { name: 'everything__echo', arguments: { message: 'x' }, requestState: 'forged' },
+        } as never),
+      ).rejects.toThrow(/requestState/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it.each([true, false])(
     'the v2 Client (modern era: %s) calls, reads and lists through the gateway',
     async (modern) => {

@@ -44,8 +44,14 @@ export async function v1Client(url: string, capabilities: Record<string, unknown
 }
 
 /** `modern`: the v2 Client negotiates 2026-07-28 (`versionNegotiation: auto`); otherwise a 2025 session. */
-export async function v2Client(url: string, modern: boolean): Promise<ClientV2> {
-  const client = new ClientV2(INFO, modern ? { versionNegotiation: { mode: 'auto' } } : {});
+export async function v2Client(
+  url: string,
+  modern: boolean,
+  capabilities: Record<string, unknown> = {},
+  handlers: (client: ClientV2) => void = () => {},
+): Promise<ClientV2> {
+  const client = new ClientV2(INFO, { capabilities, ...(modern ? { versionNegotiation: { mode: 'auto' } } : {}) });
+  handlers(client);
   await client.connect(new HttpV2(new URL(url), { requestInit: { headers } }));
   return client;
 }

@@ -1,0 +1,117 @@
+/**
+ * A 2025 host session's transport over HTTP. The SDK's web-standard transport serves the session
+ * (initialize, the GET stream and its resumption, DELETE, progress streams); the common POST —
+ * one request, no progress token — is answered straight onto Node's response instead, with the
+ * same SSE framing the SDK writes (a priming event with an id and `retry`, then each message with
+ * an id kept in the session's event store, so a host can resume with `Last-Event-ID`). This skips
+ * a web `Request`, `Response` and `ReadableStream` per call: most of the gateway's cost per call.
+ */
+import type { ServerResponse } from 'node:http';
+import {
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+  type Transport,
+  type TransportSendOptions,
+  type WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import type { BoundedEventStore } from './event-store.js';
+
+type RequestId = string | number;
+
+interface DirectStream {
+  /** undefined once the host went away: the answer is only kept for a resumption. */
+  res: ServerResponse | undefined;
+  stream: string;
+}
+
+/** As the SDK's transport: a host may reconnect a broken stream after this many ms. */
+export const RETRY_MS = 1_000;
+const NO_EXTRA: MessageExtraInfo = {};
+
+export class SessionTransport implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
+  /** When the host last sent anything on this session (idle expiry). */
+  lastSeen = Date.now();
+  /** The host's requests open on this session now (a GET stream counts): a busy session never expires. */
+  open = 0;
+  private readonly direct = new Map<RequestId, DirectStream>();
+  private supported: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
+  private streams = 0;
+
+  constructor(
+    readonly web: WebStandardStreamableHTTPServerTransport,
+    private readonly events: BoundedEventStore,
+  ) {
+    web.onmessage = (message, extra) => this.onmessage?.(message, extra);
+    web.onclose = () => {
+      this.endDirect();
+      this.onclose?.();
+    };
+    web.onerror = (error) => this.onerror?.(error);
+  }
+
+  get sessionId(): string | undefined {
+    return this.web.sessionId;
+  }
+
+  start(): Promise<void> {
+    return this.web.start();
+  }
+
+  close(): Promise<void> {
+    this.endDirect();
+    return this.web.close();
+  }
+
+  /** The session is over (closed here, or by the host's DELETE): no answer will come on these. */
+  private endDirect(): void {
+    for (const direct of this.direct.values()) direct.res?.end();
+    this.direct.clear();
+  }
+
+  setSupportedProtocolVersions(versions: string[]): void {
+    this.supported = versions;
+    this.web.setSupportedProtocolVersions(versions);
+  }
+
+  /** Whether a POST's `MCP-Protocol-Version` header is one the web transport would accept. */
+  acceptsVersion(header: string | undefined): boolean {
+    return header === undefined || this.supported.includes(header);
+  }
+
+  /** Serves one request of this session on `res`, as an SSE stream primed for resumption. */
+  post(message: JSONRPCRequest, res: ServerResponse, version: string | undefined): void {
+    const id = message.id;
+    const direct: DirectStream = { res, stream: `p${++this.streams}` };
+    this.direct.set(id, direct);
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      'mcp-session-id': this.web.sessionId ?? '',
+    });
+    // Empty data (a priming event) is understood from 2025-11-25 on, as the SDK's transport decides.
+    if (version !== undefined && version >= '2025-11-25')
+      res.write(`id: ${this.events.store(direct.stream, {} as JSONRPCMessage)}\nretry: ${RETRY_MS}\ndata: \n\n`);
+    res.once('close', () => {
+      direct.res = undefined;
+    });
+    this.onmessage?.(message, NO_EXTRA);
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const answered = 'result' in message || 'error' in message;
+    const id = answered ? (message as { id: RequestId }).id : options?.relatedRequestId;
+    const direct = id === undefined ? undefined : this.direct.get(id);
+    if (!direct) return this.web.send(message, options);
+    const event = `event: message\nid: ${this.events.store(direct.stream, message)}\ndata: ${JSON.stringify(message)}\n\n`;
+    if (answered) {
+      this.direct.delete(id!);
+      direct.res?.end(event);
+    } else direct.res?.write(event);
+    return Promise.resolve();
+  }
+}
