@@ -11,6 +11,7 @@ import { openClient, type BenchClient, type ClientName } from './clients.js';
 import {
   concurrent,
   idleHeap,
+  idleVariants,
   retained,
   startServer,
   throughput,
@@ -81,6 +82,13 @@ export async function runEras(counts: BenchCounts): Promise<ErasReport> {
       for (const name of NAMES)
         results[key(era, name)].idleHeapBytes = await idleHeap(name, target, counts.idleConnections);
       results[key(era, 'ours')].sharedIdleHeapBytes = await idleHeap('ours-shared', target, counts.idleConnections);
+      // connect()'s defaults (`auto`) find this server modern; the 2025 era with defaults is run.ts's json row.
+      if (era === 'modern')
+        results[key(era, 'ours')].defaultsIdleHeapBytes = await idleHeap(
+          'ours-defaults',
+          target,
+          counts.idleConnections,
+        );
     }
     const byEra = (era: Era) =>
       Object.fromEntries(NAMES.map((name) => [name, results[key(era, name)]])) as Record<ClientName, ClientResult>;
@@ -107,7 +115,7 @@ export function formatEras(eras: ErasReport): string {
     for (const name of NAMES) {
       const r = eras[era][name];
       const w = eras.wire[key(era, name)];
-      const shared = r.sharedIdleHeapBytes === undefined ? '' : ` (${kb(r.sharedIdleHeapBytes)} in one supervisor)`;
+      const shared = idleVariants(r);
       lines.push(
         `| ${era === 'modern' ? '2026-07-28' : '2025 (session)'} | ${name} | ${r.seqOps.toFixed(0)} | ${r.concOps.toFixed(0)} | ${r.concCpuUs.toFixed(1)} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} | ${kb(r.idleHeapBytes)}${shared} | ${w.posts} | ${w.withSession} | ${w.getStreams} |`,
       );

@@ -3,11 +3,17 @@
  * closed other clients frees their sockets and buffers while the next measurement runs, which
  * counted as a discount for whichever client came next (~15-20 KB per connection).
  *
- *   node --expose-gc .bench-build/bench/idle-heap.js <raw|sdk|ours> <kind> <url> <connections>   (or --import tsx bench/idle-heap.ts)
+ *   node --expose-gc .bench-build/bench/idle-heap.js <raw|sdk|ours|ours-defaults|ours-shared> <kind> <url> <connections>   (or --import tsx bench/idle-heap.ts)
  *
- * Prints `{"bytesPerConnection":N}`.
+ * `ours` keeps its keepalive off (one probe an hour), as the throughput clients do; `ours-defaults`
+ * is `connect({ url })` with nothing else (keepalive every 30 s, the listening stream, era `auto`).
+ * Prints `{"bytesPerConnection":N}`. With `IDLE_HEAP_SNAPSHOTS=<prefix>`, also writes
+ * `<prefix>-before.heapsnapshot` and `<prefix>-after.heapsnapshot` around the measured group
+ * (bench/heap-breakdown.ts reads them).
  */
 import { fileURLToPath } from 'node:url';
+import { writeHeapSnapshot } from 'node:v8';
+import { connect } from '../src/index.js';
 import {
   openClient,
   openSupervisor,
@@ -25,14 +31,19 @@ const heap = async (): Promise<number> => {
   return process.memoryUsage().heapUsed;
 };
 
-async function openMany(name: ClientName, target: Target, n: number): Promise<BenchClient[]> {
+/** `connect()` with its defaults only (what a user who writes `connect({ url })` holds). */
+async function openDefaults(target: Target): Promise<BenchClient> {
+  const handle = await connect({ url: target.url });
+  return { call: () => handle.callTool('echo', {}), close: () => handle.close() };
+}
+
+async function openMany(name: ClientName | 'ours-defaults', target: Target, n: number): Promise<BenchClient[]> {
+  const open = (at: Target) => (name === 'ours-defaults' ? openDefaults(at) : openClient(name, at));
   // Spread over a few origins (a leftover from the 128-socket limit, since fixed: see docs/performance.md).
   const at = (i: number): Target => ({ ...target, url: spreadOverOrigins(target.url, i) });
   const clients: BenchClient[] = [];
   for (let i = 0; i < n; i += 10)
-    clients.push(
-      ...(await Promise.all(Array.from({ length: Math.min(10, n - i) }, (_, j) => openClient(name, at(i + j))))),
-    );
+    clients.push(...(await Promise.all(Array.from({ length: Math.min(10, n - i) }, (_, j) => open(at(i + j))))));
   return clients;
 }
 
@@ -47,6 +58,8 @@ async function closeAll(clients: BenchClient[]): Promise<void> {
  */
 const WARM_UP = 100;
 
+const SNAPSHOTS = process.env.IDLE_HEAP_SNAPSHOTS;
+
 /** Connections opened together and closed together. */
 interface Group {
   close(): Promise<void>;
@@ -58,15 +71,17 @@ async function perConnection(openGroup: (count: number, label: string) => Promis
   await (await openGroup(Math.min(WARM_UP, n), 'warm')).close();
   await new Promise((resolve) => setTimeout(resolve, 500));
   const before = await heap();
+  if (SNAPSHOTS) writeHeapSnapshot(`${SNAPSHOTS}-before.heapsnapshot`);
   const group = await openGroup(n, 'server');
   await new Promise((resolve) => setTimeout(resolve, 300));
   const after = await heap();
+  if (SNAPSHOTS) writeHeapSnapshot(`${SNAPSHOTS}-after.heapsnapshot`);
   await group.close();
   await resident.close();
   return (after - before) / n;
 }
 
-export function measureIdleHeap(name: ClientName, target: Target, n: number): Promise<number> {
+export function measureIdleHeap(name: ClientName | 'ours-defaults', target: Target, n: number): Promise<number> {
   return perConnection(async (count) => {
     const clients = await openMany(name, target, count);
     return { close: () => closeAll(clients) };
@@ -88,7 +103,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const bytesPerConnection =
     name === 'ours-shared'
       ? await measureSharedIdleHeap(target, Number(n))
-      : await measureIdleHeap(name as ClientName, target, Number(n));
+      : await measureIdleHeap(name as ClientName | 'ours-defaults', target, Number(n));
   process.stdout.write(`${JSON.stringify({ bytesPerConnection })}\n`);
   process.exit(0);
 }

@@ -37,6 +37,8 @@ export interface ClientResult {
   idleHeapBytes?: number | undefined;
   /** Ours only: the same connections as the servers of one supervisor (no supervisor of one each). */
   sharedIdleHeapBytes?: number | undefined;
+  /** Ours only: `connect({ url })` with its defaults (keepalive every 30 s, listening stream, era `auto`). */
+  defaultsIdleHeapBytes?: number | undefined;
   retainedBytesPerCall?: number | undefined;
   expiry?: { lost: number; recoverMs: number | undefined } | undefined;
 }
@@ -123,8 +125,22 @@ export async function concurrent(
   return n / ((performance.now() - start) / 1000);
 }
 
+/** Ours's idle heap in one supervisor and with `connect()`'s defaults, in brackets after the bench's own way. */
+export function idleVariants(r: ClientResult): string {
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+  const variants = [
+    r.sharedIdleHeapBytes === undefined ? '' : `${kb(r.sharedIdleHeapBytes)} in one supervisor`,
+    r.defaultsIdleHeapBytes === undefined ? '' : `${kb(r.defaultsIdleHeapBytes)} with connect() defaults`,
+  ].filter(Boolean);
+  return variants.length === 0 ? '' : ` (${variants.join('; ')})`;
+}
+
 /** In a fresh process per client: see bench/idle-heap.ts. */
-export async function idleHeap(name: ClientName | 'ours-shared', target: Target, n: number): Promise<number> {
+export async function idleHeap(
+  name: ClientName | 'ours-shared' | 'ours-defaults',
+  target: Target,
+  n: number,
+): Promise<number> {
   const child = spawn(
     process.execPath,
     ['--expose-gc', ...runScript(IDLE_HEAP), name, target.kind, target.url, String(n)],

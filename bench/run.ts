@@ -20,6 +20,7 @@ import {
   throughput,
   type BenchCounts,
   type ClientResult,
+  idleVariants,
 } from './measure.js';
 import type { ScaleReport } from './scale.js';
 
@@ -159,6 +160,9 @@ export async function runBench(
           if (n !== 'raw') results[n]!.idleHeapBytes = await idleHeap(n, target, counts.idleConnections);
         if (results.ours)
           results.ours.sharedIdleHeapBytes = await idleHeap('ours-shared', target, counts.idleConnections);
+        // The 2025 era with connect()'s defaults: these servers do not speak 2026-07-28, so `auto` falls back.
+        if (results.ours && kind !== 'legacy')
+          results.ours.defaultsIdleHeapBytes = await idleHeap('ours-defaults', target, counts.idleConnections);
       }
       if (server && kind !== 'legacy') {
         for (const n of ['sdk', 'ours'] as const) {
@@ -219,8 +223,7 @@ export function formatTable(report: BenchReport): string {
               fmt(ours.concOps / results.sdk!.concOps, 2),
             ]
           : ['', '', '', '', ''];
-      const shared =
-        r.sharedIdleHeapBytes === undefined ? '' : ` (${fmt(r.sharedIdleHeapBytes / 1024, 1)} KB in one supervisor)`;
+      const shared = idleVariants(r);
       const idle = r.idleHeapBytes === undefined ? 'n/a' : `${fmt(r.idleHeapBytes / 1024, 1)} KB${shared}`;
       lines.push(
         `| ${kind} | ${name} | ${fmt(r.seqOps)} | ${fmt(r.concOps)} | ${fmt(r.concCpuUs, 1)} | ${fmt(r.p50Ms, 3)} | ${fmt(r.p99Ms, 3)} | ${ratios.join(' | ')} | ${idle} | ${fmt(r.retainedBytesPerCall, 1)} | ${r.expiry ? r.expiry.lost : 'n/a'} | ${r.expiry ? fmt(r.expiry.recoverMs, 1) : 'n/a'} |`,

@@ -33,8 +33,7 @@ export class ServerContext {
   readonly events = new Emitter<RuntimeEvents>();
   readonly authorization: Authorization;
   readonly gate: RequestGate;
-  /** Requests sent past the gate by the machine's own effects (discover, probes): their failures are the machine's business. */
-  readonly pastGate = new WeakSet<PendingRequest>();
+  private passed: WeakSet<PendingRequest> | undefined = undefined;
   /** The transport in the slot (transport/transport-slot.ts opens, replaces and closes it). */
   transport: Transport | undefined = undefined;
   /** The facts of the current session, as its handshake or discovery returned them; undefined while none is open. */
@@ -90,6 +89,11 @@ export class ServerContext {
   /** Who the server is for the store and for task references (server-identity.ts), not its display name. */
   get identity(): string {
     return this.stored?.server ?? (this.digest ??= serverIdentity(this.config));
+  }
+
+  /** Requests sent past the gate by the machine's own effects (discover, probes): their failures are the machine's business. */
+  get pastGate(): WeakSet<PendingRequest> {
+    return (this.passed ??= new WeakSet());
   }
 
   /** What the client established on its sessions, re-established on every new one (session-state.ts). */

@@ -8,7 +8,7 @@ import type { AnyActorRef, SnapshotFrom } from 'xstate';
 import type { connectionMachine, SessionInfo } from '../../../machines/connection.machine.js';
 import type { ListenerEvent } from '../../../machines/listener.machine.js';
 import type { ListenerOpenResult, Transport } from '../../transports/transport.js';
-import { ModernListens, type ListenControl } from './listen.js';
+import { listenFilter, ModernListens, type ListenControl } from './listen.js';
 import { offersTaskNotifications, WatchedTasks } from './task-subscriptions.js';
 
 /** What the listen needs to know of the connection: its era, its listener child, its session. */
@@ -17,6 +17,8 @@ export interface ListeningHost {
   snapshot(): SnapshotFrom<typeof connectionMachine> | undefined;
   session(): SessionInfo | undefined;
 }
+
+const NOTHING_TO_LISTEN_FOR: ListenerOpenResult = { kind: 'unavailable', reason: 'nothing to listen for' };
 
 export class ModernListening {
   /** The `subscriptions/listen` requests (created by the first listen or change). */
@@ -48,6 +50,9 @@ export class ModernListening {
     const { capabilities = {} } = this.host.session() ?? {};
     const uris = this.subscribedUris();
     const taskIds = this.watchedTasks?.ids() ?? [];
+    // Nothing to listen for, and no listen ever opened or changed: nothing waits for one (an idle
+    // server, the usual case, builds no listen requests).
+    if (!this.created && !listenFilter(capabilities, uris, taskIds)) return Promise.resolve(NOTHING_TO_LISTEN_FOR);
     return this.listens().listenFor(transport, envelope, capabilities, uris, taskIds, timeoutMs);
   }
 

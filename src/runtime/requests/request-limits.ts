@@ -42,12 +42,13 @@ export class RequestLimits {
   /** When the last window ended (epoch ms). */
   private closedAt = 0;
   private lastStatus: 429 | 503 | undefined = undefined;
-  /** Requests answered 429/503 and waiting to be sent again. */
-  private readonly answeredBusy = new WeakSet<PendingRequest>();
+  /** Requests answered 429/503 and waiting to be sent again (created by the first: most servers never answer one). */
+  private answeredBusy: WeakSet<PendingRequest> | undefined = undefined;
   /** Totals: requests held by a 429/503 answer, and sent again after one. */
   held = 0;
   retried = 0;
-  private readonly settled = (request: PendingRequest): void => this.onSettled(request);
+  /** The settle hook, built while requests first wait (a closure per idle server otherwise). */
+  private settledHook: ((request: PendingRequest) => void) | undefined = undefined;
 
   constructor(
     private readonly context: ServerContext,
@@ -119,10 +120,10 @@ export class RequestLimits {
     if (held) {
       request.sent = false;
       gate.retry(request);
-      this.answeredBusy.add(request);
+      (this.answeredBusy ??= new WeakSet()).add(request);
       this.held++;
       this.free = false;
-      pending.onSettled = this.settled;
+      pending.onSettled = this.settled();
       this.context.telemetry?.onThrottled(request, 'retry_after');
     }
     this.openWindow(now + waitMs, waitMs);
@@ -139,7 +140,7 @@ export class RequestLimits {
       const request = gate.nextLimited()!;
       if (!pending.isPending(request)) continue;
       this.bucket?.take();
-      if (this.answeredBusy.delete(request)) {
+      if (this.answeredBusy?.delete(request)) {
         this.retried++;
         pending.renumber(request);
         this.context.telemetry?.onRetry(request, this.lastStatus ?? 429);
@@ -179,9 +180,13 @@ export class RequestLimits {
     this.drain();
   }
 
+  private settled(): (request: PendingRequest) => void {
+    return (this.settledHook ??= (request) => this.onSettled(request));
+  }
+
   /** While requests wait, each settle may free a slot. */
   private watch(): void {
-    if (this.context.gate.limited > 0) this.context.pending.onSettled = this.settled;
+    if (this.context.gate.limited > 0) this.context.pending.onSettled = this.settled();
   }
 
   private waitForToken(): void {

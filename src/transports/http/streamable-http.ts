@@ -17,14 +17,14 @@ import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../core/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../../core/headers.js';
 import { busyError, describeMessage, isBusyStatus, statusError, type EventStreamResult } from '../http-requests.js';
-import { describeErrorBody, discardBody, readBodyBounded } from '../../core/response-body.js';
+import { describeErrorBody, readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
 import { refuseModernOnly, settleRefusal } from './refusal-bodies.js';
 import { deleteSigned, getStreamSigned, postSigned, type SignedEndpoint } from './signed-requests.js';
 import { followResponseStream, type ResponseStreamSource } from './resume.js';
 import { openSubscriptionStream } from './subscription-stream.js';
 import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
-import { readSseStream } from '../sse-reader.js';
+import { ListenerStream } from './listener-stream.js';
 import {
   realTimers,
   type ListenerOpenResult,
@@ -277,25 +277,11 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     const generation = this.generation;
     const response = await this.getStream(lastEventId ?? this.listenerEventId, undefined, this.listenerOpenTimeoutMs);
     if (response.kind === 'unavailable') return response;
-    const { body } = response;
-    return {
-      kind: 'open',
-      read: (hooks) =>
-        readSseStream(
-          body,
-          {
-            onEvent: (data) => this.deliverSafely(data),
-            onEventId: (id) => {
-              if (this.generation === generation) this.listenerEventId = id;
-              hooks.onEventId(id);
-            },
-            onRetry: hooks.onRetry,
-          },
-          this.maxMessageBytes,
-          this.server,
-        ),
-      cancel: () => discardBody(body),
-    };
+    return new ListenerStream(this, response.body, generation);
+  }
+
+  recordListenerEventId(id: string, generation: number): void {
+    if (this.generation === generation) this.listenerEventId = id;
   }
 
   /** Modern era: the `subscriptions/listen` POST, its response stream kept open (subscription-stream.ts). */
