@@ -7,14 +7,22 @@
  * - heap per idle server: the collected heap after start minus before, / n (a supervisor of 100
  *   opened and closed first, so module state and compiled code are not counted);
  * - `sup.status()` of all: the first call, then the median and the slowest of 50 more;
+ * - open files of the agent process once all are ready (request sockets are shared per origin,
+ *   each server holds its own listening stream);
+ * - idle CPU: the agent process's CPU time over one keepalive round (30 s, the default interval,
+ *   with every server ready and nothing else to do), as a share of one core;
  * - one process killed: how long until all of its servers left `ready` (and how many others
- *   did: none should), then the process restarted on its port: how long until all are ready.
+ *   did: none should), then the process restarted on its port: how long until all are ready;
+ * - `stop()`: how long until every session is closed and every actor stopped.
  *
  *   node --expose-gc .bench-build/bench/scale.js <servers> <processes>   (or --import tsx bench/scale.ts)
+ *   node --expose-gc .bench-build/bench/scale.js --growth 100,1000,10000 <processes>
  *
- * Prints the ScaleReport as JSON.
+ * Prints the ScaleReport as JSON; `--growth` measures each size in a fresh process and prints
+ * the growth table (markdown), then the reports as JSON.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createSupervisor, type ServerConfigInput, type Supervisor } from '../src/index.js';
 
@@ -27,6 +35,13 @@ export interface ScaleReport {
   statusMedianMs: number;
   /** The slowest of the 50 calls after the first. */
   statusMaxMs: number;
+  /** Open file descriptors of the agent process with every server ready (Linux; undefined elsewhere). */
+  openFiles: number | undefined;
+  /** CPU time of the agent process over the idle window, as a share of one core (percent). */
+  idleCpuPercent: number;
+  idleWindowMs: number;
+  /** `stop()` of all, until it resolved. */
+  stopMs: number;
   kill: {
     /** Servers of the killed process. */
     killed: number;
@@ -74,9 +89,8 @@ function configs(prefix: string, n: number, ports: readonly number[]): Record<st
     servers[`${prefix}-${i}`] = {
       url: `http://127.0.0.1:${ports[i % ports.length]!}/mcp/${i}`,
       type: 'http',
-      // Probes rarely, answers quickly when one misses: the killed process is found by its
-      // GET streams closing and by the probes; the restart budget is not what is measured.
-      keepalive: { intervalMs: 2_000, timeoutMs: 1_000, maxMissed: 1 },
+      // The keepalive as configured by default (every 30 s): the killed process is found by
+      // its GET streams closing; the restart budget is not what is measured.
       restart: {
         maxRestarts: 1_000,
         withinMs: 60_000,
@@ -100,7 +114,7 @@ function until(predicate: () => boolean, timeoutMs: number): Promise<number | un
     const check = () => {
       if (predicate()) return resolve(performance.now() - start);
       if (performance.now() - start > timeoutMs) return resolve(undefined);
-      setTimeout(check, 5);
+      setTimeout(check, 25);
     };
     check();
   });
@@ -144,6 +158,15 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
       samples.push(performance.now() - t);
     }
 
+    const openFiles = countOpenFiles();
+
+    // Idle: every server ready, one keepalive round (every server probes once).
+    const idleWindowMs = n >= 100 ? IDLE_WINDOW_MS : 1_000;
+    const cpuBefore = process.cpuUsage();
+    await new Promise((resolve) => setTimeout(resolve, idleWindowMs));
+    const cpu = process.cpuUsage(cpuBefore);
+    const idleCpuPercent = ((cpu.user + cpu.system) / 1000 / idleWindowMs) * 100;
+
     // Kill process 0: only its servers may leave ready, and all of them must come back.
     const victim = servers[0]!;
     const isVictim = (name: string) => Number(name.slice('server-'.length)) % processes === 0;
@@ -159,7 +182,9 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
     servers[0] = await startServerProcess(victim.port);
     const allBackMs = await until(() => Object.values(supervisor.status()).every((s) => s.state === 'ready'), 30_000);
     off();
+    t = performance.now();
     await supervisor.stop();
+    const stopMs = performance.now() - t;
     return {
       servers: n,
       processes,
@@ -168,6 +193,10 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
       statusFirstMs,
       statusMedianMs: median(samples),
       statusMaxMs: Math.max(...samples),
+      openFiles,
+      idleCpuPercent,
+      idleWindowMs,
+      stopMs,
       kill: { killed, allLeftReadyMs, othersLeftReady: othersLeft.size, allBackMs },
     };
   } finally {
@@ -175,8 +204,60 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
   }
 }
 
+/** One keepalive round at the default interval. */
+const IDLE_WINDOW_MS = 30_000;
+
+function countOpenFiles(): number | undefined {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each size in a fresh process of its own (the heap and the compiled code of one do not count in the next). */
+export async function runGrowth(sizes: readonly number[], processes: number): Promise<ScaleReport[]> {
+  const reports: ScaleReport[] = [];
+  for (const n of sizes) {
+    const child = spawn(
+      process.execPath,
+      ['--expose-gc', ...runScript(fileURLToPath(import.meta.url)), String(n), String(processes)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`the scale measurement of ${n} servers exited with ${code}`);
+    reports.push(JSON.parse(out) as ScaleReport);
+  }
+  return reports;
+}
+
+const fmt = (n: number | undefined, digits = 0) => (n === undefined ? 'n/a' : n.toFixed(digits));
+
+/** The growth table: one row per size, so a reader sees what is linear and where it bends. */
+export function formatGrowth(reports: readonly ScaleReport[]): string {
+  return [
+    '| servers | processes (origins) | ready (all) | heap per idle server | open files | status() of all: first / median / max | idle CPU (one 30 s keepalive round) | killed | all left ready after | others that left ready | all back after | stop() |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...reports.map(
+      (r) =>
+        `| ${r.servers} | ${r.processes} | ${fmt(r.readyMs)} ms | ${fmt(r.heapPerServerBytes / 1024, 1)} KB | ${r.openFiles ?? 'n/a'} | ${fmt(r.statusFirstMs, 2)} / ${fmt(r.statusMedianMs, 2)} / ${fmt(r.statusMaxMs, 2)} ms | ${fmt(r.idleCpuPercent, 2)} % of a core | ${r.kill.killed} | ${fmt(r.kill.allLeftReadyMs)} ms | ${r.kill.othersLeftReady} | ${fmt(r.kill.allBackMs)} ms | ${fmt(r.stopMs)} ms |`,
+    ),
+  ].join('\n');
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [n, processes] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  if (args[0] === '--growth') {
+    const sizes = (args[1] ?? '100,1000,10000').split(',').map(Number);
+    const reports = await runGrowth(sizes, Number(args[2] ?? 4));
+    process.stdout.write(`${formatGrowth(reports)}\n\n${JSON.stringify(reports)}\n`);
+    process.exit(0);
+  }
+  const [n, processes] = args;
   if (!gc) throw new Error('run with --expose-gc');
   const report = await runScale(Number(n ?? 1000), Number(processes ?? 4));
   process.stdout.write(`${JSON.stringify(report)}\n`);

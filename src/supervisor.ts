@@ -46,6 +46,9 @@ export type { SupervisorEvents } from './supervisor-events.js';
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
 
+/** Servers in their first attempt at once during `start()` (each pool of an origin has 128 sockets). */
+const STARTING_AT_ONCE = 256;
+
 type ConnectionRef = ActorRefFrom<typeof providedConnectionMachine>;
 
 export class Supervisor implements HandleOwner {
@@ -224,10 +227,24 @@ export class Supervisor implements HandleOwner {
       this.sanitizer = createSanitizer(secretsOf([...this.configs.values()].map(secretSources)));
   }
 
+  /**
+   * At most STARTING_AT_ONCE servers are in their first attempt at a time: 10,000 handshakes begun
+   * together would wait in the origins' request queues with their timeouts running (all of them
+   * timed out, and their origins were marked down), instead of taking turns on the sockets.
+   */
   private async launch(): Promise<void> {
     this.actors = new Map();
-    for (const name of this.runtimes.keys()) this.startActor(name);
-    await Promise.all([...this.runtimes.values()].map((runtime) => runtime.firstOutcome));
+    const names = [...this.runtimes.keys()];
+    let next = 0;
+    const starter = async () => {
+      while (next < names.length && !this.stopping) {
+        const runtime = this.runtimes.get(names[next++]!);
+        if (!runtime || this.actors!.has(runtime.name)) continue;
+        this.startActor(runtime.name);
+        await runtime.firstOutcome;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(STARTING_AT_ONCE, names.length) }, starter));
   }
 
   /** Starts a server's supervisor machine; a machine that dies (a bug) fails that server's requests. */
@@ -269,6 +286,9 @@ export class Supervisor implements HandleOwner {
     }
     // No waiting for start(): a stop during connect ends the attempt (start() then resolves too).
     await Promise.all([...actors.values()].map(stopServerActor));
+    // Servers whose turn to start had not come (a stop during start()).
+    for (const runtime of this.runtimes.values())
+      if (!actors.has(runtime.name)) runtime.rejectWaitingRequests('the supervisor was stopped');
   }
 
   server(name: string): ServerHandle {
