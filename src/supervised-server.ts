@@ -4,6 +4,7 @@
  * server, and what the supervisor machine needs of a config.
  */
 import { createActor, type Actor, type ActorRefFrom, type InspectionEvent } from 'xstate';
+import type { Clock } from './runtime/actors/shared-clock.js';
 import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
 import type { SupervisedServer } from '../machines/supervisor.machine.js';
 import type { ServerConfig } from './config/server-config.js';
@@ -22,6 +23,8 @@ export type ServerActor = Actor<typeof providedSupervisorMachine>;
 export interface ServerActorOptions {
   random: (() => number) | undefined;
   inspect: ((event: InspectionEvent) => void) | undefined;
+  /** Shared by every server of the supervisor (runtime/actors/shared-clock.ts). */
+  clock?: Clock | undefined;
   /** The actor ended with an error (a bug in the machine): the server's requests fail with it. */
   onError: (error: Error) => void;
 }
@@ -41,6 +44,7 @@ export function startServerActor(
   const actor = createActor(providedSupervisorMachine, {
     input: { servers: [server], random: options.random },
     inspect: options.inspect,
+    ...(options.clock && { clock: options.clock }),
   });
   registerRuntimes(actor.system, (name) => {
     if (name !== runtime.name) throw new Error(`unknown server '${name}'`);

@@ -6,6 +6,7 @@
 import type { ActorRefFrom, InspectionEvent } from 'xstate';
 import type { SupervisorOptions } from './supervisor-options.js';
 import type { providedConnectionMachine } from './runtime/actors/connection-actors.js';
+import { sharedClock } from './runtime/actors/shared-clock.js';
 import {
   parseServerConfig,
   parseServers,
@@ -46,7 +47,7 @@ export type { SupervisorEvents } from './supervisor-events.js';
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
 
-/** Servers in their first attempt at once during `start()` (each pool of an origin has 128 sockets). */
+/** Servers in their first attempt at once during `start()`, or closing at once during `stop()` (an origin's pool has 128 sockets). */
 const STARTING_AT_ONCE = 256;
 
 type ConnectionRef = ActorRefFrom<typeof providedConnectionMachine>;
@@ -63,6 +64,8 @@ export class Supervisor implements HandleOwner {
   private sanitizer: Sanitizer | undefined;
   /** Once started: each server's supervisor machine, a root actor of its own (supervised-server.ts). */
   private actors: Map<string, ServerActor> | undefined;
+  /** The machines' long delays of every server share one timer. */
+  private readonly clock = sharedClock();
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
   /** Every tool of every server under provider-safe names, kept fresh (docs/agents.md). */
@@ -252,6 +255,7 @@ export class Supervisor implements HandleOwner {
     const runtime = this.runtimes.get(name)!;
     const actor = startServerActor(supervisedServer(this.configs.get(name)!), runtime, {
       random: this.options.random,
+      clock: this.clock,
       inspect: this.options.inspect ? (event) => this.inspect(event) : undefined,
       onError: (error) => {
         // A root must never die unobserved: its server is failed with the cause.
@@ -285,7 +289,13 @@ export class Supervisor implements HandleOwner {
       return;
     }
     // No waiting for start(): a stop during connect ends the attempt (start() then resolves too).
-    await Promise.all([...actors.values()].map(stopServerActor));
+    // Paced like start(): 10,000 DELETEs at once wait in the origins' queues until their
+    // terminate timeouts abort them, and undici closes a socket for each request aborted there.
+    const stopping = [...actors.values()];
+    const stopper = async () => {
+      for (let actor = stopping.pop(); actor; actor = stopping.pop()) await stopServerActor(actor);
+    };
+    await Promise.all(Array.from({ length: Math.min(STARTING_AT_ONCE, stopping.length) }, stopper));
     // Servers whose turn to start had not come (a stop during start()).
     for (const runtime of this.runtimes.values())
       if (!actors.has(runtime.name)) runtime.rejectWaitingRequests('the supervisor was stopped');
