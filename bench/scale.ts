@@ -245,7 +245,7 @@ function countOpenFiles(): number | undefined {
 }
 
 /** Each size in a fresh process of its own (the heap and the compiled code of one do not count in the next). */
-export async function runGrowth(sizes: readonly number[], processes: number): Promise<ScaleReport[]> {
+async function runGrowth(sizes: readonly number[], processes: number): Promise<ScaleReport[]> {
   const reports: ScaleReport[] = [];
   for (const n of sizes) {
     const child = spawn(
@@ -267,7 +267,7 @@ export async function runGrowth(sizes: readonly number[], processes: number): Pr
 const fmt = (n: number | undefined, digits = 0) => (n === undefined ? 'n/a' : n.toFixed(digits));
 
 /** The growth table: one row per size, so a reader sees what is linear and where it bends. */
-export function formatGrowth(reports: readonly ScaleReport[]): string {
+function formatGrowth(reports: readonly ScaleReport[]): string {
   return [
     '| servers | processes (origins) | ready (all): wall / CPU | heap per idle server | open files | status() of all: first / median / max (median CPU) | idle CPU (one 30 s keepalive round) | killed | all left ready after | others that left ready | all back after | stop(): wall / CPU |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|',
