@@ -7,14 +7,22 @@
  * - heap per idle server: the collected heap after start minus before, / n (a supervisor of 100
  *   opened and closed first, so module state and compiled code are not counted);
  * - `sup.status()` of all: the first call, then the median and the slowest of 50 more;
+ * - open files of the agent process once all are ready (request sockets are shared per origin,
+ *   each server holds its own listening stream);
+ * - idle CPU: the agent process's CPU time over one keepalive round (30 s, the default interval,
+ *   with every server ready and nothing else to do), as a share of one core;
  * - one process killed: how long until all of its servers left `ready` (and how many others
- *   did: none should), then the process restarted on its port: how long until all are ready.
+ *   did: none should), then the process restarted on its port: how long until all are ready;
+ * - `stop()`: how long until every session is closed and every actor stopped.
  *
  *   node --expose-gc .bench-build/bench/scale.js <servers> <processes>   (or --import tsx bench/scale.ts)
+ *   node --expose-gc .bench-build/bench/scale.js --growth 100,1000,10000 <processes>
  *
- * Prints the ScaleReport as JSON.
+ * Prints the ScaleReport as JSON; `--growth` measures each size in a fresh process and prints
+ * the growth table (markdown), then the reports as JSON.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createSupervisor, type ServerConfigInput, type Supervisor } from '../src/index.js';
 
@@ -22,11 +30,26 @@ export interface ScaleReport {
   servers: number;
   processes: number;
   readyMs: number;
+  /**
+   * CPU time of the agent process (user + system) spent until all were ready, and the same for
+   * status() and stop(): on a machine shared with other work the wall-clock figures include
+   * the time spent waiting for a core; these do not.
+   */
+  readyCpuMs: number;
   heapPerServerBytes: number;
   statusFirstMs: number;
   statusMedianMs: number;
   /** The slowest of the 50 calls after the first. */
   statusMaxMs: number;
+  statusCpuMedianMs: number;
+  /** Open file descriptors of the agent process with every server ready (Linux; undefined elsewhere). */
+  openFiles: number | undefined;
+  /** CPU time of the agent process over the idle window, as a share of one core (percent). */
+  idleCpuPercent: number;
+  idleWindowMs: number;
+  /** `stop()` of all, until it resolved. */
+  stopMs: number;
+  stopCpuMs: number;
   kill: {
     /** Servers of the killed process. */
     killed: number;
@@ -74,9 +97,8 @@ function configs(prefix: string, n: number, ports: readonly number[]): Record<st
     servers[`${prefix}-${i}`] = {
       url: `http://127.0.0.1:${ports[i % ports.length]!}/mcp/${i}`,
       type: 'http',
-      // Probes rarely, answers quickly when one misses: the killed process is found by its
-      // GET streams closing and by the probes; the restart budget is not what is measured.
-      keepalive: { intervalMs: 2_000, timeoutMs: 1_000, maxMissed: 1 },
+      // The keepalive as configured by default (every 30 s): the killed process is found by
+      // its GET streams closing; the restart budget is not what is measured.
       restart: {
         maxRestarts: 1_000,
         withinMs: 60_000,
@@ -100,10 +122,16 @@ function until(predicate: () => boolean, timeoutMs: number): Promise<number | un
     const check = () => {
       if (predicate()) return resolve(performance.now() - start);
       if (performance.now() - start > timeoutMs) return resolve(undefined);
-      setTimeout(check, 5);
+      setTimeout(check, 25);
     };
     check();
   });
+}
+
+/** CPU time (user + system) of this process since `since`, in ms. */
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(since);
+  return (user + system) / 1000;
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -129,8 +157,10 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
     await new Promise((resolve) => setTimeout(resolve, 500));
     const before = await collectedHeap();
     const started = performance.now();
+    let cpu = process.cpuUsage();
     const supervisor = await startAll('server', n, ports);
     const readyMs = performance.now() - started;
+    const readyCpuMs = cpuMs(cpu);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const heapPerServerBytes = ((await collectedHeap()) - before) / n;
 
@@ -138,28 +168,49 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
     supervisor.status();
     const statusFirstMs = performance.now() - t;
     const samples: number[] = [];
+    const cpuSamples: number[] = [];
     for (let i = 0; i < 50; i++) {
       t = performance.now();
+      cpu = process.cpuUsage();
       supervisor.status();
       samples.push(performance.now() - t);
+      cpuSamples.push(cpuMs(cpu));
     }
+
+    const openFiles = countOpenFiles();
+
+    // Idle: every server ready, one keepalive round (every server probes once).
+    const idleWindowMs = n >= 100 ? IDLE_WINDOW_MS : 1_000;
+    cpu = process.cpuUsage();
+    await new Promise((resolve) => setTimeout(resolve, idleWindowMs));
+    const idleCpuPercent = (cpuMs(cpu) / idleWindowMs) * 100;
 
     // Kill process 0: only its servers may leave ready, and all of them must come back.
     const victim = servers[0]!;
     const isVictim = (name: string) => Number(name.slice('server-'.length)) % processes === 0;
     const othersLeft = new Set<string>();
+    // Followed by the transitions, not by status() polls: at 10,000 servers a poll of all would
+    // take the CPU the reconnections need.
+    const notReady = new Set<string>();
     const off = supervisor.on('transition', (event) => {
       if (event.from === 'ready' && !isVictim(event.server)) othersLeft.add(event.server);
+      if (event.to === 'ready') notReady.delete(event.server);
+      else notReady.add(event.server);
     });
-    const victimsReady = () =>
-      Object.entries(supervisor.status()).filter(([name, s]) => isVictim(name) && s.state === 'ready').length;
-    const killed = Object.keys(supervisor.status()).filter(isVictim).length;
+    const victims = Object.keys(supervisor.status()).filter(isVictim);
+    const killed = victims.length;
     await stopServerProcess(victim, 'SIGKILL');
-    const allLeftReadyMs = await until(() => victimsReady() === 0, 20_000);
+    const allLeftReadyMs = await until(() => victims.every((name) => notReady.has(name)), 20_000);
     servers[0] = await startServerProcess(victim.port);
-    const allBackMs = await until(() => Object.values(supervisor.status()).every((s) => s.state === 'ready'), 30_000);
+    const allBackMs = await until(() => notReady.size === 0, 30_000);
     off();
+    const stillDown = Object.values(supervisor.status()).filter((s) => s.state !== 'ready').length;
+    if (allBackMs !== undefined && stillDown > 0) throw new Error(`${stillDown} servers are not ready after all`);
+    t = performance.now();
+    cpu = process.cpuUsage();
     await supervisor.stop();
+    const stopMs = performance.now() - t;
+    const stopCpuMs = cpuMs(cpu);
     return {
       servers: n,
       processes,
@@ -168,6 +219,13 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
       statusFirstMs,
       statusMedianMs: median(samples),
       statusMaxMs: Math.max(...samples),
+      statusCpuMedianMs: median(cpuSamples),
+      readyCpuMs,
+      stopCpuMs,
+      openFiles,
+      idleCpuPercent,
+      idleWindowMs,
+      stopMs,
       kill: { killed, allLeftReadyMs, othersLeftReady: othersLeft.size, allBackMs },
     };
   } finally {
@@ -175,8 +233,60 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
   }
 }
 
+/** One keepalive round at the default interval. */
+const IDLE_WINDOW_MS = 30_000;
+
+function countOpenFiles(): number | undefined {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each size in a fresh process of its own (the heap and the compiled code of one do not count in the next). */
+async function runGrowth(sizes: readonly number[], processes: number): Promise<ScaleReport[]> {
+  const reports: ScaleReport[] = [];
+  for (const n of sizes) {
+    const child = spawn(
+      process.execPath,
+      ['--expose-gc', ...runScript(fileURLToPath(import.meta.url)), String(n), String(processes)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`the scale measurement of ${n} servers exited with ${code}`);
+    reports.push(JSON.parse(out) as ScaleReport);
+  }
+  return reports;
+}
+
+const fmt = (n: number | undefined, digits = 0) => (n === undefined ? 'n/a' : n.toFixed(digits));
+
+/** The growth table: one row per size, so a reader sees what is linear and where it bends. */
+function formatGrowth(reports: readonly ScaleReport[]): string {
+  return [
+    '| servers | processes (origins) | ready (all): wall / CPU | heap per idle server | open files | status() of all: first / median / max (median CPU) | idle CPU (one 30 s keepalive round) | killed | all left ready after | others that left ready | all back after | stop(): wall / CPU |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...reports.map(
+      (r) =>
+        `| ${r.servers} | ${r.processes} | ${fmt(r.readyMs)} / ${fmt(r.readyCpuMs)} ms | ${fmt(r.heapPerServerBytes / 1024, 1)} KB | ${r.openFiles ?? 'n/a'} | ${fmt(r.statusFirstMs, 2)} / ${fmt(r.statusMedianMs, 2)} / ${fmt(r.statusMaxMs, 2)} ms (${fmt(r.statusCpuMedianMs, 2)} ms) | ${fmt(r.idleCpuPercent, 2)} % of a core | ${r.kill.killed} | ${fmt(r.kill.allLeftReadyMs)} ms | ${r.kill.othersLeftReady} | ${fmt(r.kill.allBackMs)} ms | ${fmt(r.stopMs)} / ${fmt(r.stopCpuMs)} ms |`,
+    ),
+  ].join('\n');
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [n, processes] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  if (args[0] === '--growth') {
+    const sizes = (args[1] ?? '100,1000,10000').split(',').map(Number);
+    const reports = await runGrowth(sizes, Number(args[2] ?? 4));
+    process.stdout.write(`${formatGrowth(reports)}\n\n${JSON.stringify(reports)}\n`);
+    process.exit(0);
+  }
+  const [n, processes] = args;
   if (!gc) throw new Error('run with --expose-gc');
   const report = await runScale(Number(n ?? 1000), Number(processes ?? 4));
   process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -3,11 +3,10 @@
  * with their effects, and exposes the supervisor and per-server handles. Users never touch
  * XState; the optional `inspect` observer sees the whole actor tree.
  */
-import { createActor, type Actor, type ActorRefFrom, type InspectionEvent } from 'xstate';
+import type { ActorRefFrom, InspectionEvent } from 'xstate';
 import type { SupervisorOptions } from './supervisor-options.js';
-import { type providedConnectionMachine, providedSupervisorMachine } from './runtime/actors/connection-actors.js';
-import { registerRuntimes } from './runtime/actors/runtime-registry.js';
-import { followConnection } from './runtime/lifecycle-facts.js';
+import type { providedConnectionMachine } from './runtime/actors/connection-actors.js';
+import { sharedClock } from './runtime/actors/shared-clock.js';
 import {
   parseServerConfig,
   parseServers,
@@ -18,7 +17,15 @@ import {
 } from './config/server-config.js';
 import { routeWarnings } from './config/warning-route.js';
 import { planChanges, type ApplyResult } from './config/diff.js';
-import { disabledStatus, supervisedServer, waitForEnd, waitUntilForgotten } from './supervised-server.js';
+import {
+  disabledStatus,
+  startServerActor,
+  stopServerActor,
+  supervisedServer,
+  waitForEnd,
+  waitUntilForgotten,
+  type ServerActor,
+} from './supervised-server.js';
 import { silentLogger } from './observe/logger.js';
 import { createSanitizer, type Sanitizer } from './observe/inspection.js';
 import { secretsOf } from './core/redact.js';
@@ -40,6 +47,9 @@ export type { SupervisorEvents } from './supervisor-events.js';
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
 
+/** Servers in their first attempt at once during `start()`, or closing at once during `stop()` (an origin's pool has 128 sockets). */
+const STARTING_AT_ONCE = 256;
+
 type ConnectionRef = ActorRefFrom<typeof providedConnectionMachine>;
 
 export class Supervisor implements HandleOwner {
@@ -52,10 +62,12 @@ export class Supervisor implements HandleOwner {
   private applying: Promise<unknown> = Promise.resolve();
   private readonly events = new SupervisorEventRelay(this, () => this.runtimes.values());
   private sanitizer: Sanitizer | undefined;
-  private actor: Actor<typeof providedSupervisorMachine> | undefined;
+  /** Once started: each server's supervisor machine, a root actor of its own (supervised-server.ts). */
+  private actors: Map<string, ServerActor> | undefined;
+  /** The machines' long delays of every server share one timer. */
+  private readonly clock = sharedClock();
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
-  private rootError: Error | undefined;
   /** Every tool of every server under provider-safe names, kept fresh (docs/agents.md). */
   readonly catalog: ToolCatalog;
   /** The validated extra capabilities, shared by every server. */
@@ -111,10 +123,7 @@ export class Supervisor implements HandleOwner {
     if (this.stopping) throw new ConnectionClosedError('the supervisor is stopping', { server: name });
     const handle = this.adopt(force ? { ...config, disabled: false } : config);
     this.updateSanitizer();
-    if (this.actor) {
-      this.runtimes.get(name)!.system = this.actor.system;
-      this.actor.send({ type: 'ADD_SERVER', server: supervisedServer(this.configs.get(name)!) });
-    }
+    if (this.actors) this.startActor(name);
     this.catalog.observe({ type: 'added', server: name });
     return handle;
   }
@@ -128,12 +137,16 @@ export class Supervisor implements HandleOwner {
     this.configs.delete(name);
     this.updateSanitizer();
     this.catalog.observe({ type: 'removed', server: name });
-    const ref = this.connection(name);
-    if (ref && this.actor) {
+    const actor = this.actors?.get(name);
+    if (actor && this.connection(name)) {
       // Forgotten by the supervisor machine, not only ended: the name can be added again at once.
-      const forgotten = waitUntilForgotten(this.actor, name);
-      this.actor.send({ type: 'REMOVE_SERVER', server: name });
+      const forgotten = waitUntilForgotten(actor, name);
+      actor.send({ type: 'REMOVE_SERVER', server: name });
       await forgotten;
+    }
+    if (actor && this.actors?.get(name) === actor) {
+      this.actors.delete(name);
+      actor.stop();
     }
     runtime.rejectWaitingRequests('the server was removed');
     await runtime.closeSession().catch(() => {});
@@ -217,36 +230,41 @@ export class Supervisor implements HandleOwner {
       this.sanitizer = createSanitizer(secretsOf([...this.configs.values()].map(secretSources)));
   }
 
+  /**
+   * At most STARTING_AT_ONCE servers are in their first attempt at a time: 10,000 handshakes begun
+   * together would wait in the origins' request queues with their timeouts running (all of them
+   * timed out, and their origins were marked down), instead of taking turns on the sockets.
+   */
   private async launch(): Promise<void> {
-    const lookup = (name: string) => {
-      const runtime = this.runtimes.get(name);
-      if (!runtime) throw new Error(`unknown server '${name}'`);
-      return runtime;
+    this.actors = new Map();
+    const names = [...this.runtimes.keys()];
+    let next = 0;
+    const starter = async () => {
+      while (next < names.length && !this.stopping) {
+        const runtime = this.runtimes.get(names[next++]!);
+        if (!runtime || this.actors!.has(runtime.name)) continue;
+        this.startActor(runtime.name);
+        await runtime.firstOutcome;
+      }
     };
-    const actor = createActor(providedSupervisorMachine, {
-      input: { servers: [...this.configs.values()].map(supervisedServer), random: this.options.random },
+    await Promise.all(Array.from({ length: Math.min(STARTING_AT_ONCE, names.length) }, starter));
+  }
+
+  /** Starts a server's supervisor machine; a machine that dies (a bug) fails that server's requests. */
+  private startActor(name: string): void {
+    const runtime = this.runtimes.get(name)!;
+    const actor = startServerActor(supervisedServer(this.configs.get(name)!), runtime, {
+      random: this.options.random,
+      clock: this.clock,
       inspect: this.options.inspect ? (event) => this.inspect(event) : undefined,
-    });
-    this.actor = actor;
-    registerRuntimes(actor.system, lookup);
-    actor.subscribe({
-      error: (error) => {
-        // The root must never die unobserved; every server is failed with the cause.
-        this.rootError = error instanceof Error ? error : new Error(String(error));
-        for (const runtime of this.runtimes.values())
-          runtime.pending.failAll(
-            new ConnectionClosedError(`supervisor crashed: ${this.rootError.message}`, { server: runtime.name }),
-          );
+      onError: (error) => {
+        // A root must never die unobserved: its server is failed with the cause.
+        runtime.pending.failAll(
+          new ConnectionClosedError(`supervisor crashed: ${error.message}`, { server: runtime.name }),
+        );
       },
     });
-    for (const runtime of this.runtimes.values()) {
-      runtime.system = actor.system;
-      // Spawned with the supervisor, started with it: followed now, before the first fact.
-      const connection = actor.system.get(runtime.name) as ConnectionRef | undefined;
-      if (connection) followConnection(connection, runtime);
-    }
-    actor.start();
-    await Promise.all([...this.runtimes.values()].map((runtime) => runtime.firstOutcome));
+    this.actors!.set(name, actor);
   }
 
   /** The user's inspector sees sanitized copies; nothing else reads inspection events. */
@@ -265,22 +283,22 @@ export class Supervisor implements HandleOwner {
   }
 
   private async halt(): Promise<void> {
-    const actor = this.actor;
-    if (!actor) {
+    const actors = this.actors;
+    if (!actors) {
       for (const runtime of this.runtimes.values()) runtime.rejectWaitingRequests('the supervisor was stopped');
       return;
     }
     // No waiting for start(): a stop during connect ends the attempt (start() then resolves too).
-    await new Promise<void>((resolve) => {
-      const subscription = actor.subscribe({ complete: () => resolve(), error: () => resolve() });
-      if (actor.getSnapshot().status !== 'active') {
-        subscription.unsubscribe();
-        resolve();
-        return;
-      }
-      actor.send({ type: 'STOP' });
-    });
-    actor.stop();
+    // Paced like start(): 10,000 DELETEs at once wait in the origins' queues until their
+    // terminate timeouts abort them, and undici closes a socket for each request aborted there.
+    const stopping = [...actors.values()];
+    const stopper = async () => {
+      for (let actor = stopping.pop(); actor; actor = stopping.pop()) await stopServerActor(actor);
+    };
+    await Promise.all(Array.from({ length: Math.min(STARTING_AT_ONCE, stopping.length) }, stopper));
+    // Servers whose turn to start had not come (a stop during start()).
+    for (const runtime of this.runtimes.values())
+      if (!actors.has(runtime.name)) runtime.rejectWaitingRequests('the supervisor was stopped');
   }
 
   server(name: string): ServerHandle {
@@ -324,7 +342,7 @@ export class Supervisor implements HandleOwner {
 
   /** How many times the supervisor restarted this server's connection. */
   restartsOf(name: string): number {
-    return this.actor?.getSnapshot().context.restarts[name]?.total ?? 0;
+    return this.actors?.get(name)?.getSnapshot().context.restarts[name]?.total ?? 0;
   }
 
   /** Closes one server (what its handle's `close()` does); the others go on. */
@@ -348,9 +366,9 @@ export class Supervisor implements HandleOwner {
     await attempt;
   }
 
-  /** A server's connection actor (its systemId is the server's name). */
+  /** A server's connection actor (its systemId is the server's name, in its own actor system). */
   private connection(name: string): ConnectionRef | undefined {
-    return this.actor?.system.get(name) as ConnectionRef | undefined;
+    return this.actors?.get(name)?.system.get(name) as ConnectionRef | undefined;
   }
 }
 

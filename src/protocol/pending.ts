@@ -133,6 +133,8 @@ export class PendingRequests {
   /** Only once a request asks for progress: most connections never do, and every idle one pays for an empty Map. */
   private byProgressToken: Map<string, PendingRequest> | undefined;
   private lastId = 0;
+  /** Responses delivered so far: the keepalive skips its probe when one came since its last (probes/keepalive-probe.ts). */
+  answered = 0;
   private readonly deadlines = new Deadlines<PendingRequest>(
     () => this.byId.values(),
     (request) => this.expire(request),
@@ -256,6 +258,7 @@ export class PendingRequests {
   settleResponse(response: JsonRpcResponse): boolean {
     const request = this.byId.get(response.id as number);
     if (!request) return false;
+    this.answered++;
     this.finish(request);
     if ('error' in response) {
       const { code, message, data } = response.error;

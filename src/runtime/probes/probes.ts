@@ -22,18 +22,28 @@ export class Probes {
     private readonly requests: RequestPath,
   ) {}
 
-  /** One keepalive probe; skipped while requests are in flight (they prove liveness themselves). */
+  /**
+   * One keepalive probe; skipped while requests are in flight, and when an answer came since the
+   * last probe (they prove liveness themselves).
+   */
   async probe(timeoutMs: number): Promise<ProbeOutput> {
     const { pending, gate, telemetry } = this.context;
+    if (this.keepaliveProbe.heardSince(pending.answered)) return { skipped: true };
     if (pending.size - gate.waiting > 0) return { skipped: true };
     // A 429/503 window: the server answered (it is alive) and asked for nothing to be sent.
     if (gate.limited > 0 || this.requests.limits.until !== undefined) return { skipped: true };
+    const answered = () => pending.answered;
     // The modern era has no `ping`; `server/discover` is the one request every modern server serves.
     const probe = this.context.facts?.envelope
-      ? this.keepaliveProbe.run(() => this.requests.request('server/discover', undefined, { timeoutMs }))
+      ? this.keepaliveProbe.run(
+          () => this.requests.request('server/discover', undefined, { timeoutMs }),
+          undefined,
+          answered,
+        )
       : this.keepaliveProbe.run(
           (method) => this.requests.request(method, undefined, { timeoutMs }),
           this.context.session()?.capabilities,
+          answered,
         );
     return telemetry ? telemetry.onProbe(probe) : probe;
   }

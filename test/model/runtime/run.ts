@@ -109,7 +109,8 @@ export class RuntimeRun {
 
   /** The server's connection actor (kept: once closed, it leaves the actor system). */
   get connection(): AnyActorRef {
-    const root = Reflect.get(this.supervisor, 'actor') as Actor<any>;
+    // Each server's supervisor machine is a root actor of its own (src/supervised-server.ts).
+    const root = (Reflect.get(this.supervisor, 'actors') as Map<string, Actor<any>>).get(SERVER)!;
     this.ref ??= root.system.get(SERVER) as AnyActorRef;
     return this.ref;
   }

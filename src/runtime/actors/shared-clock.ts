@@ -1,0 +1,129 @@
+/**
+ * The clock of every actor system of one supervisor (one system per server): the machines' long
+ * delays (the keepalive interval, the session-proven delay, restart windows, revivals) share one
+ * Node timer, armed for the earliest of them, instead of one timer each per server. Each delay
+ * still fires at its own due time, in the order it was set; short delays (under a second: open
+ * timeouts, backoffs in tests) keep a Node timer of their own.
+ *
+ * Times are read from `Date.now()` and the timer is set with the global `setTimeout` when armed,
+ * so fake timers drive it like any other.
+ */
+import type { ActorOptions, AnyActorLogic } from 'xstate';
+
+/** XState's clock interface (what `createActor(logic, { clock })` takes). */
+export type Clock = NonNullable<ActorOptions<AnyActorLogic>['clock']>;
+
+/** Delays shorter than this keep a Node timer of their own. */
+const SHARED_FROM_MS = 1_000;
+
+class Delay {
+  cancelled = false;
+  constructor(
+    readonly due: number,
+    readonly order: number,
+    readonly fire: () => void,
+  ) {}
+}
+
+const before = (a: Delay, b: Delay) => a.due < b.due || (a.due === b.due && a.order < b.order);
+
+/** One supervisor's clock: a binary heap of delays and one timer for its earliest. */
+export function sharedClock(): Clock {
+  const heap: Delay[] = [];
+  let order = 0;
+  let cancelled = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let armedFor: number | undefined;
+
+  const push = (delay: Delay) => {
+    heap.push(delay);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(heap[i]!, heap[parent]!)) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  };
+
+  const pop = (): Delay => {
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        const right = left + 1;
+        let least = i;
+        if (left < heap.length && before(heap[left]!, heap[least]!)) least = left;
+        if (right < heap.length && before(heap[right]!, heap[least]!)) least = right;
+        if (least === i) break;
+        [heap[i], heap[least]] = [heap[least]!, heap[i]!];
+        i = least;
+      }
+    }
+    return top;
+  };
+
+  /** Cancelled delays leave the heap when they come up, or all at once when they are most of it. */
+  const compact = () => {
+    const live = heap.filter((delay) => !delay.cancelled);
+    heap.length = 0;
+    cancelled = 0;
+    for (const delay of live) push(delay);
+  };
+
+  const arm = () => {
+    while (heap.length > 0 && heap[0]!.cancelled) {
+      pop();
+      cancelled--;
+    }
+    const next = heap[0]?.due;
+    if (next === armedFor) return;
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    armedFor = next;
+    if (next !== undefined) timer = setTimeout(fire, Math.max(0, next - Date.now()));
+  };
+
+  const fire = () => {
+    timer = undefined;
+    armedFor = undefined;
+    const now = Date.now();
+    try {
+      while (heap.length > 0 && heap[0]!.due <= now) {
+        const delay = pop();
+        if (delay.cancelled) {
+          cancelled--;
+          continue;
+        }
+        delay.cancelled = true; // fired: clearing it later does nothing
+        delay.fire();
+      }
+    } finally {
+      arm();
+    }
+  };
+
+  return {
+    setTimeout(fn: () => void, ms: number): unknown {
+      if (ms < SHARED_FROM_MS) return setTimeout(fn, ms);
+      const delay = new Delay(Date.now() + ms, order++, fn);
+      push(delay);
+      if (armedFor === undefined || delay.due < armedFor) arm();
+      return delay;
+    },
+    clearTimeout(id: unknown): void {
+      if (!(id instanceof Delay)) {
+        clearTimeout(id as ReturnType<typeof setTimeout>);
+        return;
+      }
+      if (id.cancelled) return;
+      id.cancelled = true;
+      cancelled++;
+      if (cancelled > 64 && cancelled * 2 > heap.length) compact();
+      if (heap.length === 0 || heap[0] === id || heap[0]!.cancelled) arm();
+    },
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * One supervisor's clock: the machines' long delays of every server share one timer, and each
+ * still fires at its own due time, in the order it was set; a cleared one never fires.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { sharedClock } from '../../src/runtime/actors/shared-clock.js';
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('shared clock', () => {
+  it('a thousand keepalive intervals are one timer, each firing at its own time', () => {
+    const clock = sharedClock();
+    const fired: Array<[number, number]> = [];
+    const start = Date.now();
+    for (let i = 0; i < 1_000; i++) clock.setTimeout(() => fired.push([i, Date.now() - start]), 30_000 + (i % 10));
+    expect(vi.getTimerCount(), 'one Node timer for all of them').toBe(1);
+    vi.advanceTimersByTime(29_999);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(fired.map(([i]) => i)).toEqual(Array.from({ length: 100 }, (_, k) => k * 10)); // set first, fired first
+    vi.advanceTimersByTime(9);
+    expect(fired).toHaveLength(1_000);
+    expect(
+      fired.every(([i, at]) => at === 30_000 + (i % 10)),
+      'each at its own due time',
+    ).toBe(true);
+    expect(vi.getTimerCount(), 'nothing left armed').toBe(0);
+  });
+
+  it('a cleared delay never fires, and the timer follows the earliest one left', () => {
+    const clock = sharedClock();
+    const fired: string[] = [];
+    const early = clock.setTimeout(() => fired.push('early'), 5_000);
+    clock.setTimeout(() => fired.push('late'), 20_000);
+    clock.clearTimeout(early);
+    vi.advanceTimersByTime(19_999);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual(['late']);
+    // Many cleared at once are dropped from the heap; the live ones still fire.
+    const ids = Array.from({ length: 200 }, (_, i) => clock.setTimeout(() => fired.push(`x${i}`), 2_000 + i));
+    for (const id of ids.slice(0, 199)) clock.clearTimeout(id);
+    vi.advanceTimersByTime(3_000);
+    expect(fired).toEqual(['late', 'x199']);
+  });
+
+  it('a delay under a second keeps a timer of its own', () => {
+    const clock = sharedClock();
+    const fired: string[] = [];
+    clock.setTimeout(() => fired.push('long'), 1_000);
+    const short = clock.setTimeout(() => fired.push('short'), 10);
+    expect(vi.getTimerCount()).toBe(2);
+    vi.advanceTimersByTime(10);
+    expect(fired).toEqual(['short']);
+    clock.clearTimeout(short); // already fired: nothing happens
+    vi.advanceTimersByTime(990);
+    expect(fired).toEqual(['short', 'long']);
+  });
+});
