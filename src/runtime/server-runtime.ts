@@ -266,13 +266,16 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   // ---- ConnectionHost: the machine's actors (see machines/connection-host.ts for when each runs)
 
   connectTransport(kind: ConfiguredTransport): Promise<TransportOpened> {
-    return this.opening.withStoredEra(this.slot.connectTransport(kind));
+    // The first attempt waits for its origin's turn (recovery/origin-membership.ts).
+    const turn = this.origin.beforeAttempt();
+    const opened = turn ? turn.then(() => this.slot.connectTransport(kind)) : this.slot.connectTransport(kind);
+    return this.opening.withStoredEra(this.origin.noting(opened));
   }
   discoverServer(): Promise<DiscoverVerdict> {
-    return this.slot.recordFailure(this.opening.discover());
+    return this.origin.noting(this.slot.recordFailure(this.opening.discover()));
   }
   initialize(): Promise<SessionInfo> {
-    return this.slot.recordFailure(this.opening.initialize());
+    return this.origin.noting(this.slot.recordFailure(this.opening.initialize()));
   }
   probeSession(): Promise<ProbeVerdict> {
     return this.probes.probeSession();
