@@ -266,10 +266,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   // ---- ConnectionHost: the machine's actors (see machines/connection-host.ts for when each runs)
 
   connectTransport(kind: ConfiguredTransport): Promise<TransportOpened> {
-    // The first attempt waits for its origin's turn (recovery/origin-membership.ts).
-    const turn = this.origin.beforeAttempt();
-    const opened = turn ? turn.then(() => this.slot.connectTransport(kind)) : this.slot.connectTransport(kind);
-    return this.opening.withStoredEra(this.origin.noting(opened));
+    return this.opening.withStoredEra(this.origin.attempt(() => this.slot.connectTransport(kind)));
   }
   discoverServer(): Promise<DiscoverVerdict> {
     return this.origin.noting(this.slot.recordFailure(this.opening.discover()));

@@ -47,7 +47,7 @@ export class OriginMembership implements OriginMember {
    * cold start of many servers on an origin that is down knocks once per slot. Later attempts
    * come with a turn already (or from `reconnect()`, which goes at once): one left waiting is dropped.
    */
-  beforeAttempt(): Promise<void> | undefined {
+  private beforeAttempt(): Promise<void> | undefined {
     this.answered = false;
     if (this.origin === undefined) return undefined;
     if (this.attempted) {
@@ -63,6 +63,12 @@ export class OriginMembership implements OriginMember {
         { server: this.context.name },
       );
     });
+  }
+
+  /** `connecting`: the attempt opens its transport once its turn comes (the first attempt waits for it). */
+  attempt<T>(open: () => Promise<T>): Promise<T> {
+    const turn = this.beforeAttempt();
+    return this.noting(turn ? turn.then(open) : open());
   }
 
   /** A step of an attempt (transport, discover, initialize): a failure with an HTTP status says the origin answered. */
