@@ -289,6 +289,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
       lastEventId,
       () => this.modernListening(),
       (refusal) => this.recovery.requestAuthorization(refusal),
+      this.requests.limits,
     );
   }
   openLegacyTransport(): Promise<void> {
