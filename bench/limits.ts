@@ -5,16 +5,21 @@
  *   429: the requests that reach it while it is busy beyond the burst itself (expected 0: nothing
  *   is sent during the window), how many calls were answered, and when (after the window);
  * - what the limits cost per call when unused (the defaults: `maxInFlight` 128 never reached, no
- *   rate limit), `tools/call` against the bench server in a child process, in alternating
- *   rounds beside a connection whose rate limit is set and never reached (every request takes
- *   the limits' slow path); and the unused check alone, timed in a loop, as a share of a call's
- *   CPU (what the hot path pays for the feature).
+ *   rate limit; must hold: ≤ 2 %), `tools/call` against the bench server in a child process. The
+ *   A/B: the same build with the limits' check cut out of the request path (`dispatch` sends
+ *   straight to the transport, as before the limits existed), beside the default connection and
+ *   one whose rate limit is set and never reached (every request takes the limits' slow path).
+ *   Noise-robust: many short rounds, interleaved (every order of the modes in turn, so a drifting
+ *   load favours none; a forced GC before each round with --expose-gc), the client's CPU time per call
+ *   (`process.cpuUsage`: the server runs in another process, and a busy machine slows wall time
+ *   more than CPU time), and the figure is the median of the per-round ratios, with their
+ *   interquartile range. Also the unused check alone, timed in a loop, as a share of a call's CPU.
  *
  * With `--baseline <built index.js>` (e.g. an earlier commit's `.bench-build/src/index.js`), a
  * connection made with that build joins the alternating rounds: the A/B of the same calls with and
  * without the limits' code, in one process, against one server.
  *
- *   npm run bench (after the main bench)   or   node .bench-build/bench/limits.js [--quick] [--json file] [--baseline file]
+ *   npm run bench (after the main bench)   or   node --expose-gc .bench-build/bench/limits.js [--quick] [--json file] [--baseline file]
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -35,15 +40,15 @@ export interface LimitsCounts {
 export const LIMITS_FULL: LimitsCounts = {
   burst: 100,
   retryAfterSeconds: 2,
-  rounds: 6,
-  callsPerRound: 4000,
+  rounds: 48,
+  callsPerRound: 1000,
   concurrency: 64,
   checkLoops: 5_000_000,
 };
 export const LIMITS_QUICK: LimitsCounts = {
   burst: 20,
   retryAfterSeconds: 1,
-  rounds: 2,
+  rounds: 4,
   callsPerRound: 200,
   concurrency: 8,
   checkLoops: 10_000,
@@ -62,12 +67,20 @@ export interface BackpressureResult {
   lastAnswerMs: number;
 }
 
-type Mode = 'limits unused (defaults)' | 'rate limit set, never reached' | 'baseline build';
+type Mode =
+  'limits unused (defaults)' | 'limits cut out (same build)' | 'rate limit set, never reached' | 'baseline build';
+
+/** A mode against the limits cut out, round by round: the median ratio and its interquartile range. */
+export interface Ratio {
+  median: number;
+  q1: number;
+  q3: number;
+}
 
 export interface LimitsReport {
   counts: LimitsCounts;
   backpressure: BackpressureResult;
-  modes: Partial<Record<Mode, { callsPerSecond: number; cpuUsPerCall: number }>>;
+  modes: Partial<Record<Mode, { callsPerSecond: number; cpuUsPerCall: number; cpuRatio?: Ratio; wallRatio?: Ratio }>>;
   /** The unused limits' check on the hot path, timed alone: ns per call. */
   unusedCheckNs: number;
 }
@@ -127,7 +140,49 @@ async function round(handle: ServerHandle, calls: number, concurrency: number) {
   return { callsPerSecond: calls / seconds, cpuUsPerCall: (used.user + used.system) / calls };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const gc = (globalThis as { gc?: () => void }).gc;
+
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, i) =>
+    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
+  );
+}
+
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * q;
+  const low = Math.floor(at);
+  return sorted[low]! + (sorted[Math.min(low + 1, sorted.length - 1)]! - sorted[low]!) * (at - low);
+};
+const median = (values: number[]) => quantile(values, 0.5);
+const ratioOf = (values: number[]): Ratio => ({
+  median: round4(quantile(values, 0.5)),
+  q1: round4(quantile(values, 0.25)),
+  q3: round4(quantile(values, 0.75)),
+});
+const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
+
+/**
+ * The B of the A/B: this connection's request path with the limits' check cut out (`dispatch`
+ * puts every request straight on the wire, as the path did before the limits), same build.
+ */
+function cutOutLimits(handle: ServerHandle): ServerHandle {
+  const path = (Reflect.get(Reflect.get(handle, 'runtime') as object, 'requests') ?? {}) as {
+    dispatch?: unknown;
+    put?: unknown;
+  };
+  if (typeof path.dispatch !== 'function' || typeof path.put !== 'function')
+    throw new Error('the request path changed: cannot cut the limits out for the A/B');
+  path.dispatch = function (
+    this: { put(request: unknown, handshake: boolean): void },
+    request: unknown,
+    handshake: boolean,
+  ) {
+    this.put(request, handshake);
+  };
+  return handle;
+}
 
 /** The hot path's check with the limits unused (what `dispatch` reads before the transport), alone. */
 function unusedCheckNs(loops: number): number {
@@ -153,6 +208,7 @@ export async function runLimitsBench(counts: LimitsCounts, baseline?: string): P
   const base = { url: server.url, type: 'http' as const, keepalive: false as const };
   const handles: Partial<Record<Mode, ServerHandle>> = {
     'limits unused (defaults)': await connect(base, { name: 'unused' }),
+    'limits cut out (same build)': cutOutLimits(await connect(base, { name: 'cut' })),
     'rate limit set, never reached': await connect(
       { ...base, rateLimit: { perSecond: 1_000_000, burst: 1_000_000 } },
       { name: 'rate' },
@@ -167,20 +223,31 @@ export async function runLimitsBench(counts: LimitsCounts, baseline?: string): P
     modes.map((mode) => [mode, [] as { callsPerSecond: number; cpuUsPerCall: number }[]]),
   );
   try {
-    for (const mode of modes) await round(handles[mode]!, counts.callsPerRound / 4, counts.concurrency); // warm-up
-    for (let r = 0; r < counts.rounds; r++) {
-      // Rotate which goes first: a drifting machine load favours none.
-      const order = modes.map((_, i) => modes[(i + r) % modes.length]!);
-      for (const mode of order)
+    // Warm-up: the JIT settles on every path before the rounds count.
+    for (const mode of modes) await round(handles[mode]!, Math.max(2_000, counts.callsPerRound), counts.concurrency);
+    // Interleaved, every order of the modes in turn: a drifting machine load, or the garbage one
+    // round leaves to the next, favours none.
+    const orders = permutations(modes);
+    for (let r = 0; r < counts.rounds; r++)
+      for (const mode of orders[r % orders.length]!) {
+        gc?.(); // run with --expose-gc: each round starts with a clean heap
         samples[mode]!.push(await round(handles[mode]!, counts.callsPerRound, counts.concurrency));
-    }
+      }
   } finally {
     for (const handle of Object.values(handles)) await handle.close();
     server.child.kill();
   }
+  const cut = samples['limits cut out (same build)']!;
   const result = (mode: Mode) => ({
     callsPerSecond: Math.round(median(samples[mode]!.map((s) => s.callsPerSecond))),
     cpuUsPerCall: Math.round(median(samples[mode]!.map((s) => s.cpuUsPerCall)) * 10) / 10,
+    ...(mode === 'limits cut out (same build)'
+      ? {}
+      : {
+          // Per round: this mode's CPU per call over the cut-out's in the same round (> 1: costs more).
+          cpuRatio: ratioOf(samples[mode]!.map((s, i) => s.cpuUsPerCall / cut[i]!.cpuUsPerCall)),
+          wallRatio: ratioOf(samples[mode]!.map((s, i) => cut[i]!.callsPerSecond / s.callsPerSecond)),
+        }),
   });
   return {
     counts,
@@ -193,27 +260,30 @@ export async function runLimitsBench(counts: LimitsCounts, baseline?: string): P
 export function formatLimits(report: LimitsReport): string {
   const b = report.backpressure;
   const unused = report.modes['limits unused (defaults)']!;
-  const pct = (a: number, x: number) => `${x >= a ? '+' : ''}${(((x - a) / a) * 100).toFixed(1)}%`;
+  const pct = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(2)}%`;
   const row = (mode: Mode) => {
     const m = report.modes[mode];
     if (!m) return [];
-    const versus =
-      mode === 'limits unused (defaults)'
-        ? ''
-        : `   (unused vs this: ${pct(m.callsPerSecond, unused.callsPerSecond)} calls/s, ${pct(m.cpuUsPerCall, unused.cpuUsPerCall)} CPU)`;
+    const versus = m.cpuRatio
+      ? `   CPU ${pct(m.cpuRatio.median)} (IQR ${pct(m.cpuRatio.q1)} … ${pct(m.cpuRatio.q3)}), wall ${pct(m.wallRatio!.median)}`
+      : '   (the A/B reference)';
     return [
       `  ${mode.padEnd(30)}${String(m.callsPerSecond).padStart(10)}   ${m.cpuUsPerCall.toFixed(1).padStart(11)}${versus}`,
     ];
   };
+  const cost = unused.cpuRatio!;
   return [
     `Backpressure: a burst of ${b.burst} calls answered 429 (Retry-After: ${b.retryAfterSeconds}) for ${b.retryAfterSeconds} s`,
     `  requests sent to the server during the window: ${b.sentDuringWindow} (expected 0)`,
     `  calls answered: ${b.answered}/${b.burst}, the first ${b.firstAnswerMs} ms and the last ${b.lastAnswerMs} ms after the first 429 (the burst reached the server over ${b.burstSpreadMs} ms)`,
-    `Limits per call: tools/call over Streamable HTTP (JSON), ${report.counts.concurrency} in flight, median of ${report.counts.rounds} rotating rounds`,
+    `Limits per call: tools/call over Streamable HTTP (JSON), ${report.counts.concurrency} in flight, ${report.counts.rounds} interleaved rounds of ${report.counts.callsPerRound} calls`,
+    `  (per mode: median calls/s and client CPU µs per call; against the limits cut out: the median of the per-round ratios)`,
     `  mode                             calls/s   CPU µs/call`,
+    ...row('limits cut out (same build)'),
     ...row('limits unused (defaults)'),
     ...row('rate limit set, never reached'),
     ...row('baseline build'),
+    `  A/B, limits unused vs cut out: ${pct(cost.median)} CPU per call (must hold: ≤ +2%; IQR ${pct(cost.q1)} … ${pct(cost.q3)})`,
     `  the unused limits' check alone: ${report.unusedCheckNs} ns per call (${((report.unusedCheckNs / 1000 / unused.cpuUsPerCall) * 100).toFixed(3)}% of a call's CPU)`,
   ].join('\n');
 }

@@ -35,7 +35,7 @@ export async function whileBusy<T>(context: ServerContext, limits: RequestLimits
 }
 
 /** The least wait after `busy` earlier busy answers in a row: none for the first, then the restart backoff. */
-export function busyFloorMs(context: ServerContext, busy: number): number {
+function busyFloorMs(context: ServerContext, busy: number): number {
   if (busy === 0) return 0;
   const { initialMs, factor } = context.config.restart.backoff;
   return initialMs * factor ** Math.min(busy - 1, 30);

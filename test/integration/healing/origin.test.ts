@@ -114,6 +114,27 @@ describe('reconnects coordinated per origin', () => {
   });
 });
 
+describe('lastError seen from a transition listener', () => {
+  it('when ready fires after an outage, status().lastError read inside the listener is already cleared (it was set while down)', async () => {
+    const handle = cleanup.add(
+      await connect({ url: `${front.origin}/mcp`, keepalive: false, restart: RESTART, requestTimeoutMs: 10_000 }),
+      (h) => h.close(),
+    );
+    const seen: Array<[string, string | undefined]> = [];
+    handle.on('transition', (t) => seen.push([t.to, handle.status().lastError]));
+    await front.set('down');
+    cleanup.add(front, (f) => f.set('up'));
+    await clientNoticesClose();
+    const call = handle.callTool('echo', { text: 'after the outage' }, { timeoutMs: 10_000 });
+    await expect.poll(() => seen.some(([to, error]) => to === 'reconnecting' && error !== undefined)).toBe(true);
+    await front.set('up');
+    expect((await call).content[0]!['text']).toBe('after the outage');
+    const ready = seen.filter(([to]) => to === 'ready');
+    expect(ready.length).toBeGreaterThan(0);
+    expect(ready, 'ready: the old failure is gone inside the listener').toEqual(ready.map(() => ['ready', undefined]));
+  });
+});
+
 describe('a cold start with the origin down', () => {
   it('20 servers started while their origin is down: the first attempts take one turn per slot too, start() settles, all end ready when it is back', async () => {
     // An origin of its own, not heard from yet in this process (the shared one has answered).
