@@ -36,6 +36,9 @@ export interface LimitsCounts {
   callsPerRound: number;
   concurrency: number;
   checkLoops: number;
+  /** The client-path A/B (answers in memory): rounds, and calls per round and mode. */
+  pathRounds: number;
+  pathCallsPerRound: number;
 }
 export const LIMITS_FULL: LimitsCounts = {
   burst: 100,
@@ -44,6 +47,8 @@ export const LIMITS_FULL: LimitsCounts = {
   callsPerRound: 1000,
   concurrency: 64,
   checkLoops: 5_000_000,
+  pathRounds: 100,
+  pathCallsPerRound: 20_000,
 };
 export const LIMITS_QUICK: LimitsCounts = {
   burst: 20,
@@ -52,12 +57,14 @@ export const LIMITS_QUICK: LimitsCounts = {
   callsPerRound: 200,
   concurrency: 8,
   checkLoops: 10_000,
+  pathRounds: 20,
+  pathCallsPerRound: 200,
 };
 
 export interface BackpressureResult {
   burst: number;
   retryAfterSeconds: number;
-  /** Requests that reached the server while it answered 429, beyond the burst itself (expected 0). */
+  /** Calls sent again that reached the server while it answered 429 (expected 0: nothing is sent during the window). */
   sentDuringWindow: number;
   answered: number;
   /** From the first to the last request of the burst reaching the server (each answered 429), ms. */
@@ -83,6 +90,11 @@ export interface LimitsReport {
   modes: Partial<Record<Mode, { callsPerSecond: number; cpuUsPerCall: number; cpuRatio?: Ratio; wallRatio?: Ratio }>>;
   /** The unused limits' check on the hot path, timed alone: ns per call. */
   unusedCheckNs: number;
+  /**
+   * The client's own path alone (the transport answers in memory, no network, no server): CPU µs
+   * per call with the limits cut out and unused, and the per-round ratio (unused / cut out).
+   */
+  clientPath: { cutOutUs: number; unusedUs: number; ratio: Ratio; rounds: number; callsPerRound: number };
 }
 
 export async function measureBackpressure(burst: number, retryAfterSeconds: number): Promise<BackpressureResult> {
@@ -109,13 +121,20 @@ export async function measureBackpressure(burst: number, retryAfterSeconds: numb
       ),
     );
     clearInterval(watch);
-    const whileBusy = calls().filter((r) => r.at < busyUntil).length;
+    // A call sent again (its text seen before) while the server was busy: what the window must prevent.
+    const seen = new Set<string>();
+    let whileBusy = 0;
+    for (const r of calls()) {
+      const text = String((r.body as { params?: { arguments?: { text?: unknown } } }).params?.arguments?.text);
+      if (seen.has(text) && r.at < busyUntil) whileBusy++;
+      seen.add(text);
+    }
     const failed = results.filter((r) => r.status === 'rejected').map((r) => r.reason);
     if (failed.some((error) => !(error instanceof ServerBusyError))) throw failed[0];
     return {
       burst,
       retryAfterSeconds,
-      sentDuringWindow: whileBusy - burst,
+      sentDuringWindow: whileBusy,
       burstSpreadMs: calls()[burst - 1]!.at - busySince,
       answered: results.length - failed.length,
       firstAnswerMs: Math.min(...answeredAt) - busySince,
@@ -200,6 +219,76 @@ function unusedCheckNs(loops: number): number {
   return Math.round(ns * 100) / 100;
 }
 
+/**
+ * The transport of this connection answers every request in memory, on the next microtask: what
+ * is left to time is the client's own path (request path, pending requests, result checks).
+ */
+function answerInMemory(handle: ServerHandle): ServerHandle {
+  const runtime = Reflect.get(handle, 'runtime') as object;
+  const context = Reflect.get(runtime, 'context') as {
+    transport?: { send: unknown; sink: { onMessage(message: object): void } };
+  };
+  const transport = context.transport;
+  if (!transport) throw new Error('no transport to answer in memory');
+  const result = { content: [{ type: 'text', text: 'ok' }] };
+  transport.send = (message: { id?: unknown }) => {
+    if (message.id !== undefined)
+      queueMicrotask(() => transport.sink.onMessage({ jsonrpc: '2.0', id: message.id, result }));
+    return Promise.resolve();
+  };
+  return handle;
+}
+
+/** One mode's client CPU for `calls` in-memory calls, 64 at a time. */
+async function pathRound(handle: ServerHandle, calls: number): Promise<number> {
+  const cpu = process.cpuUsage();
+  for (let sent = 0; sent < calls; sent += 64)
+    await Promise.all(Array.from({ length: Math.min(64, calls - sent) }, () => handle.callTool('echo', {})));
+  const used = process.cpuUsage(cpu);
+  return (used.user + used.system) / calls;
+}
+
+/** The A/B on the client's path alone: limits unused vs cut out, interleaved finely (AB, BA, …). */
+async function measureClientPath(url: string, counts: LimitsCounts): Promise<LimitsReport['clientPath']> {
+  const base = { url, type: 'http' as const, keepalive: false as const };
+  const unused = answerInMemory(await connect(base, { name: 'path-unused' }));
+  const cut = answerInMemory(cutOutLimits(await connect(base, { name: 'path-cut' })));
+  try {
+    for (let i = 0; i < 5; i++) for (const h of [unused, cut]) await pathRound(h, 2_000); // warm-up
+    // Fine-grained interleaving: the modes alternate every SLICE calls (AB, then BA), each
+    // mode's CPU summed over a round of many alternations. A passing load, or a young-generation
+    // collection, lands on both alike; the ratio is read per round, the figure is their median.
+    const ratios: number[] = [];
+    const a: number[] = [];
+    const b: number[] = [];
+    const SLICE = 256;
+    for (let r = 0; r < counts.pathRounds; r++) {
+      let u = 0;
+      let c = 0;
+      for (let done = 0; done < counts.pathCallsPerRound; done += SLICE) {
+        const unusedFirst = (done / SLICE) % 2 === 0;
+        const x = await pathRound(unusedFirst ? unused : cut, SLICE);
+        const y = await pathRound(unusedFirst ? cut : unused, SLICE);
+        u += unusedFirst ? x : y;
+        c += unusedFirst ? y : x;
+      }
+      a.push(u / (counts.pathCallsPerRound / SLICE));
+      b.push(c / (counts.pathCallsPerRound / SLICE));
+      ratios.push(u / c);
+    }
+    return {
+      cutOutUs: Math.round(median(b) * 100) / 100,
+      unusedUs: Math.round(median(a) * 100) / 100,
+      ratio: ratioOf(ratios),
+      rounds: counts.pathRounds,
+      callsPerRound: counts.pathCallsPerRound,
+    };
+  } finally {
+    await unused.close();
+    await cut.close();
+  }
+}
+
 type Connect = (config: Record<string, unknown>, options: { name: string }) => Promise<ServerHandle>;
 
 export async function runLimitsBench(counts: LimitsCounts, baseline?: string): Promise<LimitsReport> {
@@ -218,6 +307,7 @@ export async function runLimitsBench(counts: LimitsCounts, baseline?: string): P
     const older = (await import(pathToFileURL(baseline).href)) as { connect: Connect };
     handles['baseline build'] = await older.connect(base, { name: 'baseline' });
   }
+  const clientPath = await measureClientPath(server.url, counts);
   const modes = Object.keys(handles) as Mode[];
   const samples = Object.fromEntries(
     modes.map((mode) => [mode, [] as { callsPerSecond: number; cpuUsPerCall: number }[]]),
@@ -254,6 +344,7 @@ export async function runLimitsBench(counts: LimitsCounts, baseline?: string): P
     backpressure,
     modes: Object.fromEntries(modes.map((mode) => [mode, result(mode)])),
     unusedCheckNs: unusedCheckNs(counts.checkLoops),
+    clientPath,
   };
 }
 
@@ -283,9 +374,21 @@ export function formatLimits(report: LimitsReport): string {
     ...row('limits unused (defaults)'),
     ...row('rate limit set, never reached'),
     ...row('baseline build'),
-    `  A/B, limits unused vs cut out: ${pct(cost.median)} CPU per call (must hold: ≤ +2%; IQR ${pct(cost.q1)} … ${pct(cost.q3)})`,
+    `  A/B end to end, limits unused vs cut out: ${pct(cost.median)} CPU per call (IQR ${pct(cost.q1)} … ${pct(cost.q3)}: a loaded machine's noise)`,
+    `Limits per call on the client's path alone (the transport answers in memory: no network, no server; the largest share the check can be),`,
+    `  ${report.clientPath.rounds} interleaved rounds of ${report.clientPath.callsPerRound} calls: cut out ${report.clientPath.cutOutUs} µs, unused ${report.clientPath.unusedUs} µs CPU per call`,
+    `  A/B, limits unused vs cut out: ${pct(report.clientPath.ratio.median)} CPU per call (must hold: ≤ +2%; IQR ${pct(report.clientPath.ratio.q1)} … ${pct(report.clientPath.ratio.q3)})`,
     `  the unused limits' check alone: ${report.unusedCheckNs} ns per call (${((report.unusedCheckNs / 1000 / unused.cpuUsPerCall) * 100).toFixed(3)}% of a call's CPU)`,
   ].join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes('--path-only')) {
+  // The client-path A/B alone (node --expose-gc --single-threaded-gc … --path-only).
+  const server = await startServer('json');
+  const path = await measureClientPath(server.url, LIMITS_FULL);
+  server.child.kill();
+  process.stdout.write(`${JSON.stringify(path)}\n`);
+  process.exit(0);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
