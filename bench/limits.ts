@@ -9,8 +9,8 @@
  *   A/B: the same build with the limits' check cut out of the request path (`dispatch` sends
  *   straight to the transport, as before the limits existed), beside the default connection and
  *   one whose rate limit is set and never reached (every request takes the limits' slow path).
- *   Noise-robust: many short rounds, interleaved (every order of the modes in turn, so a drifting
- *   load favours none; a forced GC before each round with --expose-gc), the client's CPU time per call
+ *   Noise-robust: the modes take turns every 250 calls (every order in turn, so a drifting load or
+ *   a garbage collection lands on all alike), summed per round; the client's CPU time per call
  *   (`process.cpuUsage`: the server runs in another process, and a busy machine slows wall time
  *   more than CPU time), and the figure is the median of the per-round ratios, with their
  *   interquartile range. Also the unused check alone, timed in a loop, as a share of a call's CPU.
@@ -43,8 +43,8 @@ export interface LimitsCounts {
 export const LIMITS_FULL: LimitsCounts = {
   burst: 100,
   retryAfterSeconds: 2,
-  rounds: 48,
-  callsPerRound: 1000,
+  rounds: 30,
+  callsPerRound: 3000,
   concurrency: 64,
   checkLoops: 5_000_000,
   pathRounds: 100,
@@ -315,14 +315,26 @@ export async function runLimitsBench(counts: LimitsCounts, baseline?: string): P
   try {
     // Warm-up: the JIT settles on every path before the rounds count.
     for (const mode of modes) await round(handles[mode]!, Math.max(2_000, counts.callsPerRound), counts.concurrency);
-    // Interleaved, every order of the modes in turn: a drifting machine load, or the garbage one
-    // round leaves to the next, favours none.
     const orders = permutations(modes);
-    for (let r = 0; r < counts.rounds; r++)
-      for (const mode of orders[r % orders.length]!) {
-        gc?.(); // run with --expose-gc: each round starts with a clean heap
-        samples[mode]!.push(await round(handles[mode]!, counts.callsPerRound, counts.concurrency));
-      }
+    // Each round: the modes take turns every SLICE calls (every order in turn), each mode's CPU and
+    // time summed over the round; a passing load or a collection lands on all of them alike.
+    const SLICE = 250;
+    gc?.();
+    for (let r = 0; r < counts.rounds; r++) {
+      const sums = new Map(modes.map((mode) => [mode, { cpu: 0, seconds: 0 }]));
+      for (let done = 0, turn = 0; done < counts.callsPerRound; done += SLICE, turn++)
+        for (const mode of orders[(r + turn) % orders.length]!) {
+          const slice = await round(handles[mode]!, SLICE, counts.concurrency);
+          const sum = sums.get(mode)!;
+          sum.cpu += slice.cpuUsPerCall * SLICE;
+          sum.seconds += SLICE / slice.callsPerSecond;
+        }
+      for (const [mode, sum] of sums)
+        samples[mode]!.push({
+          cpuUsPerCall: sum.cpu / counts.callsPerRound,
+          callsPerSecond: counts.callsPerRound / sum.seconds,
+        });
+    }
   } finally {
     for (const handle of Object.values(handles)) await handle.close();
     server.child.kill();
