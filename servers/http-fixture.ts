@@ -185,6 +185,14 @@ export async function startHttpFixture(options: FixtureOptions = {}): Promise<Ht
     }
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (pathname !== path) return sendJson(res, 404, rpcError(null, -32000, 'Not Found'));
+    const busyFor = faults.busyFor;
+    if (busyFor && (busyFor.what === 'GET' ? req.method === 'GET' : rpcMethod === busyFor.what)) {
+      if (--busyFor.times <= 0) faults.busyFor = undefined;
+      const text = busyFor.status === 429 ? 'Too Many Requests' : 'Service Unavailable';
+      const headers: Record<string, string> =
+        busyFor.retryAfter === undefined ? {} : { 'retry-after': busyFor.retryAfter };
+      return sendJson(res, busyFor.status, rpcError(body?.id ?? null, -32000, text), headers);
+    }
     if (faults.bearer && req.headers.authorization !== `Bearer ${faults.bearer.token}`) {
       return sendJson(
         res,

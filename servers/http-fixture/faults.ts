@@ -41,6 +41,11 @@ export interface Faults {
    * as its Retry-After header when given (seconds or an HTTP date), until the switch is cleared.
    */
   busy?: { status: 429 | 503; retryAfter?: string | undefined } | undefined;
+  /**
+   * Answer the next `times` requests of one kind (a JSON-RPC method such as `initialize` or
+   * `server/discover`, or `GET` for the listening stream) with this status and Retry-After.
+   */
+  busyFor?: { what: string; times: number; status: 429 | 503; retryAfter?: string | undefined } | undefined;
 }
 
 /** What the fixture's parts share. */

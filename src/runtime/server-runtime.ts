@@ -266,13 +266,13 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   // ---- ConnectionHost: the machine's actors (see machines/connection-host.ts for when each runs)
 
   connectTransport(kind: ConfiguredTransport): Promise<TransportOpened> {
-    return this.opening.withStoredEra(this.slot.connectTransport(kind));
+    return this.opening.withStoredEra(this.origin.attempt(() => this.slot.connectTransport(kind)));
   }
   discoverServer(): Promise<DiscoverVerdict> {
-    return this.slot.recordFailure(this.opening.discover());
+    return this.origin.noting(this.slot.recordFailure(this.opening.discover()));
   }
   initialize(): Promise<SessionInfo> {
-    return this.slot.recordFailure(this.opening.initialize());
+    return this.origin.noting(this.slot.recordFailure(this.opening.initialize()));
   }
   probeSession(): Promise<ProbeVerdict> {
     return this.probes.probeSession();
@@ -289,6 +289,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
       lastEventId,
       () => this.modernListening(),
       (refusal) => this.recovery.requestAuthorization(refusal),
+      this.requests.limits,
     );
   }
   openLegacyTransport(): Promise<void> {

@@ -141,6 +141,14 @@ export async function openEventStream(
       throw refused;
     }
     const detail = await describeErrorBody(body, redact);
+    // Backpressure: the listener waits out its Retry-After (runtime/session/handshake-busy.ts).
+    if (isBusyStatus(statusCode)) {
+      const wait = retryAfterMs(headers['retry-after']);
+      throw new ServerBusyError(`HTTP ${statusCode} for ${what}${detail ? `: ${detail}` : ''}`, statusCode, wait, {
+        server,
+        body: detail,
+      });
+    }
     throw new TransportError(`HTTP ${statusCode} for ${what}${detail ? `: ${detail}` : ''}`, statusCode, {
       server,
       body: detail,

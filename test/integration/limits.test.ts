@@ -6,10 +6,16 @@
  * asked for and decides when it ends.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { QueueFullError, ServerBusyError, type BackpressureEvent, type ServerHandle } from '../../src/index.js';
+import {
+  connect,
+  QueueFullError,
+  ServerBusyError,
+  type BackpressureEvent,
+  type ServerHandle,
+} from '../../src/index.js';
 import type { HttpFixture, RecordedRequest } from '../../servers/http-fixture.js';
 import { startHttpFixture } from '../../servers/http-fixture.js';
-import { Cleanup, ManualTimers, open, posts, rejection } from '../transports/helpers.js';
+import { Cleanup, gets, ManualTimers, open, posts, rejection } from '../transports/helpers.js';
 
 let f: HttpFixture;
 const cleanup = new Cleanup();
@@ -148,6 +154,79 @@ describe('429 and 503 are backpressure', () => {
     const answer = await handle.callTool('echo', { text: 'rate limited, try later' });
     expect(answer.content[0]!.text).toBe('rate limited, try later');
     expect(handle.status().backpressure).toMatchObject({ held: 0, retried: 0 });
+  });
+});
+
+describe('a 429 to the handshake or to the listening stream is backpressure too', () => {
+  /** The Retry-After window's timer (2 s asked), once it is set. */
+  async function windowOf(timers: ManualTimers): Promise<{ ms: number; fire(): void }> {
+    await expect.poll(() => timers.scheduled.some((e) => !e.fired && !e.cleared && e.ms > 1_500)).toBe(true);
+    const entry = timers.scheduled.find((e) => !e.fired && !e.cleared && e.ms > 1_500)!;
+    return {
+      ms: entry.ms,
+      fire: () => {
+        entry.fired = true;
+        entry.fn();
+      },
+    };
+  }
+  const sent = (): string[] => f.requests.map((r) => (r.method === 'GET' ? 'GET' : (r.rpcMethod ?? r.method)));
+
+  it.each([
+    ['initialize', 'legacy'],
+    ['server/discover', undefined],
+  ] as const)(
+    'a 429 (Retry-After: 2) to %s holds the handshake for the window: nothing reaches the server, no restart, no era guessed',
+    async (what, protocolVersion) => {
+      const timers = new ManualTimers();
+      f.faults.busyFor = { what, times: 1, status: 429, retryAfter: '2' };
+      const connecting = connect({ url: f.url, protocolVersion, keepalive: false }, { name: 'fx', timers });
+      const window = await windowOf(timers);
+      expect(window.ms).toBeGreaterThan(1_800);
+      expect(window.ms).toBeLessThanOrEqual(2_000);
+      const answered = f.requests.length;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(f.requests.length, 'nothing is sent during the window').toBe(answered);
+      window.fire();
+      const handle = cleanup.add(await connecting, (h) => h.close());
+      const status = handle.status();
+      expect(status.state).toBe('ready');
+      expect(status.restarts, 'not a failure: no restart').toBe(0);
+      expect(status.lastError).toBeUndefined();
+      expect(status.backpressure).toMatchObject({ held: 1, retried: 1, until: undefined });
+      // Sent again after the window, not taken for a 2025-era answer.
+      expect(sent().slice(0, 3)).toEqual(
+        what === 'initialize'
+          ? ['initialize', 'initialize', 'notifications/initialized']
+          : ['server/discover', 'server/discover', 'initialize'],
+      );
+      expect((await handle.callTool('echo', { text: 'after' })).content[0]!.text).toBe('after');
+    },
+  );
+
+  it('a 429 (Retry-After: 2) to the listening GET holds the server for the window: calls wait, the stream opens after it, no restart', async () => {
+    const timers = new ManualTimers();
+    f.faults.busyFor = { what: 'GET', times: 1, status: 429, retryAfter: '2' };
+    // A short listener open wait (requestTimeoutMs caps it): the connection serves while the stream waits.
+    const handle = cleanup.add(
+      await connect(
+        { url: f.url, protocolVersion: 'legacy', keepalive: false, requestTimeoutMs: 200 },
+        { name: 'fx', timers },
+      ),
+      (h) => h.close(),
+    );
+    const window = await windowOf(timers);
+    const call = handle.callTool('echo', { text: 'held' }, { timeoutMs: 30_000 });
+    await expect.poll(() => handle.status().requests.throttled).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(calls(), 'no call reaches the server during the window').toHaveLength(0);
+    expect(gets(f.requests), 'the stream is not reopened during it').toHaveLength(1);
+    window.fire();
+    expect((await call).content[0]!.text).toBe('held');
+    await expect.poll(() => f.getStreamCount()).toBe(1);
+    expect(gets(f.requests)).toHaveLength(2);
+    expect(handle.status()).toMatchObject({ state: 'ready', restarts: 0, lastError: undefined });
+    expect(handle.status().backpressure).toMatchObject({ held: 1 });
   });
 });
 

@@ -119,3 +119,87 @@ describe('reconnect turns per origin: no turn is lost', () => {
     expect(order, 'no verdict in 120 s: the turn passes on').toEqual(['a', 'b']);
   });
 });
+
+describe('first attempts (a cold start) take turns too', () => {
+  /** `'go'`, `'down'`, or `'wait'` while unsettled: what a first attempt was told. */
+  function firstOf(turns: OriginTurns, m: OriginMember): { verdict: string } {
+    const seen = { verdict: 'wait' };
+    const turn = turns.firstTurn(ORIGIN, m);
+    if (!turn) seen.verdict = 'go';
+    else
+      turn.then(
+        () => (seen.verdict = 'go'),
+        () => (seen.verdict = 'down'),
+      );
+    return seen;
+  }
+
+  it('at an origin not heard from, the first attempt scouts and the others wait for its verdict: down, they fail without knocking', async () => {
+    const turns = new OriginTurns(() => 1);
+    const [scout, b, c] = [member(), member(), member()];
+    expect(firstOf(turns, scout).verdict, 'the scout goes at once').toBe('go');
+    const [bSeen, cSeen] = [firstOf(turns, b), firstOf(turns, c)];
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect([bSeen.verdict, cSeen.verdict], 'no verdict yet: they wait').toEqual(['wait', 'wait']);
+    turns.failed(ORIGIN, scout);
+    await vi.advanceTimersByTimeAsync(0);
+    expect([bSeen.verdict, cSeen.verdict], 'the scout found it down').toEqual(['down', 'down']);
+    // Their failures change nothing; their reconnects take one turn per slot with the scout's.
+    turns.failed(ORIGIN, b);
+    turns.failed(ORIGIN, c);
+    const order: string[] = [];
+    for (const [m, name] of [
+      [scout, 'scout'],
+      [b, 'b'],
+      [c, 'c'],
+    ] as const)
+      void turnOf(turns, m, name, order);
+    await vi.advanceTimersByTimeAsync(499);
+    expect(order).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(order, 'one attempt in the first slot').toEqual(['scout']);
+    const late = firstOf(turns, member());
+    await vi.advanceTimersByTimeAsync(0);
+    expect(late.verdict, 'a first attempt at an origin known down waits for the attempt that is out').toBe('wait');
+    turns.failed(ORIGIN, scout);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(late.verdict, 'and takes its verdict').toBe('down');
+  });
+
+  it('a first attempt at an origin known down with nobody else there waits for the next slot, then knocks itself', async () => {
+    const turns = new OriginTurns(() => 1);
+    const gone = member();
+    turns.failed(ORIGIN, gone); // slot 1 at 500 ms; its connection then closes
+    turns.leave(ORIGIN, gone);
+    const lone = firstOf(turns, member());
+    await vi.advanceTimersByTimeAsync(499);
+    expect(lone.verdict).toBe('wait');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(lone.verdict).toBe('go');
+  });
+
+  it('the scout reaches ready: everyone waiting goes at once, and later first attempts go straight', async () => {
+    const turns = new OriginTurns(() => 1);
+    const scout = member();
+    firstOf(turns, scout);
+    const waiting = Array.from({ length: 5 }, () => firstOf(turns, member()));
+    turns.succeeded(ORIGIN);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(waiting.map((w) => w.verdict)).toEqual(['go', 'go', 'go', 'go', 'go']);
+    expect(firstOf(turns, member()).verdict).toBe('go');
+    expect(Reflect.get(turns, 'down').size).toBe(0);
+  });
+
+  it('a scout that leaves without a verdict (closed, authorizing) passes the scouting to the next first attempt', async () => {
+    const turns = new OriginTurns(() => 1);
+    const [scout, b, c] = [member(), member(), member()];
+    firstOf(turns, scout);
+    const [bSeen, cSeen] = [firstOf(turns, b), firstOf(turns, c)];
+    turns.leave(ORIGIN, scout);
+    await vi.advanceTimersByTimeAsync(0);
+    expect([bSeen.verdict, cSeen.verdict], 'b scouts now, c waits for it').toEqual(['go', 'wait']);
+    turns.failed(ORIGIN, b);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(cSeen.verdict).toBe('down');
+  });
+});

@@ -8,6 +8,10 @@
  * capped at `maxMs`) with full jitter; while requests wait at the origin the slot is capped at
  * the waiting cap (default 1 s), so a server that is back is answered within about a second.
  *
+ * A connection's first attempt takes a turn too (`firstTurn`): at an origin not heard from yet in
+ * this process, the first attempt scouts and the others wait for its verdict, so a cold start of
+ * 200 servers on an origin that is down knocks once, then once per slot, like a reconnect.
+ *
  * The machine decides when a connection waits (its `waiting for origin` and `reviving` states);
  * this only says when its turn comes. An origin that is up costs nothing: no entry, no timer.
  */
@@ -30,13 +34,19 @@ interface Waiter {
   go: () => void;
 }
 
-/** One origin that could not be connected to. */
+/** A first attempt waiting for the scout's verdict: it goes when the origin answers, else fails without knocking. */
+interface FirstWaiter extends Waiter {
+  down: () => void;
+}
+
+/** One origin that could not be connected to, or not heard from yet while its first attempt scouts. */
 class DownOrigin {
   /** Failed slots in a row: the backoff exponent. */
   private failures = 0;
   private nextSlotAt = 0;
   private holder: OriginMember | undefined = undefined;
   private readonly waiters: Waiter[] = [];
+  private readonly firstWaiters: FirstWaiter[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined = undefined;
 
   constructor(
@@ -45,7 +55,7 @@ class DownOrigin {
   ) {}
 
   get idle(): boolean {
-    return this.holder === undefined && this.waiters.length === 0;
+    return this.holder === undefined && this.waiters.length === 0 && this.firstWaiters.length === 0;
   }
 
   /**
@@ -53,11 +63,14 @@ class DownOrigin {
    * Other connections finding the same outage change nothing.
    */
   failed(member: OriginMember): void {
-    if (this.failures > 0 && this.holder !== member) return;
+    // Another connection holds the turn (a scout included): only its verdict counts.
+    if (this.holder !== undefined ? this.holder !== member : this.failures > 0) return;
     this.holder = undefined;
     this.clearTimer();
     this.failures++;
     this.nextSlotAt = Date.now() + this.slotDelay(member);
+    // The first attempts that waited for the scout take its verdict: down, without knocking.
+    for (const waiter of this.firstWaiters.splice(0)) waiter.down();
     this.schedule();
   }
 
@@ -69,6 +82,30 @@ class DownOrigin {
       this.hurry();
       this.schedule();
     });
+  }
+
+  /**
+   * A connection's first attempt: undefined when it goes now (it scouts: nobody holds or waits
+   * for the turn, and the slot has come), else a wait. While an attempt is out or a slot is
+   * coming, it takes that attempt's verdict: the origin answered, go; it did not, rejected
+   * without knocking (the connection then waits for a turn like any reconnect).
+   */
+  first(member: OriginMember): Promise<void> | undefined {
+    if (this.holder === undefined && this.waiters.length === 0) {
+      if (Date.now() < this.nextSlotAt) return this.wait(member);
+      this.hold(member);
+      return undefined;
+    }
+    return new Promise((go, fail) => {
+      this.drop(member);
+      this.firstWaiters.push({ member, go, down: () => fail(new Error('down')) });
+    });
+  }
+
+  /** Stops waiting without touching the turn (its connection goes at once: `reconnect()`). */
+  stopWaiting(member: OriginMember): void {
+    this.drop(member);
+    if (this.idle) this.clearTimer();
   }
 
   /** Someone now waits: a slot further away than the waiting cap is brought forward. */
@@ -85,22 +122,34 @@ class DownOrigin {
     this.holder = undefined;
     this.clearTimer();
     for (const waiter of this.waiters.splice(0)) waiter.go();
+    for (const waiter of this.firstWaiters.splice(0)) waiter.go();
   }
 
   /** A member left (closed, authorizing): it no longer holds the turn, and stops waiting. */
   leave(member: OriginMember): void {
     this.drop(member);
-    if (this.holder === member) {
-      this.holder = undefined;
-      this.clearTimer();
-      this.schedule();
-    }
+    if (this.holder === member) this.release();
     if (this.idle) this.clearTimer();
+  }
+
+  /** The holder gives no verdict: a first attempt waiting for it scouts next, else the next slot's waiter goes. */
+  private release(): void {
+    this.holder = undefined;
+    this.clearTimer();
+    const next = this.firstWaiters.shift();
+    if (next) {
+      this.hold(next.member);
+      next.go();
+      return;
+    }
+    this.schedule();
   }
 
   private drop(member: OriginMember): void {
     const index = this.waiters.findIndex((w) => w.member === member);
     if (index >= 0) this.waiters.splice(index, 1);
+    const first = this.firstWaiters.findIndex((w) => w.member === member);
+    if (first >= 0) this.firstWaiters.splice(first, 1);
   }
 
   private schedule(again = false): void {
@@ -118,15 +167,19 @@ class DownOrigin {
     let index = this.waiters.findIndex((w) => w.member.hasWaitingRequests());
     if (index < 0) index = 0;
     const [waiter] = this.waiters.splice(index, 1);
-    this.holder = waiter!.member;
+    this.hold(waiter!.member);
+    waiter!.go();
+  }
+
+  private hold(member: OriginMember): void {
+    this.holder = member;
+    this.clearTimer();
     // The slot timer is idle while a turn is held: it watches for a verdict that never comes.
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.holder = undefined;
-      this.schedule();
+      this.release();
     }, VERDICT_TIMEOUT_MS);
     this.timer.unref?.();
-    waiter!.go();
   }
 
   /** Full jitter over the grown backoff, capped while anyone at this origin has requests waiting. */
@@ -163,6 +216,24 @@ export class OriginTurns {
   turn(origin: string, member: OriginMember): Promise<void> {
     const entry = this.down.get(origin);
     return entry ? entry.wait(member) : Promise.resolve();
+  }
+
+  /**
+   * A connection's first attempt: undefined when it may go now (the origin answered before, or
+   * this attempt scouts an origin not heard from yet); else it waits for the scout's verdict (the
+   * origin answers: go; it does not: rejected without knocking, as it is when the origin is
+   * known down, and the connection then waits for a turn like any reconnect).
+   */
+  firstTurn(origin: string, member: OriginMember): Promise<void> | undefined {
+    if (this.upAt.has(origin)) return undefined;
+    let entry = this.down.get(origin);
+    if (!entry) this.down.set(origin, (entry = new DownOrigin(member.backoff, this.random)));
+    return entry.first(member);
+  }
+
+  /** `member` goes at once (`reconnect()`): it leaves the queue, any turn it holds stays its own. */
+  stopWaiting(origin: string, member: OriginMember): void {
+    this.down.get(origin)?.stopWaiting(member);
   }
 
   /** An attempt to connect failed (or a live connection found the server unreachable). */

@@ -9,6 +9,9 @@
  *   the server: the answered requests and every later one wait in the gate, and go in order when
  *   it ends, each within its own timeout.
  *
+ * A 429/503 to the handshake (`initialize`, `server/discover`) or to the listening stream opens the
+ * same window (`holdFor`): the handshake or the stream waits it out (`windowClosed`) and tries again.
+ *
  * What waits is in the gate (`throttled`, `retrying`), bounded by `maxQueuedRequests` with the
  * rest. While nothing limits (`free`) the request path sends at once: the hot path reads one
  * field and the in-flight count, and this part allocates nothing per request.
@@ -49,6 +52,8 @@ export class RequestLimits {
   retried = 0;
   /** The settle hook, built while requests first wait (a closure per idle server otherwise). */
   private settledHook: ((request: PendingRequest) => void) | undefined = undefined;
+  /** Waiting for the window to end: a handshake or a listening stream answered 429/503. */
+  private windowWaiters: Array<() => void> | undefined = undefined;
 
   constructor(
     private readonly context: ServerContext,
@@ -99,9 +104,46 @@ export class RequestLimits {
    * caller gets the error), and so does everything after it.
    */
   onBusy(request: PendingRequest, error: ServerBusyError): boolean {
-    const { pending, gate, config } = this.context;
+    const { pending, gate } = this.context;
     if (!pending.isPending(request)) return true; // timed out or aborted meanwhile: already settled
     const now = Date.now();
+    const waitMs = this.waitFor(error, now);
+    const held = Math.max(now + waitMs, this.windowEnd) < request.dueAt;
+    if (held) {
+      request.sent = false;
+      gate.retry(request);
+      (this.answeredBusy ??= new WeakSet()).add(request);
+      this.held++;
+      this.free = false;
+      pending.onSettled = this.settled();
+      this.context.telemetry?.onThrottled(request, 'retry_after');
+    }
+    this.openWindow(now + waitMs, waitMs);
+    return held;
+  }
+
+  /**
+   * A 429/503 to something that is not a queued request (the handshake, the listening stream):
+   * the window opens for the whole server, counted as held; `floorMs`, the least wait (busy
+   * answers in a row asking for none). Returns the wait.
+   */
+  holdFor(error: ServerBusyError, floorMs = 0): number {
+    const now = Date.now();
+    const waitMs = Math.max(this.waitFor(error, now), Math.min(floorMs, this.context.config.maxRetryAfterMs));
+    this.held++;
+    this.openWindow(now + waitMs, waitMs);
+    return waitMs;
+  }
+
+  /** Resolves when no Retry-After window is open (at once when none is), or the limits stop. */
+  windowClosed(): Promise<void> {
+    if (this.windowEnd === 0) return Promise.resolve();
+    return new Promise((resolve) => (this.windowWaiters ??= []).push(resolve));
+  }
+
+  /** The wait a 429/503 asks for: its `Retry-After` (capped), else a backoff step (0 inside an open window). */
+  private waitFor(error: ServerBusyError, now: number): number {
+    const config = this.context.config;
     const asked = error.retryAfterMs;
     let waitMs = 0;
     if (asked !== undefined) {
@@ -116,18 +158,7 @@ export class RequestLimits {
       waitMs = this.lastBackoffMs = Math.round(base * (1 - jitter + Math.random() * 2 * jitter));
     }
     this.lastStatus = error.status;
-    const held = Math.max(now + waitMs, this.windowEnd) < request.dueAt;
-    if (held) {
-      request.sent = false;
-      gate.retry(request);
-      (this.answeredBusy ??= new WeakSet()).add(request);
-      this.held++;
-      this.free = false;
-      pending.onSettled = this.settled();
-      this.context.telemetry?.onThrottled(request, 'retry_after');
-    }
-    this.openWindow(now + waitMs, waitMs);
-    return held;
+    return waitMs;
   }
 
   /** Sends what may go now, in order: none during a window, up to `maxInFlight`, as tokens allow. */
@@ -159,6 +190,7 @@ export class RequestLimits {
     this.windowEnd = 0;
     this.context.pending.onSettled = undefined;
     this.free = this.bucket === undefined;
+    this.wakeWindowWaiters();
   }
 
   /** Counts for status(). */
@@ -178,10 +210,6 @@ export class RequestLimits {
   private onSettled(request: PendingRequest): void {
     if (!request.sent) this.context.gate.forgetLimited(request);
     this.drain();
-  }
-
-  private settled(): (request: PendingRequest) => void {
-    return (this.settledHook ??= (request) => this.onSettled(request));
   }
 
   /** While requests wait, each settle may free a slot. */
@@ -213,7 +241,18 @@ export class RequestLimits {
     this.windowEnd = 0;
     this.closedAt = Date.now();
     this.emit('resume', 0);
+    this.wakeWindowWaiters();
     this.drain();
+  }
+
+  private settled(): (request: PendingRequest) => void {
+    return (this.settledHook ??= (request) => this.onSettled(request));
+  }
+
+  private wakeWindowWaiters(): void {
+    const waiters = this.windowWaiters;
+    this.windowWaiters = undefined;
+    for (const resolve of waiters ?? []) resolve();
   }
 
   private emit(phase: BackpressureEvent['phase'], waitMs: number): void {

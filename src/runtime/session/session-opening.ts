@@ -19,6 +19,7 @@ import { withoutRootsListChanged } from './client-capabilities.js';
 import { discover } from './discover.js';
 import { wrongPath } from './wrong-path.js';
 import { handshake } from './handshake.js';
+import { whileBusy } from './handshake-busy.js';
 import type { SessionFacts } from '../context/session-facts.js';
 import type { RestoreReport } from '../context/session-state.js';
 import { EraMemory } from './era-memory.js';
@@ -63,11 +64,14 @@ export class SessionOpening {
       server: context.name,
       transport,
       pin: this.pin,
+      // 429/503: the server asks to wait (handshake-busy.ts), it says nothing about the era.
       send: (version) =>
-        this.probes.sendPastGate(
-          'server/discover',
-          new ModernEnvelope(version, this.modernCapabilities(), this.clientInfo).wrap(undefined),
-          timeoutMs,
+        whileBusy(context, this.requests.limits, () =>
+          this.probes.sendPastGate(
+            'server/discover',
+            new ModernEnvelope(version, this.modernCapabilities(), this.clientInfo).wrap(undefined),
+            timeoutMs,
+          ),
         ),
     });
     if (verdict.era === 'modern') {
@@ -114,7 +118,7 @@ export class SessionOpening {
         protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
         capabilities: this.advertisedCapabilities(),
         clientInfo: this.clientInfo,
-        initialize: (params) => this.sendInitialize(params),
+        initialize: (params) => whileBusy(context, this.requests.limits, () => this.sendInitialize(params)),
       });
       // A refused era verdict is dropped from the store (era-memory.ts).
       session = await (this.memory ? this.memory.checked(attempt) : attempt);

@@ -9,7 +9,7 @@ import { ProtocolError } from '../../core/errors.js';
 import { encodeMessage, type JsonRpcRequest, type RequestId } from '../../protocol/jsonrpc.js';
 import { exchangeError } from '../../core/exchange-error.js';
 import { headerValue, mediaTypeEssence } from '../../core/headers.js';
-import { statusError } from '../http-requests.js';
+import { busyError, isBusyStatus, statusError } from '../http-requests.js';
 import { discardBody, readBodyBounded } from '../../core/response-body.js';
 import { readSseStream } from '../sse-reader.js';
 import type { SubscriptionStream } from '../transport.js';
@@ -72,6 +72,11 @@ export async function openSubscriptionStream(
   if (refused) {
     discardBody(body);
     throw refused;
+  }
+  // Backpressure: the listener waits out its Retry-After (runtime/session/handshake-busy.ts).
+  if (isBusyStatus(statusCode)) {
+    discardBody(body);
+    throw busyError(statusCode, response.headers, message, undefined, source.server);
   }
   // A JSON answer (an error such as "Subscription limit reached", or a 4xx carrying a JSON-RPC
   // error as the modern wire does): delivered, so the listen settles with it.

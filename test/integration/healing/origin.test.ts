@@ -114,6 +114,59 @@ describe('reconnects coordinated per origin', () => {
   });
 });
 
+describe('lastError seen from a transition listener', () => {
+  it('when ready fires after an outage, status().lastError read inside the listener is already cleared (it was set while down)', async () => {
+    const handle = cleanup.add(
+      await connect({ url: `${front.origin}/mcp`, keepalive: false, restart: RESTART, requestTimeoutMs: 10_000 }),
+      (h) => h.close(),
+    );
+    const seen: Array<[string, string | undefined]> = [];
+    handle.on('transition', (t) => seen.push([t.to, handle.status().lastError]));
+    await front.set('down');
+    cleanup.add(front, (f) => f.set('up'));
+    await clientNoticesClose();
+    const call = handle.callTool('echo', { text: 'after the outage' }, { timeoutMs: 10_000 });
+    await expect.poll(() => seen.some(([to, error]) => to === 'reconnecting' && error !== undefined)).toBe(true);
+    await front.set('up');
+    expect((await call).content[0]!['text']).toBe('after the outage');
+    const ready = seen.filter(([to]) => to === 'ready');
+    expect(ready.length).toBeGreaterThan(0);
+    expect(ready, 'ready: the old failure is gone inside the listener').toEqual(ready.map(() => ['ready', undefined]));
+  });
+});
+
+describe('a cold start with the origin down', () => {
+  it('20 servers started while their origin is down: the first attempts take one turn per slot too, start() settles, all end ready when it is back', async () => {
+    // An origin of its own, not heard from yet in this process (the shared one has answered).
+    const cold = cleanup.add(await startOriginSwitch({ port: Number(new URL(fixture.url).port) }), (f) => f.close());
+    await cold.set('down');
+    const servers = Object.fromEntries(
+      Array.from({ length: 20 }, (_, i) => [
+        `s${i}`,
+        { url: `${cold.origin}/mcp`, keepalive: false as const, restart: RESTART, requestTimeoutMs: 10_000 },
+      ]),
+    );
+    const sup = cleanup.add(createSupervisor({ servers }), (s) => s.stop());
+    // An attempt that knocks opens its transport and sends `server/discover`; one that took the
+    // scout's verdict goes from `connecting` to `reconnecting` without discovering.
+    let knocks = 0;
+    sup.on('transition', (t) => {
+      if (t.to === 'discovering') knocks++;
+    });
+    await sup.start();
+    expect(knocks, "start() settled on the scout's verdict: one knock").toBe(1);
+    for (const status of Object.values(sup.status())) expect(status.state).not.toBe('ready');
+    const calls = callAll(sup, 20, 2);
+    await sleep(1_000);
+    const duringOutage = knocks;
+    await cold.set('up');
+    expect(await calls).toHaveLength(40);
+    // Uncoordinated, 20 first attempts at once and then each server every 100-200 ms: 150 or more.
+    expect(duringOutage, `attempts during the outage: ${duringOutage}`).toBeLessThanOrEqual(40);
+    await expect.poll(() => Object.values(sup.status()).every((s) => s.state === 'ready')).toBe(true);
+  });
+});
+
 describe('first connect: evidence, not guesses', () => {
   it('a black hole (accepts TCP, never answers) fails connect() at one request timeout: no initialize after a silent discover', async () => {
     await front.set('black-hole');

@@ -170,3 +170,18 @@ describe('an idle server that goes away is noticed by the listener (no keepalive
     expect(handle.status().lastError).toMatch(/could not be reopened|ECONNREFUSED|unreachable/);
   });
 });
+
+describe('a 429 to subscriptions/listen', () => {
+  it('is backpressure: the listen is sent again after its Retry-After, nothing reaches the server meanwhile, no restart', async () => {
+    server = await startV2Server('modern');
+    server.busyFor = { method: 'subscriptions/listen', times: 1, status: 429, retryAfter: '1' };
+    const handle = await supervise(server.url);
+    await expect.poll(() => listens(server!).length, SOON).toBe(2);
+    const [refused, sent] = listens(server);
+    expect(sent!.at! - refused!.at!, 'the window was waited out').toBeGreaterThanOrEqual(900);
+    const between = server.seen.filter((r) => r.at! > refused!.at! && r.at! < sent!.at!);
+    expect(between, 'nothing reached the server during the window').toEqual([]);
+    expect(handle.status()).toMatchObject({ state: 'ready', restarts: 0, lastError: undefined });
+    expect(handle.status().backpressure).toMatchObject({ held: 1 });
+  });
+});

@@ -18,8 +18,10 @@ export type V2Mode = 'modern' | 'dual' | 'legacy';
 
 export interface V2Server {
   url: string;
-  /** Every request's method and MCP headers, in arrival order. */
-  readonly seen: Array<{ method: string; headers: Record<string, string | undefined>; body: unknown }>;
+  /** Every request's method and MCP headers, in arrival order (`at`: when it arrived). */
+  readonly seen: Array<{ method: string; headers: Record<string, string | undefined>; body: unknown; at?: number }>;
+  /** Answers the next `times` requests of JSON-RPC `method` with this status and Retry-After. */
+  busyFor?: { method: string; times: number; status: 429 | 503; retryAfter: string } | undefined;
   /** Adds a tool and publishes `notifications/tools/list_changed` to the open listens (modern leg). */
   addTool(name: string): void;
   /** Publishes `notifications/resources/updated` for `uri` to the listens subscribed to it (modern leg). */
@@ -150,6 +152,13 @@ export async function startV2Server(
         },
         body,
       });
+      seen.at(-1)!.at = Date.now();
+      const busy = server.busyFor;
+      if (busy && (body as { method?: unknown } | undefined)?.method === busy.method) {
+        if (--busy.times <= 0) server.busyFor = undefined;
+        res.writeHead(busy.status, { 'retry-after': busy.retryAfter }).end();
+        return;
+      }
       const response = await served.fetch(await toRequest(req, where.origin, text));
       await writeResponse(res, response);
     })().catch((error: unknown) => {
@@ -158,7 +167,7 @@ export async function startV2Server(
   });
   const listening: Listening = await listenOnLoopback(http, port);
   where.origin = listening.origin;
-  return {
+  const server: V2Server = {
     url: `${listening.origin}/mcp`,
     seen,
     addTool(tool) {
@@ -168,4 +177,5 @@ export async function startV2Server(
     resourceUpdated: (uri) => served.notify?.resourceUpdated(uri),
     close: () => listening.close(),
   };
+  return server;
 }
