@@ -3,13 +3,14 @@
  * 2026-07-28 era), built on the official SDK's low-level `Server`: it negotiates the era, the
  * version and the envelope; its handlers only route to the upstream servers.
  */
-import { inputRequired, ProtocolError, Server, type ServerContext } from '@modelcontextprotocol/server';
+import { inputRequired, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { VERSION } from '../core/version.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import type { LoggingLevel } from '../protocol/results.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { ServerHandle } from '../server-handle.js';
 import type { CatalogTool } from '../catalog/types.js';
+import { HOST_TASKS_CAPABILITY, serveHostTasks, startHostTask, TaskPassingServer } from './host-tasks.js';
 import { InputExchange, type InputExchanges } from './input-exchange.js';
 import type { ResolvedGatewayOptions } from './options.js';
 import { STATUS_TOOL_NAME } from './options.js';
@@ -38,7 +39,7 @@ type Meta = { progressToken?: string | number } | undefined;
 
 export function createDownstreamServer(parts: DownstreamParts): Server {
   const { surface, sessions, options } = parts;
-  const server = new Server(
+  const server = new TaskPassingServer(
     { name: 'mcp-supervisor', title: 'mcp-supervisor gateway', version: VERSION },
     {
       capabilities: {
@@ -47,6 +48,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
         prompts: { listChanged: true },
         completions: {},
         logging: {},
+        tasks: HOST_TASKS_CAPABILITY,
       },
       instructions: INSTRUCTIONS,
     },
@@ -87,6 +89,11 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     const call = sessions.beginCall(tool.server, server, ctx.mcpReq.id);
     try {
       const target = (await upstream(tool.server, ctx))!;
+      const asked = (request.params as { task?: { ttl?: number } }).task;
+      if (asked) {
+        const created = await startHostTask(target, tool, args, asked.ttl, options.holdMs, ctx);
+        if (created) return created as never;
+      }
       if (target.status().state !== 'ready') await untilServing(target, options.holdMs, ctx.mcpReq.signal);
       const result = await target.callTool(tool.originalName, args, requestOptions(ctx, request.params._meta));
       return server.projectCallToolResult(
@@ -155,6 +162,8 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
       handle.complete(upstreamRef as never, argument, context as never, { signal: ctx.mcpReq.signal }),
     );
   });
+
+  serveHostTasks(server, surface);
 
   server.setRequestHandler('logging/setLevel', async (request) => {
     parts.setLevel(request.params.level);
