@@ -92,7 +92,12 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
       const asked = (request.params as { task?: { ttl?: number } }).task;
       if (asked) {
         const created = await startHostTask(target, tool, args, asked.ttl, options.holdMs, ctx);
-        if (created) return created as never;
+        if (created && 'task' in created) return created as never;
+        if (created)
+          return server.projectCallToolResult(
+            created as never,
+            tool.definition.outputSchema as Record<string, unknown> | undefined,
+          );
       }
       if (target.status().state !== 'ready') await untilServing(target, options.holdMs, ctx.mcpReq.signal);
       const result = await target.callTool(tool.originalName, args, requestOptions(ctx, request.params._meta));

@@ -67,8 +67,9 @@ interface LegacyTask {
 }
 
 /**
- * The host asked for a task: the upstream task's `{ task }`, or undefined when the upstream
- * cannot run this tool as a task (the caller then answers with the plain result).
+ * The host asked for a task: the upstream task's `{ task }`, the result when the server answered
+ * at once, or undefined when the upstream cannot run this tool as a task (the caller then makes
+ * the plain call).
  */
 export async function startHostTask(
   handle: ServerHandle,
@@ -77,7 +78,7 @@ export async function startHostTask(
   ttl: number | undefined,
   holdMs: number,
   ctx: ServerContext,
-): Promise<{ task: LegacyTask } | undefined> {
+): Promise<{ task: LegacyTask } | CallToolResult | undefined> {
   const support = (tool.definition.execution as { taskSupport?: string } | undefined)?.taskSupport;
   if (support !== 'optional' && support !== 'required') return undefined;
   if (handle.status().state !== 'ready') await untilServing(handle, holdMs, ctx.mcpReq.signal);
@@ -87,7 +88,8 @@ export async function startHostTask(
       ...(ttl === undefined ? {} : { ttlMs: ttl }),
     });
     const created = task.lastStatus;
-    return created === undefined ? undefined : { task: legacyTask(tool.server, created) };
+    // A 2026-07-28 server may answer at once: that answer is the call's (never a second call).
+    return created === undefined ? await task.result() : { task: legacyTask(tool.server, created) };
   } catch (error) {
     if (error instanceof ConfigError) return undefined;
     throw error;
