@@ -67,6 +67,8 @@ export interface StatusSource {
   states?(): Record<string, string> | undefined;
   /** The connection actor's snapshot now: a status is derived again only when it (or a counter) changed. */
   snapshot?(): { readonly children: object } | undefined;
+  /** Where the last status is kept between calls (a field of the source: cheaper than a WeakMap of thousands). */
+  lastStatus?: unknown;
   redact<T extends string | undefined>(text: T): T;
 }
 
@@ -85,9 +87,6 @@ interface Derived {
   status: ServerStatus;
 }
 
-/** Each source's last status (per source: a runtime replaced on restart starts afresh). */
-const derived = new WeakMap<StatusSource, Derived>();
-
 const sameCounts = (a: ServerStatus['backpressure'], b: ServerStatus['backpressure']): boolean =>
   a === b || (a?.until === b?.until && a?.held === b?.held && a?.retried === b?.retried);
 
@@ -103,7 +102,7 @@ export function serverStatus(source: StatusSource, restarts: number): ServerStat
   const keepalive = (snapshot.children as { keepalive?: { getSnapshot(): unknown } }).keepalive?.getSnapshot();
   const transport = source.transport;
   const backpressure = source.limits?.counts();
-  const last = derived.get(source);
+  const last = source.lastStatus as Derived | undefined;
   if (
     last?.snapshot === snapshot &&
     last.keepalive === keepalive &&
@@ -126,7 +125,7 @@ export function serverStatus(source: StatusSource, restarts: number): ServerStat
     };
   }
   const status = deriveStatus(source, restarts);
-  derived.set(source, {
+  source.lastStatus = {
     snapshot,
     keepalive,
     restarts,
@@ -138,7 +137,7 @@ export function serverStatus(source: StatusSource, restarts: number): ServerStat
     limited: source.gate.limited,
     backpressure,
     status: { ...status, keepalive: { ...status.keepalive }, requests: { ...status.requests } },
-  });
+  } satisfies Derived;
   return status;
 }
 

@@ -204,6 +204,8 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   states(): MachineStates | undefined {
     return this.view.states();
   }
+  /** What status() derived last (server-status.ts): copied while nothing it was read from changed. */
+  lastStatus: unknown = undefined;
   /** The connection actor's snapshot now (status() derives again only when it changed). */
   snapshot(): ConnectionSnapshot | undefined {
     return this.context.snapshot();
