@@ -65,11 +65,83 @@ export interface StatusSource {
   lastError(): string | undefined;
   keepalive(): { lastRttMs: number | undefined; missed: number };
   states?(): Record<string, string> | undefined;
+  /** The connection actor's snapshot now: a status is derived again only when it (or a counter) changed. */
+  snapshot?(): { readonly children: object } | undefined;
+  /** Where the last status is kept between calls (a field of the source: cheaper than a WeakMap of thousands). */
+  lastStatus?: unknown;
   redact<T extends string | undefined>(text: T): T;
 }
 
-/** The status now; `restarts` is the supervisor's count for this server. */
+/** What a status was derived from: the snapshots and counters it reads. */
+interface Derived {
+  snapshot: object;
+  keepalive: unknown;
+  restarts: number;
+  transport: StatusSource['transport'];
+  hasSession: boolean | undefined;
+  nextAttemptAt: number | undefined;
+  pending: number;
+  waiting: number;
+  limited: number | undefined;
+  backpressure: ServerStatus['backpressure'];
+  status: ServerStatus;
+}
+
+const sameCounts = (a: ServerStatus['backpressure'], b: ServerStatus['backpressure']): boolean =>
+  a === b || (a?.until === b?.until && a?.held === b?.held && a?.retried === b?.retried);
+
+/**
+ * The status now; `restarts` is the supervisor's count for this server. A fresh object each call;
+ * for a URL server without auth it is copied from the last one while nothing it is read from
+ * changed (a `status()` of 10,000 servers would otherwise derive 10,000 trees from scratch).
+ */
 export function serverStatus(source: StatusSource, restarts: number): ServerStatus {
+  const snapshot = source.snapshot?.();
+  if (snapshot === undefined || source.config.kind === 'command' || source.authorization.status() !== undefined)
+    return deriveStatus(source, restarts);
+  const keepalive = (snapshot.children as { keepalive?: { getSnapshot(): unknown } }).keepalive?.getSnapshot();
+  const transport = source.transport;
+  const backpressure = source.limits?.counts();
+  const last = source.lastStatus as Derived | undefined;
+  if (
+    last?.snapshot === snapshot &&
+    last.keepalive === keepalive &&
+    last.restarts === restarts &&
+    last.transport === transport &&
+    last.hasSession === transport?.hasSession &&
+    last.nextAttemptAt === source.nextAttemptAt &&
+    last.pending === source.pending.size &&
+    last.waiting === source.gate.waiting &&
+    last.limited === source.gate.limited &&
+    sameCounts(last.backpressure, backpressure)
+  ) {
+    const status = last.status;
+    return {
+      ...status,
+      states: source.states?.(),
+      keepalive: { ...status.keepalive },
+      requests: { ...status.requests },
+      backpressure,
+    };
+  }
+  const status = deriveStatus(source, restarts);
+  source.lastStatus = {
+    snapshot,
+    keepalive,
+    restarts,
+    transport,
+    hasSession: transport?.hasSession,
+    nextAttemptAt: source.nextAttemptAt,
+    pending: source.pending.size,
+    waiting: source.gate.waiting,
+    limited: source.gate.limited,
+    backpressure,
+    status: { ...status, keepalive: { ...status.keepalive }, requests: { ...status.requests } },
+  } satisfies Derived;
+  return status;
+}
+
+function deriveStatus(source: StatusSource, restarts: number): ServerStatus {
   const session = source.session();
   const state = source.state();
   return {

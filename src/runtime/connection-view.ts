@@ -27,6 +27,13 @@ function statePath(value: unknown): string {
     .join(' | ');
 }
 
+/** The children (by id, in order) still have the snapshots `seen`. */
+function sameChildren(children: Record<string, { getSnapshot(): unknown } | undefined>, seen: unknown[]): boolean {
+  let i = 0;
+  for (const id in children) if (children[id]?.getSnapshot() !== seen[i++]) return false;
+  return i === seen.length;
+}
+
 export class ConnectionView {
   /** When a failed server is tried again (epoch ms), for status(). */
   nextAttemptAt: number | undefined = undefined;
@@ -79,17 +86,31 @@ export class ConnectionView {
     return { lastRttMs: child?.context.lastRttMs, missed: child?.context.missed ?? 0 };
   }
 
-  /** Read from the snapshots now (nothing kept): the connection's full state and each machine child's. */
+  /**
+   * The connection's full state and each machine child's (a copy of its own each call). The paths
+   * are derived again only when a snapshot changed: a `status()` of thousands of servers reads
+   * each one's snapshots and copies a few strings.
+   */
   states(): MachineStates | undefined {
     const snapshot = this.context.snapshot();
     if (!snapshot || snapshot.status !== 'active') return undefined;
-    const states: MachineStates = { connection: statePath(snapshot.value) };
-    for (const [id, child] of Object.entries(snapshot.children)) {
-      const value = (child?.getSnapshot() as { value?: unknown } | undefined)?.value;
-      if (value !== undefined) states[id] = statePath(value);
+    const cached = this.statesCache;
+    if (cached?.connection !== snapshot || !sameChildren(snapshot.children, cached.children)) {
+      const states: MachineStates = { connection: statePath(snapshot.value) };
+      const children: unknown[] = [];
+      const refs = snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>;
+      for (const id in refs) {
+        const child = refs[id]?.getSnapshot() as { value?: unknown } | undefined;
+        children.push(child);
+        if (child?.value !== undefined) states[id] = statePath(child.value);
+      }
+      this.statesCache = { connection: snapshot, children, states };
+      return { ...states };
     }
-    return states;
+    return { ...cached.states };
   }
+  /** The snapshots the last `states()` was derived from, and what it said. */
+  private statesCache: { connection: object; children: unknown[]; states: MachineStates } | undefined = undefined;
 
   /** The machine's `state changed` fact, as a transition event (observation only: nothing is started here). */
   onTransition(change: FactOf<'state changed'>): void {

@@ -115,7 +115,7 @@ export class OriginMembership implements OriginMember {
   private tellWaiting(): void {
     this.told = true;
     this.context.tell({ type: 'REQUESTS_WAITING' });
-    if (this.origin !== undefined) this.turns.hurry(this.origin);
+    if (this.origin !== undefined) this.turns.hurry(this.origin, this);
   }
 }
 

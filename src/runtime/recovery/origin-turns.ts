@@ -29,13 +29,9 @@ export interface OriginMember {
 /** A turn's holder that gives no verdict this long (its connection went elsewhere) loses the turn. */
 const VERDICT_TIMEOUT_MS = 120_000;
 
-interface Waiter {
-  member: OriginMember;
-  go: () => void;
-}
-
 /** A first attempt waiting for the scout's verdict: it goes when the origin answers, else fails without knocking. */
-interface FirstWaiter extends Waiter {
+interface FirstWaiter {
+  go: () => void;
   down: () => void;
 }
 
@@ -45,8 +41,15 @@ class DownOrigin {
   private failures = 0;
   private nextSlotAt = 0;
   private holder: OriginMember | undefined = undefined;
-  private readonly waiters: Waiter[] = [];
-  private readonly firstWaiters: FirstWaiter[] = [];
+  /** In queue order (a Map keeps insertion order): O(1) to join, leave or rejoin at the end. */
+  private readonly waiters = new Map<OriginMember, () => void>();
+  private readonly firstWaiters = new Map<OriginMember, FirstWaiter>();
+  /**
+   * Waiters that had requests waiting when they joined or were hurried: the only ones the waiting
+   * cap can come from (requests start to wait through `hurry`), so it is not a walk of the whole
+   * queue per wait. Pruned as they are read.
+   */
+  private readonly urgent = new Set<OriginMember>();
   private timer: ReturnType<typeof setTimeout> | undefined = undefined;
 
   constructor(
@@ -55,7 +58,7 @@ class DownOrigin {
   ) {}
 
   get idle(): boolean {
-    return this.holder === undefined && this.waiters.length === 0 && this.firstWaiters.length === 0;
+    return this.holder === undefined && this.waiters.size === 0 && this.firstWaiters.size === 0;
   }
 
   /**
@@ -70,7 +73,9 @@ class DownOrigin {
     this.failures++;
     this.nextSlotAt = Date.now() + this.slotDelay(member);
     // The first attempts that waited for the scout take its verdict: down, without knocking.
-    for (const waiter of this.firstWaiters.splice(0)) waiter.down();
+    const firstWaiters = [...this.firstWaiters.values()];
+    this.firstWaiters.clear();
+    for (const waiter of firstWaiters) waiter.down();
     this.schedule();
   }
 
@@ -78,8 +83,8 @@ class DownOrigin {
     return new Promise((go) => {
       // One place per connection: a wait it left (a reconnect request) is replaced by this one.
       this.drop(member);
-      this.waiters.push({ member, go });
-      this.hurry();
+      this.waiters.set(member, go);
+      this.hurry(member);
       this.schedule();
     });
   }
@@ -91,14 +96,14 @@ class DownOrigin {
    * without knocking (the connection then waits for a turn like any reconnect).
    */
   first(member: OriginMember): Promise<void> | undefined {
-    if (this.holder === undefined && this.waiters.length === 0) {
+    if (this.holder === undefined && this.waiters.size === 0) {
       if (Date.now() < this.nextSlotAt) return this.wait(member);
       this.hold(member);
       return undefined;
     }
     return new Promise((go, fail) => {
       this.drop(member);
-      this.firstWaiters.push({ member, go, down: () => fail(new Error('down')) });
+      this.firstWaiters.set(member, { go, down: () => fail(new Error('down')) });
     });
   }
 
@@ -108,8 +113,14 @@ class DownOrigin {
     if (this.idle) this.clearTimer();
   }
 
-  /** Someone now waits: a slot further away than the waiting cap is brought forward. */
-  hurry(): void {
+  /**
+   * Someone now waits: a slot further away than the waiting cap is brought forward. `member`:
+   * whose requests started to wait (without it, every waiter is asked again).
+   */
+  hurry(member?: OriginMember): void {
+    if (member === undefined) {
+      for (const waiter of this.waiters.keys()) if (waiter.hasWaitingRequests()) this.urgent.add(waiter);
+    } else if (this.waiters.has(member) && member.hasWaitingRequests()) this.urgent.add(member);
     if (this.holder !== undefined) return;
     const cap = this.waitingCap();
     if (cap === undefined || this.nextSlotAt - Date.now() <= cap) return;
@@ -121,8 +132,11 @@ class DownOrigin {
   open(): void {
     this.holder = undefined;
     this.clearTimer();
-    for (const waiter of this.waiters.splice(0)) waiter.go();
-    for (const waiter of this.firstWaiters.splice(0)) waiter.go();
+    const waiters = [...this.waiters.values(), ...[...this.firstWaiters.values()].map((w) => w.go)];
+    this.waiters.clear();
+    this.firstWaiters.clear();
+    this.urgent.clear();
+    for (const go of waiters) go();
   }
 
   /** A member left (closed, authorizing): it no longer holds the turn, and stops waiting. */
@@ -136,24 +150,25 @@ class DownOrigin {
   private release(): void {
     this.holder = undefined;
     this.clearTimer();
-    const next = this.firstWaiters.shift();
-    if (next) {
-      this.hold(next.member);
-      next.go();
+    const next = this.firstWaiters.entries().next();
+    if (next.done !== true) {
+      const [member, waiter] = next.value;
+      this.firstWaiters.delete(member);
+      this.hold(member);
+      waiter.go();
       return;
     }
     this.schedule();
   }
 
   private drop(member: OriginMember): void {
-    const index = this.waiters.findIndex((w) => w.member === member);
-    if (index >= 0) this.waiters.splice(index, 1);
-    const first = this.firstWaiters.findIndex((w) => w.member === member);
-    if (first >= 0) this.firstWaiters.splice(first, 1);
+    this.waiters.delete(member);
+    this.urgent.delete(member);
+    this.firstWaiters.delete(member);
   }
 
   private schedule(again = false): void {
-    if (this.holder !== undefined || this.waiters.length === 0) return;
+    if (this.holder !== undefined || this.waiters.size === 0) return;
     if (this.timer !== undefined && !again) return;
     this.clearTimer();
     this.timer = setTimeout(() => this.grant(), Math.max(0, this.nextSlotAt - Date.now()));
@@ -163,12 +178,20 @@ class DownOrigin {
   /** The slot came: one waiter (someone with requests first) takes the attempt. */
   private grant(): void {
     this.timer = undefined;
-    if (this.holder !== undefined || this.waiters.length === 0) return;
-    let index = this.waiters.findIndex((w) => w.member.hasWaitingRequests());
-    if (index < 0) index = 0;
-    const [waiter] = this.waiters.splice(index, 1);
-    this.hold(waiter!.member);
-    waiter!.go();
+    if (this.holder !== undefined || this.waiters.size === 0) return;
+    // The queue is walked only when someone has requests waiting (once per slot).
+    let chosen: OriginMember | undefined;
+    if (this.waitingCap() !== undefined)
+      for (const member of this.waiters.keys())
+        if (member.hasWaitingRequests()) {
+          chosen = member;
+          break;
+        }
+    chosen ??= this.waiters.keys().next().value!;
+    const go = this.waiters.get(chosen)!;
+    this.drop(chosen);
+    this.hold(chosen);
+    go();
   }
 
   private hold(member: OriginMember): void {
@@ -193,8 +216,10 @@ class DownOrigin {
 
   private waitingCap(): number | undefined {
     let cap: number | undefined;
-    for (const { member } of this.waiters)
-      if (member.hasWaitingRequests()) cap = Math.min(cap ?? Infinity, member.waitingReconnectMs);
+    for (const member of this.urgent)
+      if (this.waiters.has(member) && member.hasWaitingRequests())
+        cap = Math.min(cap ?? Infinity, member.waitingReconnectMs);
+      else this.urgent.delete(member);
     return cap;
   }
 
@@ -257,9 +282,9 @@ export class OriginTurns {
     entry.open();
   }
 
-  /** Requests now wait for `member`: its origin's next slot comes within the waiting cap. */
-  hurry(origin: string): void {
-    this.down.get(origin)?.hurry();
+  /** Requests now wait (for `member`, when given): its origin's next slot comes within the waiting cap. */
+  hurry(origin: string, member?: OriginMember): void {
+    this.down.get(origin)?.hurry(member);
   }
 
   leave(origin: string, member: OriginMember): void {
