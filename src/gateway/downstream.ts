@@ -14,7 +14,7 @@ import { HOST_TASKS_CAPABILITY, serveHostTasks, startHostTask, TaskPassingServer
 import { InputExchange, type InputExchanges } from './input-exchange.js';
 import type { ResolvedGatewayOptions } from './options.js';
 import { STATUS_TOOL_NAME } from './options.js';
-import { failureText, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
+import { failureText, forwarded, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
 import type { Sessions } from './sessions.js';
 import type { Surface } from './surface.js';
 
@@ -268,17 +268,6 @@ async function serving(upstream: Upstream, server: string, holdMs: number, ctx: 
     throw new ProtocolError(-32603, failureText(server, error));
   }
   return handle;
-}
-
-/** A forwarded request: the server's JSON-RPC errors pass through; any other failure names the server. */
-async function forwarded<T>(server: string, send: () => Promise<T>): Promise<T> {
-  try {
-    return await send();
-  } catch (error) {
-    const rpc = upstreamRpcError(error);
-    if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
-    throw new ProtocolError(-32603, failureText(server, error));
-  }
 }
 
 /** A tool call that could not be made: an error result the model reads, naming the server and why. */

@@ -11,7 +11,7 @@ import type { CallToolResult } from '../protocol/messages.js';
 import type { ServerHandle } from '../server-handle.js';
 import type { TaskInfo } from '../tasks/schemas.js';
 import type { CatalogTool } from '../catalog/types.js';
-import { failureText, untilServing, upstreamRpcError } from './serving.js';
+import { forwarded, untilServing } from './serving.js';
 import type { Surface } from './surface.js';
 
 /** The downstream capability: what the handlers below serve (2025-11-25 shape). */
@@ -100,11 +100,11 @@ export async function startHostTask(
 export function serveHostTasks(server: Server, surface: Surface): void {
   server.setRequestHandler('tasks/get', { params: BY_ID }, async (params) => {
     const { handle, name, taskId } = owner(surface, params.taskId);
-    return { ...legacyTask(name, await upstream(name, () => handle.tasks.get(taskId))) };
+    return { ...legacyTask(name, await forwarded(name, () => handle.tasks.get(taskId))) };
   });
   server.setRequestHandler('tasks/result', { params: BY_ID }, async (params, ctx) => {
     const { handle, name, taskId } = owner(surface, params.taskId);
-    const result: CallToolResult = await upstream(name, () =>
+    const result: CallToolResult = await forwarded(name, () =>
       handle.tasks.result(taskId, { signal: ctx.mcpReq.signal }),
     );
     return {
@@ -114,8 +114,8 @@ export function serveHostTasks(server: Server, surface: Surface): void {
   });
   server.setRequestHandler('tasks/cancel', { params: BY_ID }, async (params) => {
     const { handle, name, taskId } = owner(surface, params.taskId);
-    const cancelled = await upstream(name, () => handle.tasks.cancel(taskId));
-    return { ...legacyTask(name, cancelled ?? (await upstream(name, () => handle.tasks.get(taskId)))) };
+    const cancelled = await forwarded(name, () => handle.tasks.cancel(taskId));
+    return { ...legacyTask(name, cancelled ?? (await forwarded(name, () => handle.tasks.get(taskId)))) };
   });
   server.setRequestHandler('tasks/list', { params: LIST }, async () => {
     const offering = surface.handles().filter((handle) => {
@@ -160,15 +160,4 @@ function owner(surface: Surface, hostTaskId: string): { handle: ServerHandle; na
   const handle = name === undefined ? undefined : surface.handle(name);
   if (!handle || name === undefined) throw new ProtocolError(-32602, `Task not found: ${hostTaskId}`);
   return { handle, name, taskId: hostTaskId.slice(slash + 1) };
-}
-
-/** An upstream task request: its JSON-RPC errors pass through; any other failure names the server. */
-async function upstream<T>(server: string, send: () => Promise<T>): Promise<T> {
-  try {
-    return await send();
-  } catch (error) {
-    const rpc = upstreamRpcError(error);
-    if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
-    throw new ProtocolError(-32603, failureText(server, error));
-  }
 }

@@ -3,6 +3,7 @@
  * within the gateway's hold time and the host's cancellation, then goes on or fails with an
  * error that names the server and why. A server that is `failed` fails the request at once.
  */
+import { ProtocolError } from '@modelcontextprotocol/server';
 import { describeError, McpError, UnknownToolError } from '../core/errors.js';
 import type { ServerHandle } from '../server-handle.js';
 
@@ -61,4 +62,15 @@ export function failureText(server: string, error: unknown): string {
 /** An upstream JSON-RPC error, to be passed through unchanged. */
 export function upstreamRpcError(error: unknown): { code: number; message: string; data: unknown } | undefined {
   return error instanceof McpError ? { code: error.rpcCode, message: error.rpcMessage, data: error.data } : undefined;
+}
+
+/** A forwarded request: the server's JSON-RPC errors pass through; any other failure names the server. */
+export async function forwarded<T>(server: string, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    const rpc = upstreamRpcError(error);
+    if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
+    throw new ProtocolError(-32603, failureText(server, error));
+  }
 }
