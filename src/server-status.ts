@@ -65,10 +65,11 @@ export interface StatusSource {
   lastError(): string | undefined;
   keepalive(): { lastRttMs: number | undefined; missed: number };
   states?(): Record<string, string> | undefined;
-  /** The connection actor's snapshot now: a status is derived again only when it (or a counter) changed. */
-  snapshot?(): { readonly children: object } | undefined;
-  /** Where the last status is kept between calls (a field of the source: cheaper than a WeakMap of thousands). */
-  lastStatus?: unknown;
+  /**
+   * The connection's snapshot now (a status is derived again only when it or a counter changed),
+   * and where the last status is kept between calls (a field: cheaper than a WeakMap of thousands).
+   */
+  readonly view?: { snapshot(): { readonly children: object } | undefined; lastStatus: unknown };
   redact<T extends string | undefined>(text: T): T;
 }
 
@@ -96,13 +97,19 @@ const sameCounts = (a: ServerStatus['backpressure'], b: ServerStatus['backpressu
  * changed (a `status()` of 10,000 servers would otherwise derive 10,000 trees from scratch).
  */
 export function serverStatus(source: StatusSource, restarts: number): ServerStatus {
-  const snapshot = source.snapshot?.();
-  if (snapshot === undefined || source.config.kind === 'command' || source.authorization.status() !== undefined)
+  const view = source.view;
+  const snapshot = view?.snapshot();
+  if (
+    view === undefined ||
+    snapshot === undefined ||
+    source.config.kind === 'command' ||
+    source.authorization.status() !== undefined
+  )
     return deriveStatus(source, restarts);
   const keepalive = (snapshot.children as { keepalive?: { getSnapshot(): unknown } }).keepalive?.getSnapshot();
   const transport = source.transport;
   const backpressure = source.limits?.counts();
-  const last = source.lastStatus as Derived | undefined;
+  const last = view.lastStatus as Derived | undefined;
   if (
     last?.snapshot === snapshot &&
     last.keepalive === keepalive &&
@@ -125,7 +132,7 @@ export function serverStatus(source: StatusSource, restarts: number): ServerStat
     };
   }
   const status = deriveStatus(source, restarts);
-  source.lastStatus = {
+  view.lastStatus = {
     snapshot,
     keepalive,
     restarts,

@@ -9,7 +9,7 @@ import { describeError } from '../core/errors.js';
 import { observeMove } from '../observe/telemetry/server-telemetry.js';
 import type { ConnectionState } from './context/events.js';
 import { factsOfMove } from './lifecycle-facts.js';
-import type { ServerContext } from './context/server-context.js';
+import type { ConnectionSnapshot, ServerContext } from './context/server-context.js';
 import { shareActorOptions } from './shared-actor-options.js';
 
 /** Each machine's state path (`ready.serving`): `connection`, then its machine children by id (`keepalive`, `listener`, `sse-fallback`). */
@@ -46,6 +46,8 @@ export class ConnectionView {
   private settleFirstOutcome!: () => void;
   /** Waiting for the outcome of the next attempt (`handle.reconnect()`). */
   private attemptWaiters: (() => void)[] | undefined = undefined;
+  /** What status() derived last (server-status.ts): copied while nothing it was read from changed. */
+  lastStatus: unknown = undefined;
 
   constructor(private readonly context: ServerContext) {
     this.firstOutcome = new Promise((resolve) => {
@@ -139,5 +141,10 @@ export class ConnectionView {
   onCrash(error: unknown): string {
     this.crashError = `the connection actor crashed: ${describeError(error)}`;
     return this.context.redact(this.crashError);
+  }
+
+  /** The connection actor's snapshot now (status() derives again only when it changed). */
+  snapshot(): ConnectionSnapshot | undefined {
+    return this.context.snapshot();
   }
 }

@@ -45,7 +45,7 @@ import type { RequestLimits } from './requests/request-limits.js';
 import { RequestPath } from './requests/request-path.js';
 import type { ToolHeaders } from './requests/tool-headers.js';
 import type { RuntimeOptions } from './runtime-options.js';
-import { ServerContext, type ConnectionSnapshot } from './context/server-context.js';
+import { ServerContext } from './context/server-context.js';
 import { ServerInput } from './server-input/server-input.js';
 import {
   capabilitiesFor,
@@ -68,7 +68,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   /** What the parts share: identity, pending requests and gate, the transport, the session's facts. */
   readonly context: ServerContext;
   private readonly slot: TransportSlot;
-  private readonly view: ConnectionView;
+  readonly view: ConnectionView;
   private readonly requests: RequestPath;
   private readonly recovery: Recovery;
   private readonly probes: Probes;
@@ -203,12 +203,6 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   /** Every machine's state now: the connection's full path and its machine children's. */
   states(): MachineStates | undefined {
     return this.view.states();
-  }
-  /** What status() derived last (server-status.ts): copied while nothing it was read from changed. */
-  lastStatus: unknown = undefined;
-  /** The connection actor's snapshot now (status() derives again only when it changed). */
-  snapshot(): ConnectionSnapshot | undefined {
-    return this.context.snapshot();
   }
   onTransition(change: FactOf<'state changed'>): void {
     this.origin.onMove(factsOfMove(this));
