@@ -13,7 +13,7 @@
  * (connection refused, or reset while opening) is evidence the server is gone: the connection
  * is told at once instead of waiting out the backoff.
  */
-import { assign, sendParent, setup, type CallbackActorLogic, type EventObject } from 'xstate';
+import { assign, sendParent, setup } from 'xstate';
 import {
   DEFAULT_STREAM_RECONNECT_POLICY,
   MAX_COUNTED_REOPENS,
@@ -25,6 +25,7 @@ export interface ListenerInput {
   server: string;
 }
 
+/** What `follow stream` opens: the server's stream, resumed after `lastEventId` (legacy era). */
 export interface FollowStreamInput {
   server: string;
   lastEventId: string | undefined;
@@ -78,13 +79,13 @@ export const listenerMachine = setup({
     input: {} as ListenerInput,
     context: {} as ListenerContext,
     events: {} as ListenerEvent,
-    children: {} as { stream: 'follow stream' },
-  },
-  actors: {
-    // Provided by src/runtime/actors: opens the stream and reports STREAM_* / EVENT_ID / RETRY.
-    'follow stream': {} as CallbackActorLogic<EventObject, FollowStreamInput>,
   },
   actions: {
+    // Provided by src/runtime/actors: `follow stream` opens the stream and sends what happens on it
+    // to this listener (STREAM_* / EVENT_ID / RETRY); `stop following` closes it. Not a child
+    // actor: an idle connection holds its stream for hours, and an actor costs ~2 KB of it.
+    'follow stream': (_, _params: FollowStreamInput) => {},
+    'stop following': () => {},
     'remember event id': assign((_, params: { id: string }) => ({ lastEventId: params.id, progressed: true })),
     'remember retry': assign((_, params: { ms: number }) => ({ retryMs: params.ms })),
     'remember unavailable status': assign((_, params: { status?: number | undefined }) => ({
@@ -149,11 +150,11 @@ export const listenerMachine = setup({
   initial: 'connected',
   states: {
     connected: {
-      invoke: {
-        id: 'stream',
-        src: 'follow stream',
-        input: ({ context }) => ({ server: context.server, lastEventId: context.lastEventId }),
+      entry: {
+        type: 'follow stream',
+        params: ({ context }) => ({ server: context.server, lastEventId: context.lastEventId }),
       },
+      exit: 'stop following',
       initial: 'opening',
       states: {
         opening: {

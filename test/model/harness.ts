@@ -122,6 +122,19 @@ export class Controls {
     });
   }
 
+  /**
+   * An effect an action starts (not an actor: the listener's stream): recorded like a start, and
+   * the test speaks through `send` (to the machine) until `close(key)`.
+   */
+  open(key: string, input: unknown, send: (event: AnyEventObject) => void): void {
+    this.started.push({ key, input });
+    this.channels.set(key, send);
+  }
+
+  close(key: string): void {
+    this.channels.delete(key);
+  }
+
   isRunning(key: string): boolean {
     return this.promises.has(key) || this.channels.has(key);
   }
@@ -134,7 +147,7 @@ export class Controls {
     settle(outcome);
   }
 
-  /** Sends an event to the parent from the running callback actor `key`. */
+  /** Sends an event to the parent from the running callback actor `key` (or through the open effect `key`). */
   emitFrom(key: string, event: AnyEventObject): void {
     const sendBack = this.channels.get(key);
     if (!sendBack) throw new Error(`no running callback actor '${key}' to send ${event.type}`);

@@ -1,7 +1,12 @@
 /** The listener machine's model: what follow-stream can report in each state, side effects. */
 import { expect } from 'vitest';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
-import { listenerMachine, type ListenerContext, type ListenerInput } from '../../machines/listener.machine.js';
+import {
+  listenerMachine,
+  type FollowStreamInput,
+  type ListenerContext,
+  type ListenerInput,
+} from '../../machines/listener.machine.js';
 import { DEFAULT_STREAM_RECONNECT_POLICY } from '../../machines/stream-policy.js';
 import { reportsOf, type Harness } from './harness.js';
 import type { ModelSpec, StepContext } from './runner.js';
@@ -146,7 +151,13 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
 export const listenerSpec = (machine: AnyStateMachine = listenerMachine): ModelSpec => ({
   machine,
   input: INPUT,
-  implementations: (h: Harness) => ({ actors: { 'follow stream': h.controls.callback() } }),
+  implementations: (h: Harness) => ({
+    actions: {
+      'follow stream': (_: unknown, input: FollowStreamInput) =>
+        h.controls.open('stream', input, (event) => h.actor.send(event)),
+      'stop following': () => h.controls.close('stream'),
+    },
+  }),
   events,
   project,
   viaChild: Object.fromEntries(STREAM_EVENTS.map((type) => [type, 'stream'])),

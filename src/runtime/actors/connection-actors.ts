@@ -18,7 +18,7 @@ import { keepaliveMachine, type ProbeInput, type ProbeOutput } from '../../../ma
 import { listenerMachine } from '../../../machines/listener.machine.js';
 import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse-fallback.machine.js';
 import { supervisorMachine } from '../../../machines/supervisor.machine.js';
-import { followStream } from './listener-actors.js';
+import { followStreamActions } from './listener-actors.js';
 import { followConnection } from '../lifecycle-facts.js';
 import { runtimeOf } from './runtime-registry.js';
 
@@ -56,7 +56,7 @@ export const providedConnectionMachine = connectionMachine.provide({
     'close session': fromPromise<void, ServerRef>(({ input, system }) =>
       runtimeOf(system, input.server).closeSession(),
     ),
-    listener: listenerMachine.provide({ actors: { 'follow stream': followStream() } }),
+    listener: listenerMachine.provide({ actions: followStreamActions }),
     'wait for origin': fromPromise<void, ServerRef>(({ input, system }) =>
       runtimeOf(system, input.server).origin.turn(),
     ),

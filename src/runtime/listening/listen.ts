@@ -80,7 +80,8 @@ type Settle<T> = { resolve: (value: T) => void; reject: (error: Error) => void }
 /** One `subscriptions/listen` request, from sending to its end. */
 class OpenListen {
   acknowledged: SubscriptionFilter | undefined;
-  onProgress: (() => void) | undefined;
+  /** Its reader's hooks (called as methods: the listener's are an object's, not closures). */
+  progress: { onProgress?: (() => void) | undefined } | undefined;
   /** The subscriptions changed since it was opened: a listen with the new set replaces it. */
   replaced = false;
   /** Its listener stopped; it stays open until its replacement is acknowledged (then this closes it). */
@@ -250,7 +251,7 @@ export class ModernListens {
     return {
       kind: 'open',
       read: (hooks) => {
-        listen.onProgress = hooks.onProgress;
+        listen.progress = hooks;
         hooks.onProgress?.(); // the acknowledgment itself
         return reading;
       },
@@ -300,7 +301,7 @@ export class ModernListens {
     // A listen being replaced may still carry a URI unsubscribed meanwhile.
     if (listen.replaced && message.method === 'notifications/resources/updated')
       return !this.subscribed().includes(message.params?.uri as string);
-    listen.onProgress?.();
+    listen.progress?.onProgress?.();
     return false;
   }
 
