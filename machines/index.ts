@@ -25,6 +25,7 @@ export * from './stream-policy.js';
 export {
   keepaliveMachine,
   type KeepaliveContext,
+  type KeepaliveEvent,
   type KeepaliveInput,
   type KeepaliveSettings,
   type ProbeOutput,

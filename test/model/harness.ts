@@ -84,7 +84,7 @@ export class TrackingClock extends SimulatedClock {
   }
 }
 
-type Outcome = { output: unknown } | { error: unknown };
+export type Outcome = { output: unknown } | { error: unknown };
 
 /** Promise and callback actors the test settles and speaks through, keyed by invoke id (or input.key). */
 export class Controls {
@@ -120,6 +120,12 @@ export class Controls {
         if (this.channels.get(key) === sendBack) this.channels.delete(key);
       };
     });
+  }
+
+  /** A call an action makes (not an actor: the keepalive's probe): `settle(key, …)` ends it through `done`. */
+  call(key: string, input: unknown, done: (outcome: Outcome) => void): void {
+    this.started.push({ key, input });
+    this.promises.set(key, done);
   }
 
   /**

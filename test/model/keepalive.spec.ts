@@ -6,15 +6,16 @@ import {
   type KeepaliveContext,
   type KeepaliveInput,
   type KeepaliveSettings,
+  type ProbeInput,
 } from '../../machines/keepalive.machine.js';
-import { reportsOf, type Harness } from './harness.js';
+import { reportsOf, type Harness, type Outcome } from './harness.js';
 import type { ModelSpec, StepContext } from './runner.js';
 
 export const SETTINGS: KeepaliveSettings = { intervalMs: 30_000, timeoutMs: 5_000, maxMissed: 3 };
 export const INPUT: KeepaliveInput = { server: 'docs', settings: SETTINGS };
 export const TICK = 'xstate.after.keepalive interval.keepalive.waiting';
 
-const done = (output: unknown): AnyEventObject => ({ type: 'xstate.done.actor.probe', output });
+const done = (output: unknown): AnyEventObject => ({ type: 'PROBE_ANSWERED', output });
 
 function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   if (snapshot.matches('waiting')) return [{ type: TICK }];
@@ -22,7 +23,7 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     return [
       done({ skipped: false, rttMs: 12 }),
       done({ skipped: true }),
-      { type: 'xstate.error.actor.probe', error: new Error("request 'ping' timed out after 5000 ms") },
+      { type: 'PROBE_FAILED', error: new Error("request 'ping' timed out after 5000 ms") },
     ];
   }
   return [];
@@ -58,7 +59,7 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
       input: { server: 'docs', timeoutMs: SETTINGS.timeoutMs },
     });
   }
-  if (event.type === 'xstate.done.actor.probe') {
+  if (event.type === 'PROBE_ANSWERED') {
     const output = event.output as { skipped: boolean; rttMs?: number };
     // A skip means requests were in flight (the connection was busy), not that the server answered.
     const missedBefore = (before.context as KeepaliveContext).missed;
@@ -67,14 +68,31 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
     );
     expect(context.lastRttMs).toBe(output.skipped ? (before.context as KeepaliveContext).lastRttMs : output.rttMs);
   }
-  if (event.type === 'xstate.error.actor.probe')
-    expect(context.missed).toBe((before.context as KeepaliveContext).missed + 1);
+  if (event.type === 'PROBE_FAILED') expect(context.missed).toBe((before.context as KeepaliveContext).missed + 1);
 }
 
 export const keepaliveSpec = (machine: AnyStateMachine = keepaliveMachine): ModelSpec => ({
   machine,
   input: INPUT,
-  implementations: (h: Harness) => ({ actors: { probe: h.controls.promise() } }),
+  implementations: (h: Harness) => ({
+    actions: {
+      'send probe': (_: unknown, input: ProbeInput) =>
+        h.controls.call('probe', input, (outcome: Outcome) =>
+          h.actor.send(
+            'error' in outcome
+              ? { type: 'PROBE_FAILED', error: outcome.error }
+              : { type: 'PROBE_ANSWERED', output: outcome.output },
+          ),
+        ),
+    },
+  }),
+  // A probe's end comes from the probe in flight, never out of the blue.
+  drive: (event: AnyEventObject, h: Harness) => {
+    if (event.type === 'PROBE_ANSWERED') h.controls.settle('probe', { output: event.output });
+    else if (event.type === 'PROBE_FAILED') h.controls.settle('probe', { error: event.error });
+    else return false;
+    return true;
+  },
   events,
   project,
   afterStep: checkSideEffects,

@@ -14,11 +14,12 @@ import {
   type SessionInfo,
   type TransportOpened,
 } from '../../../machines/connection.machine.js';
-import { keepaliveMachine, type ProbeInput, type ProbeOutput } from '../../../machines/keepalive.machine.js';
+import { keepaliveMachine } from '../../../machines/keepalive.machine.js';
 import { listenerMachine } from '../../../machines/listener.machine.js';
 import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse-fallback.machine.js';
 import { supervisorMachine } from '../../../machines/supervisor.machine.js';
 import { followStreamActions } from './listener-actors.js';
+import { sendProbe } from './keepalive-actions.js';
 import { followConnection } from '../lifecycle-facts.js';
 import { runtimeOf } from './runtime-registry.js';
 
@@ -34,13 +35,7 @@ export const providedConnectionMachine = connectionMachine.provide({
         ),
       },
     }),
-    keepalive: keepaliveMachine.provide({
-      actors: {
-        probe: fromPromise<ProbeOutput, ProbeInput>(({ input, system }) =>
-          runtimeOf(system, input.server).probe(input.timeoutMs),
-        ),
-      },
-    }),
+    keepalive: keepaliveMachine.provide({ actions: { 'send probe': sendProbe } }),
     'discover server': fromPromise<DiscoverVerdict, ServerRef>(({ input, system }) =>
       runtimeOf(system, input.server).discoverServer(),
     ),

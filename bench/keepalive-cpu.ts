@@ -1,0 +1,72 @@
+/**
+ * CPU of the agent process per keepalive probe: `n` idle servers in one supervisor probed every
+ * `intervalMs`, the process's CPU time (user + system, `process.cpuUsage()`) over `rounds`
+ * intervals divided by the probes the server counted in that window (its `/__stats` POSTs). The
+ * server runs in a process of its own, so its CPU is not counted; idle servers answer nothing
+ * between probes, so every server is probed every interval (no skip for recent traffic).
+ *
+ *   node .bench-build/bench/server.js --mode json          # prints {"port":N}
+ *   node .bench-build/bench/keepalive-cpu.js http://127.0.0.1:N/mcp [servers=1000] [intervalMs=2000] [rounds=5]
+ *
+ * Prints `{"servers", "probes", "cpuMsPerProbe", "idleCpuPercentAt10k"}`: the last is the share of
+ * one core 10,000 servers at the default 30 s interval would take (333 probes a second).
+ */
+import { fileURLToPath } from 'node:url';
+import { createSupervisor, type ServerConfigInput } from '../src/index.js';
+import { spreadOverOrigins } from './clients.js';
+
+export interface KeepaliveCpuReport {
+  servers: number;
+  intervalMs: number;
+  probes: number;
+  cpuMsPerProbe: number;
+  idleCpuPercentAt10k: number;
+}
+
+async function postsAt(url: string): Promise<number> {
+  const stats = (await (await fetch(new URL('/__stats', url))).json()) as Record<string, { posts: number }>;
+  return Object.values(stats).reduce((sum, path) => sum + path.posts, 0);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function measureKeepaliveCpu(
+  url: string,
+  n: number,
+  intervalMs: number,
+  rounds: number,
+): Promise<KeepaliveCpuReport> {
+  const servers: Record<string, ServerConfigInput> = {};
+  const keepalive = { intervalMs, timeoutMs: 10_000, maxMissed: 3 };
+  for (let i = 0; i < n; i++) servers[`s${i}`] = { url: spreadOverOrigins(url, i), keepalive };
+  const supervisor = createSupervisor({ servers });
+  await supervisor.start();
+  try {
+    // One round to warm the probe path up (and to let the handshakes' answers age past the skip).
+    await sleep(2 * intervalMs);
+    const postsBefore = await postsAt(url);
+    const cpu = process.cpuUsage();
+    await sleep(rounds * intervalMs);
+    const { user, system } = process.cpuUsage(cpu);
+    const probes = (await postsAt(url)) - postsBefore;
+    const cpuMsPerProbe = (user + system) / 1000 / probes;
+    return {
+      servers: n,
+      intervalMs,
+      probes,
+      cpuMsPerProbe,
+      idleCpuPercentAt10k: ((cpuMsPerProbe * 10_000) / 30_000) * 100,
+    };
+  } finally {
+    await supervisor.stop();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [url, n = '1000', intervalMs = '2000', rounds = '5'] = process.argv.slice(2);
+  if (!url)
+    throw new Error('usage: keepalive-cpu.js <url of bench/server.js --mode json> [servers] [intervalMs] [rounds]');
+  const report = await measureKeepaliveCpu(url, Number(n), Number(intervalMs), Number(rounds));
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  process.exit(0);
+}
