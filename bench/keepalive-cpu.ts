@@ -9,8 +9,12 @@
  *   node .bench-build/bench/keepalive-cpu.js http://127.0.0.1:N/mcp [servers=1000] [intervalMs=2000] [rounds=5]
  *
  * Prints `{"servers", "probes", "cpuMsPerProbe", "idleCpuPercentAt10k"}`: the last is the share of
- * one core 10,000 servers at the default 30 s interval would take (333 probes a second).
+ * one core 10,000 servers at the default 30 s interval would take (333 probes a second). With
+ * `KEEPALIVE_CPU_PROFILE=<file>`, also writes a CPU profile of the measured window (open it in
+ * Chrome's dev tools).
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 import { createSupervisor, type ServerConfigInput } from '../src/index.js';
 import { spreadOverOrigins } from './clients.js';
@@ -27,6 +31,8 @@ async function postsAt(url: string): Promise<number> {
   const stats = (await (await fetch(new URL('/__stats', url))).json()) as Record<string, { posts: number }>;
   return Object.values(stats).reduce((sum, path) => sum + path.posts, 0);
 }
+
+const PROFILE = process.env.KEEPALIVE_CPU_PROFILE;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -45,9 +51,16 @@ export async function measureKeepaliveCpu(
     // One round to warm the probe path up (and to let the handshakes' answers age past the skip).
     await sleep(2 * intervalMs);
     const postsBefore = await postsAt(url);
+    const profiler = PROFILE ? new Session() : undefined;
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
     const cpu = process.cpuUsage();
     await sleep(rounds * intervalMs);
     const { user, system } = process.cpuUsage(cpu);
+    if (profiler) writeFileSync(PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
     const probes = (await postsAt(url)) - postsBefore;
     const cpuMsPerProbe = (user + system) / 1000 / probes;
     return {
