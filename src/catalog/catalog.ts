@@ -95,7 +95,12 @@ interface ServerEntry {
 }
 
 export class ToolCatalog {
-  private readonly entries = new Map<string, ServerEntry>();
+  /**
+   * One entry per server, built on first use (a list, a snapshot, a listener): an agent that
+   * never reads the catalog (every `connect()`) holds none. Until then what the feed says needs
+   * no record: a new entry reads the server's state, and starts stale.
+   */
+  private table: Map<string, ServerEntry> | undefined = undefined;
   private readonly events = new Emitter<CatalogEvents>();
   private readonly options: ResolvedCatalogOptions;
   private active = false;
@@ -107,7 +112,13 @@ export class ToolCatalog {
     options?: CatalogOptions,
   ) {
     this.options = resolveCatalogOptions(options);
-    for (const name of servers.names()) this.entries.set(name, this.newEntry(name));
+  }
+
+  private get entries(): Map<string, ServerEntry> {
+    if (this.table) return this.table;
+    this.table = new Map();
+    for (const name of this.servers.names()) this.table.set(name, this.newEntry(name));
+    return this.table;
   }
 
   /**
@@ -197,7 +208,7 @@ export class ToolCatalog {
     switch (signal.type) {
       case 'transition': {
         const { server, to } = signal.transition;
-        const entry = this.entries.get(server);
+        const entry = this.table?.get(server);
         if (!entry) return;
         entry.state = to;
         if (entry.tools === undefined) this.built = undefined; // `missing` shows the state
@@ -205,19 +216,21 @@ export class ToolCatalog {
         return;
       }
       case 'listChanged': {
-        const entry = this.entries.get(signal.server);
+        const entry = this.table?.get(signal.server);
         this.servers.get(signal.server)?.storedTools?.forgetTools(); // no process may serve the old list
         if (entry) this.markStale(entry, 'listChanged');
         return;
       }
       case 'added': {
-        if (this.entries.has(signal.server)) return;
-        this.entries.set(signal.server, this.newEntry(signal.server));
+        if (!this.table) return this.changed([signal.server], 'added');
+        if (this.table.has(signal.server)) return;
+        this.table.set(signal.server, this.newEntry(signal.server));
         this.changed([signal.server], 'added');
         return;
       }
       case 'removed':
-        if (this.entries.delete(signal.server)) this.changed([signal.server], 'removed');
+        if (!this.table) return this.changed([signal.server], 'removed');
+        if (this.table.delete(signal.server)) this.changed([signal.server], 'removed');
         return;
     }
   }
