@@ -5,8 +5,10 @@
  * server runs in a process of its own, so its CPU is not counted; idle servers answer nothing
  * between probes, so every server is probed every interval (no skip for recent traffic).
  *
- *   node .bench-build/bench/server.js --mode json          # prints {"port":N}
- *   node .bench-build/bench/keepalive-cpu.js http://127.0.0.1:N/mcp [servers=1000] [intervalMs=2000] [rounds=5]
+ *   node .bench-build/bench/keepalive-cpu.js [url|-] [servers=1000] [intervalMs=2000] [rounds=5]
+ *
+ * Without a url (or with `-`) it starts bench/server.ts (json mode) itself; a url must be such a
+ * server (`node .bench-build/bench/server.js --mode json` prints its port).
  *
  * Prints `{"servers", "probes", "cpuMsPerProbe", "idleCpuPercentAt10k"}`: the last is the share of
  * one core 10,000 servers at the default 30 s interval would take (333 probes a second). With
@@ -18,8 +20,9 @@ import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 import { createSupervisor, type ServerConfigInput } from '../src/index.js';
 import { spreadOverOrigins } from './clients.js';
+import { startServer } from './measure.js';
 
-export interface KeepaliveCpuReport {
+interface KeepaliveCpuReport {
   servers: number;
   intervalMs: number;
   probes: number;
@@ -36,7 +39,7 @@ const PROFILE = process.env.KEEPALIVE_CPU_PROFILE;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function measureKeepaliveCpu(
+async function measureKeepaliveCpu(
   url: string,
   n: number,
   intervalMs: number,
@@ -76,10 +79,13 @@ export async function measureKeepaliveCpu(
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [url, n = '1000', intervalMs = '2000', rounds = '5'] = process.argv.slice(2);
-  if (!url)
-    throw new Error('usage: keepalive-cpu.js <url of bench/server.js --mode json> [servers] [intervalMs] [rounds]');
-  const report = await measureKeepaliveCpu(url, Number(n), Number(intervalMs), Number(rounds));
-  process.stdout.write(`${JSON.stringify(report)}\n`);
+  const [given = '-', n = '1000', intervalMs = '2000', rounds = '5'] = process.argv.slice(2);
+  const server = given === '-' ? await startServer('json') : undefined;
+  try {
+    const report = await measureKeepaliveCpu(server?.url ?? given, Number(n), Number(intervalMs), Number(rounds));
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+  } finally {
+    server?.child.kill();
+  }
   process.exit(0);
 }

@@ -82,8 +82,9 @@ export const listenerMachine = setup({
   },
   actions: {
     // Provided by src/runtime/actors: `follow stream` opens the stream and sends what happens on it
-    // to this listener (STREAM_* / EVENT_ID / RETRY); `stop following` closes it. Not a child
-    // actor: an idle connection holds its stream for hours, and an actor costs ~2 KB of it.
+    // to this listener (STREAM_* / EVENT_ID / RETRY); `stop following` closes it, and so must the
+    // provider when the listener stops (XState runs no exit action then). Not a child actor: an
+    // idle connection holds its stream for hours, and an actor costs ~2 KB of it.
     'follow stream': (_, _params: FollowStreamInput) => {},
     'stop following': () => {},
     'remember event id': assign((_, params: { id: string }) => ({ lastEventId: params.id, progressed: true })),
