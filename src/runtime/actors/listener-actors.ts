@@ -4,11 +4,10 @@
  * events; `stop following` closes it. A failure to open is reported with what it says about the
  * connection (evidence.ts): refused, or reset while opening; the machine decides what that means.
  *
- * Not a child actor (it was one, ~2 KB per idle connection): one `StreamFollower` per listener
- * actor, made on its first stream. XState runs no exit action when an actor stops, so the
- * follower closes its stream when the listener completes (an observer of the listener).
+ * Not a child actor (it was one, ~2 KB per idle connection): a `FollowedStream` per `connected`
+ * of the listener, dropped when it is left (a listener with nothing to listen to holds none).
  */
-import type { ActorRef, AnyActorRef, Snapshot } from 'xstate';
+import type { ActorRef, AnyActorRef, Snapshot, Subscription } from 'xstate';
 import type { ListenerCursorHooks, ListenerOpening } from '../../../machines/connection-host.js';
 import type { FollowStreamInput, ListenerEvent, OpenFailure } from '../../../machines/listener.machine.js';
 import { describeError } from '../../core/errors.js';
@@ -25,19 +24,42 @@ function openFailure(error: unknown): OpenFailure | undefined {
   return undefined;
 }
 
-/** One stream the listener opened: its reports count only while it is the follower's current one. */
+/**
+ * One stream a listener opened (one `connected` of it): what it hears goes to the listener until
+ * it is stopped. It observes the listener while it may hold a stream: XState runs no exit action
+ * when an actor stops, and a stopped listener's stream must close all the same.
+ */
 class FollowedStream implements ListenerCursorHooks {
-  constructor(
-    private readonly follower: StreamFollower,
-    readonly attempt: number,
-  ) {}
+  private stopped = false;
+  private cancel: (() => void) | undefined = undefined;
+  private readonly subscription: Subscription | undefined;
 
-  report(event: ListenerEvent): void {
-    this.follower.report(this.attempt, event);
+  constructor(private readonly listener: Listener) {
+    this.subscription = listener.subscribe(this);
   }
 
-  failed(error: unknown, connection: OpenFailure | undefined): void {
-    this.report({ type: 'STREAM_FAILED', error: describeError(error), connection });
+  /** The listener stopped (or failed): observer methods. */
+  complete(): void {
+    this.stop();
+  }
+
+  error(): void {
+    this.stop();
+  }
+
+  /** Closes the stream (one still opening is cancelled when its headers arrive). */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.subscription?.unsubscribe();
+    if (followers.get(this.listener) === this) followers.delete(this.listener);
+    const cancel = this.cancel;
+    this.cancel = undefined;
+    cancel?.();
+  }
+
+  follow(open: () => Promise<ListenerOpening>): void {
+    this.read(open).catch((error: unknown) => this.failed(error, undefined));
   }
 
   onEventId(id: string): void {
@@ -51,34 +73,16 @@ class FollowedStream implements ListenerCursorHooks {
   onProgress(): void {
     this.report({ type: 'STREAM_PROGRESSED' });
   }
-}
 
-/** The streams of one listener actor, one at a time. */
-class StreamFollower {
-  /** The current stream's number; a stopped one's reports are dropped. */
-  private attempt = 0;
-  private cancel: (() => void) | undefined = undefined;
-
-  constructor(private readonly listener: Listener) {}
-
-  report(attempt: number, event: ListenerEvent): void {
-    if (attempt === this.attempt) this.listener.send(event);
+  private report(event: ListenerEvent): void {
+    if (!this.stopped) this.listener.send(event);
   }
 
-  follow(open: () => Promise<ListenerOpening>): void {
-    const stream = new FollowedStream(this, ++this.attempt);
-    this.read(stream, open).catch((error: unknown) => stream.failed(error, undefined));
+  private failed(error: unknown, connection: OpenFailure | undefined): void {
+    this.report({ type: 'STREAM_FAILED', error: describeError(error), connection });
   }
 
-  /** Closes the current stream (one still opening is cancelled when its headers arrive). */
-  stop(): void {
-    this.attempt++;
-    const cancel = this.cancel;
-    this.cancel = undefined;
-    cancel?.();
-  }
-
-  private async read(stream: FollowedStream, open: () => Promise<ListenerOpening>): Promise<void> {
+  private async read(open: () => Promise<ListenerOpening>): Promise<void> {
     // No AbortSignal: undici holds it with a listener for the whole life of the stream, ~0.9 KB
     // per idle connection. A GET still opening when the listener stops is cancelled as soon as
     // its headers arrive, and waits at most the listener open timeout for them.
@@ -86,40 +90,35 @@ class StreamFollower {
     try {
       opened = await open();
     } catch (error) {
-      stream.failed(error, openFailure(error));
+      this.failed(error, openFailure(error));
       return;
     }
     if (opened.kind === 'unavailable') {
-      stream.report({ type: 'STREAM_UNAVAILABLE', status: opened.status });
+      this.report({ type: 'STREAM_UNAVAILABLE', status: opened.status });
       return;
     }
-    if (stream.attempt !== this.attempt) {
+    if (this.stopped) {
       opened.cancel();
       return;
     }
     this.cancel = opened.cancel;
-    stream.report({ type: 'STREAM_OPENED' });
-    await opened.read(stream);
-    if (this.cancel === opened.cancel) this.cancel = undefined;
-    stream.report({ type: 'STREAM_ENDED' });
+    this.report({ type: 'STREAM_OPENED' });
+    await opened.read(this);
+    this.cancel = undefined;
+    this.report({ type: 'STREAM_ENDED' });
   }
 }
 
-const followers = new WeakMap<AnyActorRef, StreamFollower>();
-
-function followerOf(listener: AnyActorRef): StreamFollower {
-  let follower = followers.get(listener);
-  if (!follower) {
-    const made = new StreamFollower(listener as Listener);
-    followers.set(listener, (follower = made));
-    listener.subscribe({ complete: () => made.stop(), error: () => made.stop() });
-  }
-  return follower;
-}
+/** Each listener's stream while `connected`: `stop following` finds it here. */
+const followers = new WeakMap<AnyActorRef, FollowedStream>();
 
 /** The listener machine's stream actions, for `listenerMachine.provide({ actions })`. */
 export const followStreamActions = {
-  'follow stream': ({ self, system }: { self: AnyActorRef; system: object }, input: FollowStreamInput) =>
-    followerOf(self).follow(() => runtimeOf(system, input.server).openListener(input.lastEventId)),
+  'follow stream': ({ self, system }: { self: AnyActorRef; system: object }, input: FollowStreamInput) => {
+    followers.get(self)?.stop();
+    const stream = new FollowedStream(self as Listener);
+    followers.set(self, stream);
+    stream.follow(() => runtimeOf(system, input.server).openListener(input.lastEventId));
+  },
   'stop following': ({ self }: { self: AnyActorRef }) => followers.get(self)?.stop(),
 };
