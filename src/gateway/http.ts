@@ -41,6 +41,11 @@ export interface HttpServiceOptions {
    * 0: never.
    */
   sessionIdleMs?: number | undefined;
+  /**
+   * tools/call and the lists answered without an SDK server instance (direct-path.ts). Default
+   * true; false serves every request through the SDK's server (the bench's A/B, the tests' reference).
+   */
+  directPath?: boolean | undefined;
 }
 
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
@@ -62,6 +67,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   const hostnames = [...localhostAllowedHostnames(), ...(options.allowedHosts ?? [])];
   const origins = [...localhostAllowedOrigins(), ...(options.allowedHosts ?? [])];
   const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
+  const directPath = options.directPath === false ? undefined : gateway.directPath();
 
   const legacy = async (request: Request, body: unknown): Promise<Response> => {
     const id = request.headers.get('mcp-session-id');
@@ -84,6 +90,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       }),
       events,
     );
+    if (directPath) transport.serveDirect = (message, signal) => directPath.legacy(message, server, signal);
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
       gateway.sessions.remove(server);
@@ -114,6 +121,11 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     if (direct) return session.post(direct, res, req.headers['mcp-protocol-version'] as string);
     const abort = new AbortController();
     res.once('close', () => abort.abort());
+    // The common 2026-07-28 request: answered as JSON straight onto Node's response (direct-path.ts).
+    const modernEra = req.headers['mcp-session-id'] === undefined && namesModernEra(req, body);
+    const answer = modernEra ? directPath?.modern(req, body, abort.signal) : undefined;
+    const answered = answer && (await answer);
+    if (answered) return sendJson(res, answered);
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers))
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
@@ -126,8 +138,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     // modern MCP-Protocol-Version header is the modern handler's to serve or refuse: no need to
     // classify the body twice.
     const response =
-      req.headers['mcp-session-id'] !== undefined ||
-      (!namesModernEra(req, body) && (await isLegacyRequest(request, body)))
+      req.headers['mcp-session-id'] !== undefined || (!modernEra && (await isLegacyRequest(request, body)))
         ? await legacy(request, body)
         : await modern.fetch(request, { parsedBody: body });
     await send(res, response);
@@ -270,6 +281,12 @@ async function readJson(req: IncomingMessage): Promise<{ body: unknown } | { err
   } catch {
     return { error: rpcError(400, -32700, 'Parse error: the body is not JSON') };
   }
+}
+
+function sendJson(res: ServerResponse, message: object): void {
+  if (res.destroyed) return;
+  const body = JSON.stringify(message);
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
 }
 
 /** A web Response onto Node's response: a JSON body in one write, an SSE stream as it comes. */

@@ -24,7 +24,15 @@ interface DirectStream {
   /** undefined once the host went away: the answer is only kept for a resumption. */
   res: ServerResponse | undefined;
   stream: string;
+  /** A request answered by the direct path: the host's `notifications/cancelled` aborts it. */
+  abort?: AbortController;
 }
+
+/** The direct path's answer to a request (direct-path.ts), or undefined: the SDK's server serves it. */
+export type ServeDirect = (
+  message: JSONRPCRequest,
+  signal: AbortSignal,
+) => Promise<JSONRPCMessage | undefined> | undefined;
 
 /** As the SDK's transport: a host may reconnect a broken stream after this many ms. */
 export const RETRY_MS = 1_000;
@@ -41,12 +49,17 @@ export class SessionTransport implements Transport {
   private readonly direct = new Map<RequestId, DirectStream>();
   private supported: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
   private streams = 0;
+  /** Set by the HTTP service: the calls it answers without the SDK's server. */
+  serveDirect: ServeDirect | undefined;
 
   constructor(
     readonly web: WebStandardStreamableHTTPServerTransport,
     private readonly events: BoundedEventStore,
   ) {
-    web.onmessage = (message, extra) => this.onmessage?.(message, extra);
+    web.onmessage = (message, extra) => {
+      if ('method' in message && message.method === 'notifications/cancelled') this.cancelDirect(message.params);
+      this.onmessage?.(message, extra);
+    };
     web.onclose = () => {
       this.endDirect();
       this.onclose?.();
@@ -69,8 +82,24 @@ export class SessionTransport implements Transport {
 
   /** The session is over (closed here, or by the host's DELETE): no answer will come on these. */
   private endDirect(): void {
-    for (const direct of this.direct.values()) direct.res?.end();
+    for (const direct of this.direct.values()) {
+      direct.abort?.abort(new Error('the session closed'));
+      direct.res?.end();
+    }
     this.direct.clear();
+  }
+
+  /** A cancelled request gets no answer (as the SDK's server does): its stream ends. */
+  private cancelled(id: RequestId, direct: DirectStream): void {
+    if (this.direct.get(id) === direct) this.direct.delete(id);
+    direct.res?.end();
+  }
+
+  /** The host cancelled a request the direct path serves: the upstream call is cancelled. */
+  private cancelDirect(params: unknown): void {
+    const id = (params as { requestId?: RequestId } | undefined)?.requestId;
+    const direct = id === undefined ? undefined : this.direct.get(id);
+    direct?.abort?.abort(new Error('the host cancelled the request'));
   }
 
   setSupportedProtocolVersions(versions: string[]): void {
@@ -99,6 +128,22 @@ export class SessionTransport implements Transport {
     res.once('close', () => {
       direct.res = undefined;
     });
+    if (this.serveDirect) {
+      const abort = new AbortController();
+      const answer = this.serveDirect(message, abort.signal);
+      if (answer) {
+        direct.abort = abort;
+        answer.then(
+          (response) => {
+            if (abort.signal.aborted) return this.cancelled(message.id, direct);
+            if (response) void this.send(response);
+            else this.onmessage?.(message, NO_EXTRA);
+          },
+          (error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))),
+        );
+        return;
+      }
+    }
     this.onmessage?.(message, NO_EXTRA);
   }
 
