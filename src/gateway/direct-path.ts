@@ -16,7 +16,6 @@ import {
   inputRequired,
   isJsonContentType,
   SERVER_INFO_META_KEY,
-  SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type Server,
@@ -239,9 +238,11 @@ function isList(method: unknown): method is ListMethod {
   return typeof method === 'string' && Object.hasOwn(LISTS, method);
 }
 
+/** The revisions the SDK's modern handler serves (its list is not exported); any other is the SDK's to answer. */
+const MODERN_VERSIONS: readonly string[] = ['2026-07-28'];
+
 function isModern(version: string): boolean {
-  const trimmed = version.trim();
-  return trimmed >= '2026' && SUPPORTED_PROTOCOL_VERSIONS.includes(trimmed);
+  return MODERN_VERSIONS.includes(version.trim());
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
