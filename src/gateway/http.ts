@@ -24,6 +24,7 @@ import { ConfigError } from '../core/errors.js';
 import { BoundedEventStore } from './event-store.js';
 import type { Gateway } from './gateway.js';
 import { RETRY_MS, SessionTransport } from './session-transport.js';
+import { takesRequests } from './sessions.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MCP_PATH = '/mcp';
@@ -90,7 +91,10 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       }),
       events,
     );
-    if (directPath) transport.serveDirect = (message, signal) => directPath.legacy(message, server, signal);
+    if (directPath) {
+      transport.serveDirect = (message, signal) => directPath.legacy(message, server, signal);
+      transport.quiet = () => !takesRequests(server);
+    }
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
       gateway.sessions.remove(server);

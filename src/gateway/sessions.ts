@@ -149,6 +149,11 @@ function supports(session: Server, feature: ClientFeature): boolean {
   return version === undefined || version < '2026';
 }
 
+/** Whether a server's request (elicitation, sampling, roots) can be pushed to this 2025 session's host. */
+export function takesRequests(session: Server): boolean {
+  return supports(session, 'elicitation') || supports(session, 'sampling') || supports(session, 'roots');
+}
+
 /** The supervisor's client handlers: each request of an upstream server goes to a host session. */
 export function forwardingHandlers(sessions: Sessions): ClientHandlers {
   const forward =

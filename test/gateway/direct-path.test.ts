@@ -160,7 +160,12 @@ describe('the direct path', () => {
         jsonrpc: '2.0',
         id: 0,
         method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        // A host that takes server requests: its call is answered on an SSE stream, open at once.
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: { roots: {} },
+          clientInfo: { name: 'raw', version: '1' },
+        },
       }),
     });
     await init.text();
