@@ -124,7 +124,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     const direct = session && directRequest(req, body, session);
     if (direct) return session.post(direct, res, req.headers['mcp-protocol-version'] as string);
     const abort = new AbortController();
-    res.once('close', () => abort.abort());
+    res.once('close', () => res.writableFinished || abort.abort());
     // The common 2026-07-28 request: answered as JSON straight onto Node's response (direct-path.ts).
     const modernEra = req.headers['mcp-session-id'] === undefined && namesModernEra(req, body);
     const answer = modernEra ? directPath?.modern(req, body, abort.signal) : undefined;
