@@ -46,6 +46,8 @@ export interface DirectParts extends ToolCallParts {
 }
 
 export class DirectPath {
+  private readonly envelopes = new Envelopes();
+
   constructor(private readonly parts: DirectParts) {}
 
   /**
@@ -71,24 +73,20 @@ export class DirectPath {
     const version = header(req, 'mcp-protocol-version');
     const methodHeader = header(req, 'mcp-method');
     if (version === undefined || methodHeader === undefined || !isModern(version)) return undefined;
+    // A single JSON-RPC request whose Mcp-Method header names its method; its envelope as the SDK checks it.
+    const id = body['id'];
+    if (body['jsonrpc'] !== '2.0' || (typeof id !== 'string' && !Number.isSafeInteger(id))) return undefined;
+    if ('result' in body || 'error' in body || methodHeader.trim() !== method) return undefined;
+    const message = body as unknown as JSONRPCRequest;
+    const meta = message.params?.['_meta'];
+    if (!isPlainObject(meta) || !this.envelopes.valid(meta, version.trim())) return undefined;
     const nameHeader = header(req, 'mcp-name');
-    const route = classifyInboundRequest({
-      httpMethod: 'POST',
-      protocolVersionHeader: version,
-      mcpMethodHeader: methodHeader,
-      ...(nameHeader !== undefined && { mcpNameHeader: nameHeader }),
-      body,
-    });
-    if (route.kind !== 'modern' || route.messageKind !== 'request' || route.classification.revision !== version.trim())
-      return undefined;
-    const message = route.message;
     const params = paramsOf(message);
     if (params === undefined || 'requestState' in params || 'inputResponses' in params) return undefined;
     if (method !== 'tools/call') return this.list(message.id, method, 'modern');
     // Mcp-Name must mirror the tool's name, as plain text (a Base64 one is the SDK's to decode).
     if (nameHeader === undefined || nameHeader.trim() !== params['name']) return undefined;
     if (!this.servesCall(params)) return undefined;
-    const meta = params['_meta'] as Params;
     const capabilities = meta[CLIENT_CAPABILITIES_META_KEY] as ReturnType<CallHost['getClientCapabilities']>;
     return this.modernCall(message.id, params, { getClientCapabilities: () => capabilities }, signal);
   }
@@ -189,6 +187,33 @@ export class DirectPath {
     return encoded;
   }
 }
+
+/**
+ * The 2026-07-28 envelopes (`_meta`: version, client info and capabilities) the SDK's classifier
+ * accepts, remembered by their JSON: a host sends the same one on every request, and the SDK's
+ * check of it (Zod) is most of the cost of a request.
+ */
+class Envelopes {
+  private readonly known = new Map<string, boolean>();
+
+  valid(meta: Params, version: string): boolean {
+    const key = `${version}\n${JSON.stringify(meta)}`;
+    let valid = this.known.get(key);
+    if (valid !== undefined) return valid;
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: version,
+      mcpMethodHeader: 'tools/list',
+      body: { jsonrpc: '2.0', id: 0, method: 'tools/list', params: { _meta: meta } },
+    });
+    valid = route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === version;
+    if (this.known.size >= MAX_ENVELOPES) this.known.clear();
+    this.known.set(key, valid);
+    return valid;
+  }
+}
+
+const MAX_ENVELOPES = 256;
 
 interface CallParams {
   name: string;

@@ -270,21 +270,27 @@ function rpcError(status: number, code: number, message: string): Response {
   });
 }
 
-/** The body as JSON, bounded; a body that is not JSON is the SDK's to refuse (parse error). */
-async function readJson(req: IncomingMessage): Promise<{ body: unknown } | { error: Response }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return { error: new Response('Payload Too Large', { status: 413 }) };
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return { body: JSON.parse(text) };
-  } catch {
-    return { error: rpcError(400, -32700, 'Parse error: the body is not JSON') };
-  }
+/** The body as JSON, bounded; a body that is not JSON is refused (parse error). Events, not an async iterator: cheaper per request. */
+function readJson(req: IncomingMessage): Promise<{ body: unknown } | { error: Response }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
+      req.off('data', onData).off('end', onEnd).resume();
+      resolve({ error: new Response('Payload Too Large', { status: 413 }) });
+    };
+    const onEnd = () => {
+      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve({ body: JSON.parse(text) });
+      } catch {
+        resolve({ error: rpcError(400, -32700, 'Parse error: the body is not JSON') });
+      }
+    };
+    req.on('data', onData).once('end', onEnd).once('error', reject);
+  });
 }
 
 function sendJson(res: ServerResponse, message: object): void {

@@ -48,7 +48,13 @@ interface Reply {
 }
 
 /** A 2026-07-28 request as a host sends it (standard headers), or with `headers` changed. */
-async function modern(url: string, method: string, params: object, headers: Record<string, string> = {}) {
+async function modern(
+  url: string,
+  method: string,
+  params: object,
+  headers: Record<string, string> = {},
+  meta: object = envelope,
+) {
   const name = (params as { name?: string }).name;
   const response = await fetch(url, {
     method: 'POST',
@@ -59,7 +65,7 @@ async function modern(url: string, method: string, params: object, headers: Reco
       ...(name && { 'mcp-name': name }),
       ...headers,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: envelope } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: meta } }),
   });
   return { status: response.status, body: await messageOf(response) };
 }
@@ -147,6 +153,12 @@ describe('the direct path', () => {
       const direct = await modern(gw.http.url, ...call, headers);
       expect(direct.status).toBe(400);
       expect(direct).toEqual(await modern(reference.url, ...call, headers));
+    }
+    const badEnvelope = { ...envelope, 'io.modelcontextprotocol/clientCapabilities': 5 };
+    for (let i = 0; i < 2; i++) {
+      const refused = await modern(gw.http.url, ...call, {}, badEnvelope);
+      expect(refused.status).toBe(400);
+      expect(refused).toEqual(await modern(reference.url, ...call, {}, badEnvelope));
     }
     const bad = { name: 42 };
     expect(await modern(gw.http.url, 'tools/call', bad)).toEqual(await modern(reference.url, 'tools/call', bad));
