@@ -11,7 +11,7 @@ import type { ServerHandle } from '../server-handle.js';
 import type { CatalogTool } from '../catalog/types.js';
 import { HOST_TASKS_CAPABILITY, serveHostTasks, startHostTask, TaskPassingServer } from './host-tasks.js';
 import type { InputExchanges } from './input-exchange.js';
-import { callFailure, callUpstream, modernToolCall } from './tool-calls.js';
+import { callFailure, callUpstream, modernExchange, modernToolCall } from './tool-calls.js';
 import type { ResolvedGatewayOptions } from './options.js';
 import { STATUS_TOOL_NAME } from './options.js';
 import { failureText, forwarded, untilServing } from './serving.js';
@@ -122,8 +122,8 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     const route = await surface.resourceRoute(request.params.uri);
     if (!route) throw new ProtocolError(-32002, `Resource not found: ${request.params.uri}`);
     const handle = await serving(upstream, route.server, options.holdMs, ctx);
-    return await forwarded(route.server, () =>
-      handle.readResource(route.original, requestOptions(ctx, request.params._meta)),
+    return await inRounds(parts, server, route.server, ctx, (signal) =>
+      handle.readResource(route.original, { ...requestOptions(ctx, request.params._meta), signal }),
     );
   });
   server.setRequestHandler('resources/subscribe', async (request, ctx) => {
@@ -146,8 +146,11 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     const route = await surface.promptRoute(request.params.name);
     if (!route) throw new ProtocolError(-32602, `Unknown prompt: ${request.params.name}`);
     const handle = await serving(upstream, route.server, options.holdMs, ctx);
-    return (await forwarded(route.server, () =>
-      handle.getPrompt(route.original, request.params.arguments, requestOptions(ctx, request.params._meta)),
+    return (await inRounds(parts, server, route.server, ctx, (signal) =>
+      handle.getPrompt(route.original, request.params.arguments, {
+        ...requestOptions(ctx, request.params._meta),
+        signal,
+      }),
     )) as never;
   });
 
@@ -201,6 +204,29 @@ async function modernCall(
       turn.done as never,
       tool.definition.outputSchema as Record<string, unknown> | undefined,
     ) as never;
+  return inputRequired({ inputRequests: turn.inputRequests as never, requestState: turn.requestState }) as never;
+}
+
+/**
+ * A forwarded request (`resources/read`, `prompts/get`): a 2026-07-28 host is asked the server's
+ * questions in input rounds of it, as for `tools/call`; a 2025 session gets them as requests.
+ */
+async function inRounds<T>(
+  parts: DownstreamParts,
+  server: Server,
+  upstream: string,
+  ctx: ServerContext,
+  send: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  if (ctx.mcpReq.envelope === undefined) return await forwarded(upstream, () => send(ctx.mcpReq.signal));
+  const call = {
+    requestId: ctx.mcpReq.id,
+    signal: ctx.mcpReq.signal,
+    requestState: ctx.mcpReq.requestState(),
+    inputResponses: ctx.mcpReq.inputResponses,
+  };
+  const turn = await forwarded(upstream, () => modernExchange(parts, server, upstream, ctx.mcpReq.method, call, send));
+  if ('done' in turn) return turn.done;
   return inputRequired({ inputRequests: turn.inputRequests as never, requestState: turn.requestState }) as never;
 }
 

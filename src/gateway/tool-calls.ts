@@ -53,7 +53,8 @@ export interface ModernCall {
   progress: Omit<RequestOptions, 'signal'>;
 }
 
-export type ModernTurn = { done: CallToolResult } | { inputRequests: Record<string, object>; requestState: string };
+export type ModernTurn<T = CallToolResult> =
+  { done: T } | { inputRequests: Record<string, object>; requestState: string };
 
 /**
  * A 2026-07-28 host's tool call: the server's questions come back to the host as `input_required`
@@ -67,34 +68,52 @@ export async function modernToolCall(
   handle: ServerHandle,
   call: ModernCall,
 ): Promise<ModernTurn> {
-  const { sessions, options, exchanges } = parts;
+  try {
+    return await modernExchange(parts, host, tool.server, 'tools/call', call, (signal) =>
+      callUpstream(handle, tool, call.arguments, parts.options.holdMs, { ...call.progress, signal }),
+    );
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    return { done: callFailure(tool.server, error) };
+  }
+}
+
+/**
+ * One 2026-07-28 request (`method`) made on upstream `server` by `send`, in input rounds: the
+ * server's questions during it are put to the host as `input_required`; a later round naming the
+ * `requestState` resumes it with the host's answers. An invalid or expired state is refused
+ * (ProtocolError); the upstream failure is thrown as it came.
+ */
+export async function modernExchange<T>(
+  parts: ToolCallParts,
+  host: CallHost,
+  server: string,
+  method: string,
+  call: Omit<ModernCall, 'arguments' | 'progress'>,
+  send: (signal: AbortSignal) => Promise<T>,
+): Promise<ModernTurn<T>> {
+  const { sessions, exchanges } = parts;
   let exchange: InputExchange<unknown>;
   if (call.requestState !== undefined) {
-    const waiting = exchanges.take(call.requestState);
+    const waiting = exchanges.take(call.requestState, method);
     if (!waiting)
       throw new ProtocolError(-32602, 'Invalid or expired requestState', { reason: 'invalid_request_state' });
     exchange = waiting;
     exchange.answer(call.inputResponses);
   } else {
     exchange = new InputExchange(async (self) => {
-      const signal = self.abort.signal;
-      const asked = sessions.beginCall(tool.server, host, call.requestId, (method, params, asker) =>
-        self.ask(method, params, asker),
+      const asked = sessions.beginCall(server, host, call.requestId, (question, params, asker) =>
+        self.ask(question, params, asker),
       );
       try {
-        return await callUpstream(handle, tool, call.arguments, options.holdMs, { ...call.progress, signal });
+        return await send(self.abort.signal);
       } finally {
-        sessions.endCall(tool.server, asked);
+        sessions.endCall(server, asked);
       }
-    });
+    }, method);
   }
-  let turn: Turn<unknown>;
-  try {
-    turn = await exchange.turn(call.signal);
-  } catch (error) {
-    return { done: callFailure(tool.server, error) };
-  }
-  if ('done' in turn) return { done: turn.done as CallToolResult };
+  const turn: Turn<unknown> = await exchange.turn(call.signal);
+  if ('done' in turn) return { done: turn.done as T };
   exchanges.park(exchange);
   return { inputRequests: turn.inputRequests, requestState: exchange.id };
 }
