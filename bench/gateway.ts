@@ -61,11 +61,26 @@ export interface GatewayReport {
   processHttpMedianUs: number;
   addedProcessStdioUs: number;
   addedProcessHttpUs: number;
+  /** The official SDK v1 Client → `serve --http` in its own process (2025 session), against `sdkDirectMedianUs`. */
+  processHttpSdkMedianUs: number;
+  addedProcessHttpSdkUs: number;
+  /**
+   * The same gateway served with `directPath: false` (every request through the SDK's server, as
+   * before src/gateway/direct-path.ts), in the same rounds: the direct path's A/B.
+   */
+  sdkPathLegacyMedianUs: number;
+  sdkPathModernMedianUs: number;
   /** Through the gateway (in this process, 2025 session) minus direct, at the median. */
   addedMedianUs: number;
   addedModernMedianUs: number;
   /** CPU of this process per call (client, and the gateway when it runs here): robust where latency is not (a loaded machine). */
-  cpuPerCallUs: { direct: number; gatewayLegacy: number; gatewayModern: number };
+  cpuPerCallUs: {
+    direct: number;
+    gatewayLegacy: number;
+    gatewayModern: number;
+    sdkPathLegacy: number;
+    sdkPathModern: number;
+  };
   /** The machine's 1-minute load average during the run: latencies on a loaded machine include waits for a core. */
   loadAverage: number;
   targetAddedUs: 200;
@@ -119,6 +134,7 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
   try {
     await gateway.start();
     const http = await serveGatewayHttp(gateway, { token: TOKEN });
+    const sdkPath = await serveGatewayHttp(gateway, { token: TOKEN, directPath: false });
     try {
       const clients = {
         direct: await connect({ url: upstream.url, keepalive, protocolVersion: 'legacy' }, { name: 'bench' }),
@@ -136,8 +152,20 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
           { url: served.url, headers, keepalive, protocolVersion: 'legacy' },
           { name: 'bench' },
         ),
+        processHttpSdk: await sdkClient(
+          new StreamableHTTPClientTransport(new URL(served.url), { requestInit: { headers } }),
+        ),
+        sdkPathLegacy: await connect(
+          { url: sdkPath.url, headers, keepalive, protocolVersion: 'legacy' },
+          { name: 'bench' },
+        ),
+        sdkPathModern: await connect(
+          { url: sdkPath.url, headers, keepalive, protocolVersion: 'auto' },
+          { name: 'bench' },
+        ),
       };
-      if (clients.modern.status().era !== 'modern') throw new Error('bench: the gateway did not speak 2026-07-28');
+      if (clients.modern.status().era !== 'modern' || clients.sdkPathModern.status().era !== 'modern')
+        throw new Error('bench: the gateway did not speak 2026-07-28');
       const latencies = {
         direct: [] as number[],
         legacy: [] as number[],
@@ -145,9 +173,12 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
         processStdio: [] as number[],
         processHttp: [] as number[],
         sdkDirect: [] as number[],
+        processHttpSdk: [] as number[],
+        sdkPathLegacy: [] as number[],
+        sdkPathModern: [] as number[],
       };
       const names = Object.keys(latencies) as (keyof typeof latencies)[];
-      const cpu = { direct: 0, legacy: 0, modern: 0, processStdio: 0, processHttp: 0, sdkDirect: 0 };
+      const cpu = Object.fromEntries(names.map((name) => [name, 0])) as Record<keyof typeof latencies, number>;
       const round = async (name: keyof typeof clients, n: number, record: boolean) => {
         const cpuStart = process.cpuUsage();
         for (let i = 0; i < n; i++) {
@@ -185,11 +216,17 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
         sdkDirectMedianUs: us(median(latencies.sdkDirect)),
         addedProcessStdioUs: us(median(latencies.processStdio) - median(latencies.sdkDirect)),
         addedProcessHttpUs: us(median(latencies.processHttp) - direct),
+        processHttpSdkMedianUs: us(median(latencies.processHttpSdk)),
+        addedProcessHttpSdkUs: us(median(latencies.processHttpSdk) - median(latencies.sdkDirect)),
+        sdkPathLegacyMedianUs: us(median(latencies.sdkPathLegacy)),
+        sdkPathModernMedianUs: us(median(latencies.sdkPathModern)),
         addedMedianUs: us(median(latencies.legacy) - direct),
         cpuPerCallUs: {
           direct: Math.round(cpu.direct / calls),
           gatewayLegacy: Math.round(cpu.legacy / calls),
           gatewayModern: Math.round(cpu.modern / calls),
+          sdkPathLegacy: Math.round(cpu.sdkPathLegacy / calls),
+          sdkPathModern: Math.round(cpu.sdkPathModern / calls),
         },
         loadAverage: Number(loadavg()[0]!.toFixed(1)),
         addedModernMedianUs: us(median(latencies.modern) - direct),
@@ -200,6 +237,7 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
       };
     } finally {
       await http.close();
+      await sdkPath.close();
     }
   } finally {
     await gateway.close();

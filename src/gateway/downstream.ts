@@ -5,16 +5,16 @@
  */
 import { inputRequired, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { VERSION } from '../core/version.js';
-import type { CallToolResult } from '../protocol/messages.js';
 import type { LoggingLevel } from '../protocol/results.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { ServerHandle } from '../server-handle.js';
 import type { CatalogTool } from '../catalog/types.js';
 import { HOST_TASKS_CAPABILITY, serveHostTasks, startHostTask, TaskPassingServer } from './host-tasks.js';
-import { InputExchange, type InputExchanges } from './input-exchange.js';
+import type { InputExchanges } from './input-exchange.js';
+import { callFailure, callUpstream, modernExchange, modernToolCall } from './tool-calls.js';
 import type { ResolvedGatewayOptions } from './options.js';
 import { STATUS_TOOL_NAME } from './options.js';
-import { failureText, forwarded, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
+import { failureText, forwarded, untilServing } from './serving.js';
 import type { Sessions } from './sessions.js';
 import type { Surface } from './surface.js';
 
@@ -37,10 +37,13 @@ export interface DownstreamParts {
 
 type Meta = { progressToken?: string | number } | undefined;
 
+/** The gateway's identity, as hosts read it. */
+export const SERVER_INFO = { name: 'mcp-supervisor', title: 'mcp-supervisor gateway', version: VERSION };
+
 export function createDownstreamServer(parts: DownstreamParts): Server {
   const { surface, sessions, options } = parts;
   const server = new TaskPassingServer(
-    { name: 'mcp-supervisor', title: 'mcp-supervisor gateway', version: VERSION },
+    { ...SERVER_INFO },
     {
       capabilities: {
         tools: { listChanged: true },
@@ -99,16 +102,13 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
             tool.definition.outputSchema as Record<string, unknown> | undefined,
           );
       }
-      if (target.status().state !== 'ready') await untilServing(target, options.holdMs, ctx.mcpReq.signal);
-      const result = await target.callTool(tool.originalName, args, requestOptions(ctx, request.params._meta));
+      const result = await callUpstream(target, tool, args, options.holdMs, requestOptions(ctx, request.params._meta));
       return server.projectCallToolResult(
         result as never,
         tool.definition.outputSchema as Record<string, unknown> | undefined,
       );
     } catch (error) {
-      const rpc = upstreamRpcError(error);
-      if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
-      return errorResult(tool.server, error) as never;
+      return callFailure(tool.server, error) as never;
     } finally {
       sessions.endCall(tool.server, call);
     }
@@ -122,8 +122,8 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     const route = await surface.resourceRoute(request.params.uri);
     if (!route) throw new ProtocolError(-32002, `Resource not found: ${request.params.uri}`);
     const handle = await serving(upstream, route.server, options.holdMs, ctx);
-    return await forwarded(route.server, () =>
-      handle.readResource(route.original, requestOptions(ctx, request.params._meta)),
+    return await inRounds(parts, server, route.server, ctx, (signal) =>
+      handle.readResource(route.original, { ...requestOptions(ctx, request.params._meta), signal }),
     );
   });
   server.setRequestHandler('resources/subscribe', async (request, ctx) => {
@@ -146,8 +146,11 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     const route = await surface.promptRoute(request.params.name);
     if (!route) throw new ProtocolError(-32602, `Unknown prompt: ${request.params.name}`);
     const handle = await serving(upstream, route.server, options.holdMs, ctx);
-    return (await forwarded(route.server, () =>
-      handle.getPrompt(route.original, request.params.arguments, requestOptions(ctx, request.params._meta)),
+    return (await inRounds(parts, server, route.server, ctx, (signal) =>
+      handle.getPrompt(route.original, request.params.arguments, {
+        ...requestOptions(ctx, request.params._meta),
+        signal,
+      }),
     )) as never;
   });
 
@@ -178,11 +181,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
   return server;
 }
 
-/**
- * A 2026-07-28 host's tool call: the server's questions come back to the host as `input_required`
- * rounds (input-exchange.ts); a round that carries the `requestState` it was given resumes the
- * upstream call with the host's answers.
- */
+/** A 2026-07-28 host's tool call (tool-calls.ts), answered as the SDK server encodes it. */
 async function modernCall(
   parts: DownstreamParts,
   server: Server,
@@ -191,44 +190,44 @@ async function modernCall(
   params: { arguments?: Record<string, unknown>; _meta?: Meta },
   ctx: ServerContext,
 ): Promise<never> {
-  const { sessions, options, exchanges } = parts;
-  const state = ctx.mcpReq.requestState();
-  let exchange: InputExchange<unknown>;
-  if (state !== undefined) {
-    const waiting = exchanges.take(state);
-    if (!waiting)
-      throw new ProtocolError(-32602, 'Invalid or expired requestState', { reason: 'invalid_request_state' });
-    exchange = waiting;
-    exchange.answer(ctx.mcpReq.inputResponses);
-  } else {
-    const progress = requestOptions(ctx, params._meta);
-    exchange = new InputExchange(async (self) => {
-      const signal = self.abort.signal;
-      const call = sessions.beginCall(tool.server, server, ctx.mcpReq.id, (method, asked, asker) =>
-        self.ask(method, asked, asker),
-      );
-      try {
-        if (handle.status().state !== 'ready') await untilServing(handle, options.holdMs, signal);
-        return await handle.callTool(tool.originalName, params.arguments ?? {}, { ...progress, signal });
-      } finally {
-        sessions.endCall(tool.server, call);
-      }
-    });
-  }
-  try {
-    const turn = await exchange.turn(ctx.mcpReq.signal);
-    if ('done' in turn)
-      return server.projectCallToolResult(
-        turn.done as never,
-        tool.definition.outputSchema as Record<string, unknown> | undefined,
-      ) as never;
-    exchanges.park(exchange);
-    return inputRequired({ inputRequests: turn.inputRequests as never, requestState: exchange.id }) as never;
-  } catch (error) {
-    const rpc = upstreamRpcError(error);
-    if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
-    return errorResult(tool.server, error) as never;
-  }
+  const { signal: _signal, ...progress } = requestOptions(ctx, params._meta);
+  const turn = await modernToolCall(parts, server, tool, handle, {
+    arguments: params.arguments ?? {},
+    requestId: ctx.mcpReq.id,
+    signal: ctx.mcpReq.signal,
+    requestState: ctx.mcpReq.requestState(),
+    inputResponses: ctx.mcpReq.inputResponses,
+    progress,
+  });
+  if ('done' in turn)
+    return server.projectCallToolResult(
+      turn.done as never,
+      tool.definition.outputSchema as Record<string, unknown> | undefined,
+    ) as never;
+  return inputRequired({ inputRequests: turn.inputRequests as never, requestState: turn.requestState }) as never;
+}
+
+/**
+ * A forwarded request (`resources/read`, `prompts/get`): a 2026-07-28 host is asked the server's
+ * questions in input rounds of it, as for `tools/call`; a 2025 session gets them as requests.
+ */
+async function inRounds<T>(
+  parts: DownstreamParts,
+  server: Server,
+  upstream: string,
+  ctx: ServerContext,
+  send: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  if (ctx.mcpReq.envelope === undefined) return await forwarded(upstream, () => send(ctx.mcpReq.signal));
+  const call = {
+    requestId: ctx.mcpReq.id,
+    signal: ctx.mcpReq.signal,
+    requestState: ctx.mcpReq.requestState(),
+    inputResponses: ctx.mcpReq.inputResponses,
+  };
+  const turn = await forwarded(upstream, () => modernExchange(parts, server, upstream, ctx.mcpReq.method, call, send));
+  if ('done' in turn) return turn.done;
+  return inputRequired({ inputRequests: turn.inputRequests as never, requestState: turn.requestState }) as never;
 }
 
 /** The host's cancellation and progress token, passed on. */
@@ -268,10 +267,4 @@ async function serving(upstream: Upstream, server: string, holdMs: number, ctx: 
     throw new ProtocolError(-32603, failureText(server, error));
   }
   return handle;
-}
-
-/** A tool call that could not be made: an error result the model reads, naming the server and why. */
-function errorResult(server: string, error: unknown): CallToolResult {
-  const text = error instanceof ServerUnavailableError ? error.message : failureText(server, error);
-  return { content: [{ type: 'text', text }], isError: true };
 }

@@ -11,7 +11,8 @@ import type { LoggingLevel } from '../protocol/results.js';
 import { connect } from '../connect.js';
 import type { SupervisorOptions } from '../supervisor-options.js';
 import { createSupervisor, type Supervisor } from '../supervisor.js';
-import { createDownstreamServer } from './downstream.js';
+import { DirectPath } from './direct-path.js';
+import { createDownstreamServer, SERVER_INFO } from './downstream.js';
 import { resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
 import { InputExchanges } from './input-exchange.js';
 import { forwardingHandlers, Sessions } from './sessions.js';
@@ -80,6 +81,17 @@ export class Gateway {
       isolated: this.options.isolated,
       connectIsolated: (server) => connect(this.options.servers[server]!, { ...this.upstreamOptions, name: server }),
       setLevel: (level) => this.setLevel(level),
+    });
+  }
+
+  /** The calls the HTTP service answers without an SDK server (direct-path.ts). */
+  directPath(): DirectPath {
+    return new DirectPath({
+      surface: this.surface,
+      sessions: this.sessions,
+      options: this.options,
+      exchanges: this.exchanges,
+      serverInfo: SERVER_INFO,
     });
   }
 

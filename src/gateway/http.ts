@@ -24,6 +24,7 @@ import { ConfigError } from '../core/errors.js';
 import { BoundedEventStore } from './event-store.js';
 import type { Gateway } from './gateway.js';
 import { RETRY_MS, SessionTransport } from './session-transport.js';
+import { takesRequests } from './sessions.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MCP_PATH = '/mcp';
@@ -41,6 +42,11 @@ export interface HttpServiceOptions {
    * 0: never.
    */
   sessionIdleMs?: number | undefined;
+  /**
+   * tools/call and the lists answered without an SDK server instance (direct-path.ts). Default
+   * true; false serves every request through the SDK's server (the bench's A/B, the tests' reference).
+   */
+  directPath?: boolean | undefined;
 }
 
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
@@ -62,6 +68,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   const hostnames = [...localhostAllowedHostnames(), ...(options.allowedHosts ?? [])];
   const origins = [...localhostAllowedOrigins(), ...(options.allowedHosts ?? [])];
   const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
+  const directPath = options.directPath === false ? undefined : gateway.directPath();
 
   const legacy = async (request: Request, body: unknown): Promise<Response> => {
     const id = request.headers.get('mcp-session-id');
@@ -84,6 +91,10 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       }),
       events,
     );
+    if (directPath) {
+      transport.serveDirect = (message, signal) => directPath.legacy(message, server, signal);
+      transport.quiet = () => !takesRequests(server);
+    }
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
       gateway.sessions.remove(server);
@@ -113,7 +124,12 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     const direct = session && directRequest(req, body, session);
     if (direct) return session.post(direct, res, req.headers['mcp-protocol-version'] as string);
     const abort = new AbortController();
-    res.once('close', () => abort.abort());
+    res.once('close', () => res.writableFinished || abort.abort());
+    // The common 2026-07-28 request: answered as JSON straight onto Node's response (direct-path.ts).
+    const modernEra = req.headers['mcp-session-id'] === undefined && namesModernEra(req, body);
+    const answer = modernEra ? directPath?.modern(req, body, abort.signal) : undefined;
+    const answered = answer && (await answer);
+    if (answered) return sendJson(res, answered);
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers))
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
@@ -126,8 +142,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     // modern MCP-Protocol-Version header is the modern handler's to serve or refuse: no need to
     // classify the body twice.
     const response =
-      req.headers['mcp-session-id'] !== undefined ||
-      (!namesModernEra(req, body) && (await isLegacyRequest(request, body)))
+      req.headers['mcp-session-id'] !== undefined || (!modernEra && (await isLegacyRequest(request, body)))
         ? await legacy(request, body)
         : await modern.fetch(request, { parsedBody: body });
     await send(res, response);
@@ -255,21 +270,33 @@ function rpcError(status: number, code: number, message: string): Response {
   });
 }
 
-/** The body as JSON, bounded; a body that is not JSON is the SDK's to refuse (parse error). */
-async function readJson(req: IncomingMessage): Promise<{ body: unknown } | { error: Response }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return { error: new Response('Payload Too Large', { status: 413 }) };
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return { body: JSON.parse(text) };
-  } catch {
-    return { error: rpcError(400, -32700, 'Parse error: the body is not JSON') };
-  }
+/** The body as JSON, bounded; a body that is not JSON is refused (parse error). Events, not an async iterator: cheaper per request. */
+function readJson(req: IncomingMessage): Promise<{ body: unknown } | { error: Response }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
+      req.off('data', onData).off('end', onEnd).resume();
+      resolve({ error: new Response('Payload Too Large', { status: 413 }) });
+    };
+    const onEnd = () => {
+      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      try {
+        resolve({ body: JSON.parse(text) });
+      } catch {
+        resolve({ error: rpcError(400, -32700, 'Parse error: the body is not JSON') });
+      }
+    };
+    req.on('data', onData).once('end', onEnd).once('error', reject);
+  });
+}
+
+function sendJson(res: ServerResponse, message: object): void {
+  if (res.destroyed) return;
+  const body = JSON.stringify(message);
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
 }
 
 /** A web Response onto Node's response: a JSON body in one write, an SSE stream as it comes. */

@@ -35,8 +35,11 @@ export class InputExchange<T> {
   private next = 0;
   private expiry: NodeJS.Timeout | undefined;
 
-  /** `start` makes the upstream call; its questions come through ask(). */
-  constructor(start: (exchange: InputExchange<T>) => Promise<T>) {
+  /** `start` makes the upstream call; its questions come through ask(). `method`: the host's request it answers. */
+  constructor(
+    start: (exchange: InputExchange<T>) => Promise<T>,
+    readonly method = 'tools/call',
+  ) {
     start(this).then(
       (value) => this.settle({ ok: true, value }),
       (error: unknown) => this.settle({ ok: false, error }),
@@ -132,9 +135,11 @@ export class InputExchanges {
     exchange.abort.signal.addEventListener('abort', () => this.waiting.delete(exchange.id), { once: true });
   }
 
-  take(state: unknown): InputExchange<unknown> | undefined {
+  /** The exchange a round's `requestState` names, for the same method only. */
+  take(state: unknown, method = 'tools/call'): InputExchange<unknown> | undefined {
     if (typeof state !== 'string') return undefined;
     const exchange = this.waiting.get(state);
+    if (exchange?.method !== method) return undefined;
     this.waiting.delete(state);
     return exchange;
   }

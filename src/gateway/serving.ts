@@ -69,6 +69,7 @@ export async function forwarded<T>(server: string, send: () => Promise<T>): Prom
   try {
     return await send();
   } catch (error) {
+    if (error instanceof ProtocolError) throw error; // already the host's error (an input round's state)
     const rpc = upstreamRpcError(error);
     if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
     throw new ProtocolError(-32603, failureText(server, error));

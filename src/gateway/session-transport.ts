@@ -24,7 +24,23 @@ interface DirectStream {
   /** undefined once the host went away: the answer is only kept for a resumption. */
   res: ServerResponse | undefined;
   stream: string;
+  /** A request answered by the direct path: the host's `notifications/cancelled` aborts it. */
+  abort?: AbortController;
+  /** Answered as one JSON body: nothing else is written on it. */
+  json?: boolean;
 }
+
+const SSE_HEADERS = (sessionId: string | undefined) => ({
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  'mcp-session-id': sessionId ?? '',
+});
+
+/** The direct path's answer to a request (direct-path.ts), or undefined: the SDK's server serves it. */
+export type ServeDirect = (
+  message: JSONRPCRequest,
+  signal: AbortSignal,
+) => Promise<JSONRPCMessage | undefined> | undefined;
 
 /** As the SDK's transport: a host may reconnect a broken stream after this many ms. */
 export const RETRY_MS = 1_000;
@@ -41,12 +57,19 @@ export class SessionTransport implements Transport {
   private readonly direct = new Map<RequestId, DirectStream>();
   private supported: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
   private streams = 0;
+  /** Set by the HTTP service: the calls it answers without the SDK's server. */
+  serveDirect: ServeDirect | undefined;
+  /** Set by the HTTP service: true when no server request can be pushed to this session's host (it declared none). */
+  quiet: (() => boolean) | undefined;
 
   constructor(
     readonly web: WebStandardStreamableHTTPServerTransport,
     private readonly events: BoundedEventStore,
   ) {
-    web.onmessage = (message, extra) => this.onmessage?.(message, extra);
+    web.onmessage = (message, extra) => {
+      if ('method' in message && message.method === 'notifications/cancelled') this.cancelDirect(message.params);
+      this.onmessage?.(message, extra);
+    };
     web.onclose = () => {
       this.endDirect();
       this.onclose?.();
@@ -69,8 +92,25 @@ export class SessionTransport implements Transport {
 
   /** The session is over (closed here, or by the host's DELETE): no answer will come on these. */
   private endDirect(): void {
-    for (const direct of this.direct.values()) direct.res?.end();
+    for (const direct of this.direct.values()) {
+      direct.abort?.abort(new Error('the session closed'));
+      direct.res?.end();
+    }
     this.direct.clear();
+  }
+
+  /** A cancelled request gets no answer (as the SDK's server does): its stream ends empty. */
+  private cancelled(id: RequestId, direct: DirectStream): void {
+    if (this.direct.get(id) === direct) this.direct.delete(id);
+    if (direct.res && !direct.res.headersSent) direct.res.writeHead(200, SSE_HEADERS(this.web.sessionId));
+    direct.res?.end();
+  }
+
+  /** The host cancelled a request the direct path serves: the upstream call is cancelled. */
+  private cancelDirect(params: unknown): void {
+    const id = (params as { requestId?: RequestId } | undefined)?.requestId;
+    const direct = id === undefined ? undefined : this.direct.get(id);
+    direct?.abort?.abort(new Error('the host cancelled the request'));
   }
 
   setSupportedProtocolVersions(versions: string[]): void {
@@ -83,30 +123,68 @@ export class SessionTransport implements Transport {
     return header === undefined || this.supported.includes(header);
   }
 
-  /** Serves one request of this session on `res`, as an SSE stream primed for resumption. */
+  /**
+   * Serves one request of this session on `res`: answered by the direct path (as JSON when
+   * nothing can be pushed on the request's stream, else as SSE) or by the SDK's server (SSE).
+   */
   post(message: JSONRPCRequest, res: ServerResponse, version: string | undefined): void {
+    const abort = this.serveDirect && new AbortController();
+    const answer = abort && this.serveDirect!(message, abort.signal);
+    if (!abort || !answer) return void this.stream(message, res, version, this.onmessage);
     const id = message.id;
+    // No server request can come on this stream (the host takes none): the answer is plain JSON.
+    const json = this.quiet?.() === true;
+    const direct: DirectStream = json
+      ? { res, stream: '', json, abort }
+      : this.stream(message, res, version, undefined);
+    direct.abort = abort;
+    if (json) this.direct.set(id, direct);
+    answer.then(
+      (response) => {
+        if (abort.signal.aborted) return this.cancelled(id, direct);
+        if (!response) {
+          this.direct.delete(id);
+          return void (json ? this.stream(message, res, version, this.onmessage) : this.onmessage?.(message, NO_EXTRA));
+        }
+        if (!json) return void this.send(response);
+        this.direct.delete(id);
+        const body = JSON.stringify(response);
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'mcp-session-id': this.web.sessionId ?? '',
+        });
+        res.end(body);
+      },
+      (error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+
+  /** An SSE stream for the request, primed for resumption; `dispatch` (the SDK's server) then serves it. */
+  private stream(
+    message: JSONRPCRequest,
+    res: ServerResponse,
+    version: string | undefined,
+    dispatch: SessionTransport['onmessage'],
+  ): DirectStream {
     const direct: DirectStream = { res, stream: `p${++this.streams}` };
-    this.direct.set(id, direct);
-    res.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache, no-transform',
-      'mcp-session-id': this.web.sessionId ?? '',
-    });
+    this.direct.set(message.id, direct);
+    res.writeHead(200, SSE_HEADERS(this.web.sessionId));
     // Empty data (a priming event) is understood from 2025-11-25 on, as the SDK's transport decides.
     if (version !== undefined && version >= '2025-11-25')
       res.write(`id: ${this.events.store(direct.stream, {} as JSONRPCMessage)}\nretry: ${RETRY_MS}\ndata: \n\n`);
     res.once('close', () => {
       direct.res = undefined;
     });
-    this.onmessage?.(message, NO_EXTRA);
+    dispatch?.(message, NO_EXTRA);
+    return direct;
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const answered = 'result' in message || 'error' in message;
     const id = answered ? (message as { id: RequestId }).id : options?.relatedRequestId;
     const direct = id === undefined ? undefined : this.direct.get(id);
-    if (!direct) return this.web.send(message, options);
+    if (!direct || direct.json) return this.web.send(message, options);
     const event = `event: message\nid: ${this.events.store(direct.stream, message)}\ndata: ${JSON.stringify(message)}\n\n`;
     if (answered) {
       this.direct.delete(id!);

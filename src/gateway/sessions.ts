@@ -4,7 +4,7 @@
  * sampling, roots), sent to the session whose call the server is answering, else to the most
  * recent session that can take them.
  */
-import type { Server, ServerNotifier } from '@modelcontextprotocol/server';
+import { Server, type ServerNotifier } from '@modelcontextprotocol/server';
 import type { LogMessage } from '../runtime/context/events.js';
 import type { ClientHandlers, HandlerContext } from '../runtime/server-input/server-requests.js';
 import type { InputMethod } from './input-exchange.js';
@@ -19,17 +19,19 @@ export type Ask = (
   signal: AbortSignal,
 ) => Promise<Record<string, unknown>>;
 
+/** A 2026-07-28 host's request as the server's questions see it: the capabilities on its envelope. */
+export interface CallHost {
+  getClientCapabilities(): ReturnType<Server['getClientCapabilities']>;
+}
+
 interface Call {
-  session: Server;
+  /** A 2025 session (its requests pushed to it), or a 2026-07-28 host's request (asked through `ask`). */
+  session: Server | CallHost;
   requestId: RequestId;
   ask: Ask | undefined;
 }
 
-interface Target {
-  session: Server;
-  relatedRequestId?: RequestId;
-  ask?: Ask | undefined;
-}
+type Target = { ask: Ask } | { session: Server; relatedRequestId?: RequestId; ask?: undefined };
 
 export class Sessions {
   /** Sessions that stay (2025 sessions over HTTP, stdio connections): newest last. */
@@ -67,7 +69,7 @@ export class Sessions {
   }
 
   /** A call to `server` made for `session`: until it ends, the server's requests go to that session. */
-  beginCall(server: string, session: Server, requestId: RequestId, ask?: Ask): Call {
+  beginCall(server: string, session: Server | CallHost, requestId: RequestId, ask?: Ask): Call {
     const call = { session, requestId, ask };
     const list = this.calls.get(server);
     if (list) list.push(call);
@@ -116,8 +118,10 @@ export class Sessions {
     if (calls) {
       for (let i = calls.length - 1; i >= 0; i--) {
         const call = calls[i]!;
-        if (call.ask ? declares(call.session, feature) : supports(call.session, feature))
-          return { session: call.session, relatedRequestId: call.requestId, ask: call.ask };
+        if (call.ask) {
+          if (declares(call.session, feature)) return { ask: call.ask };
+        } else if (call.session instanceof Server && supports(call.session, feature))
+          return { session: call.session, relatedRequestId: call.requestId };
       }
     }
     const sessions = [...this.open];
@@ -134,7 +138,7 @@ export class Sessions {
 }
 
 /** Whether the host declared the capability (a 2026-07-28 host, on the request's envelope). */
-function declares(session: Server, feature: ClientFeature): boolean {
+function declares(session: Server | CallHost, feature: ClientFeature): boolean {
   return session.getClientCapabilities()?.[feature] !== undefined;
 }
 
@@ -143,6 +147,11 @@ function supports(session: Server, feature: ClientFeature): boolean {
   if (!declares(session, feature)) return false;
   const version = session.getNegotiatedProtocolVersion();
   return version === undefined || version < '2026';
+}
+
+/** Whether a server's request (elicitation, sampling, roots) can be pushed to this 2025 session's host. */
+export function takesRequests(session: Server): boolean {
+  return supports(session, 'elicitation') || supports(session, 'sampling') || supports(session, 'roots');
 }
 
 /** The supervisor's client handlers: each request of an upstream server goes to a host session. */

@@ -1,6 +1,7 @@
 /**
- * The gateway's 2025 host sessions over HTTP: the common call answered on the direct path (SSE
- * primed for resumption, as the SDK's transport writes it); 100 host sessions over one upstream
+ * The gateway's 2025 host sessions over HTTP: the common call answered on the direct path (one
+ * JSON body when the host takes no server requests, else SSE primed for resumption, as the SDK's
+ * transport writes it); 100 host sessions over one upstream
  * session, unless the config isolates a stateful server (a connection per host session, closed
  * with it); sessions left idle closed after the configured time, while a session whose host keeps
  * its GET stream open stays.
@@ -33,7 +34,7 @@ const headers = {
 };
 
 /** A raw 2025 session (no GET stream): its id. */
-async function rawSession(url: string): Promise<string> {
+async function rawSession(url: string, capabilities: object = {}): Promise<string> {
   const init = await fetch(url, {
     method: 'POST',
     headers,
@@ -41,7 +42,7 @@ async function rawSession(url: string): Promise<string> {
       jsonrpc: '2.0',
       id: 0,
       method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } },
     }),
   });
   const id = init.headers.get('mcp-session-id')!;
@@ -66,8 +67,19 @@ function call(url: string, id: string, requestId: number): Promise<Response> {
 }
 
 describe('gateway sessions over HTTP', () => {
-  it('answers a call on an SSE stream primed with an event id and retry, the answer with its own id', async () => {
+  it('answers a call of a host that takes no server requests as one JSON body', async () => {
     const id = await rawSession(gw.http.url);
+    const response = await call(gw.http.url, id, 6);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(response.headers.get('mcp-session-id')).toBe(id);
+    const answer = (await response.json()) as { result: unknown };
+    expect(answer).toMatchObject({ jsonrpc: '2.0', id: 6 });
+    expect(text(answer.result)).toBe('direct');
+    await (await fetch(gw.http.url, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': id } })).text();
+  });
+
+  it('answers a call of a host that takes server requests on an SSE stream primed with an event id and retry, the answer with its own id', async () => {
+    const id = await rawSession(gw.http.url, { elicitation: {} });
     const response = await call(gw.http.url, id, 7);
     expect(response.headers.get('content-type')).toBe('text/event-stream');
     const events = (await response.text()).split('\n\n').filter(Boolean);
@@ -76,7 +88,7 @@ describe('gateway sessions over HTTP', () => {
     const answer = JSON.parse(events[1]!.split('data: ')[1]!);
     expect(answer).toMatchObject({ jsonrpc: '2.0', id: 7 });
     expect(text(answer.result)).toBe('direct');
-    await fetch(gw.http.url, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': id } });
+    await (await fetch(gw.http.url, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': id } })).text();
   });
 
   it('100 host sessions share the one upstream session', async () => {

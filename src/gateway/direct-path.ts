@@ -1,0 +1,280 @@
+/**
+ * The calls that matter over HTTP — `tools/call` and the lists — answered without the SDK
+ * server's per-request machinery (its Zod checks of each request and result, its request
+ * context, and in 2026-07-28 a server instance per request). The request is checked here
+ * cheaply and strictly: anything this path does not serve exactly as the SDK would (a progress
+ * token, a task, an input round's answers, an `Mcp-Name` in Base64, a body or header the SDK
+ * would refuse) is left to the SDK's path, which answers it or refuses it with its typed error.
+ * What the SDK adds to an answer is added here the same way (2026-07-28: `resultType`, the
+ * cache fields, the server's identity in `_meta`); test/gateway/direct-path.test.ts compares the
+ * two paths' answers.
+ */
+import type { IncomingMessage } from 'node:http';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  classifyInboundRequest,
+  inputRequired,
+  isJsonContentType,
+  SERVER_INFO_META_KEY,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type Server,
+} from '@modelcontextprotocol/server';
+import type { CallToolResult } from '../protocol/messages.js';
+import { STATUS_TOOL_NAME } from './options.js';
+import type { CallHost } from './sessions.js';
+import type { Surface } from './surface.js';
+import { callFailure, callUpstream, modernToolCall, type ToolCallParts } from './tool-calls.js';
+
+type RequestId = string | number;
+type Params = Record<string, unknown>;
+type Answer = Promise<JSONRPCMessage | undefined>;
+
+/** The lists served here, and the key of each one's items. */
+const LISTS = {
+  'tools/list': 'tools',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resourceTemplates',
+  'prompts/list': 'prompts',
+} as const;
+type ListMethod = keyof typeof LISTS;
+
+export interface DirectParts extends ToolCallParts {
+  surface: Surface;
+  /** The gateway's identity, stamped into each 2026-07-28 result as the SDK does. */
+  serverInfo: { name: string; title?: string; version: string };
+}
+
+export class DirectPath {
+  private readonly envelopes = new Envelopes();
+
+  constructor(private readonly parts: DirectParts) {}
+
+  /**
+   * A 2025 session's request (on the session's server `session`): its answer, or undefined
+   * (synchronously, or once it is known) when the SDK's server must serve it.
+   */
+  legacy(message: JSONRPCRequest, session: Server, signal: AbortSignal): Answer | undefined {
+    const params = paramsOf(message);
+    if (params === undefined) return undefined;
+    if (isList(message.method)) return this.list(message.id, message.method, 'legacy');
+    if (message.method !== 'tools/call' || !this.servesCall(params)) return undefined;
+    return this.legacyCall(message.id, params, session, signal);
+  }
+
+  /**
+   * A 2026-07-28 POST (Host, Origin and token already checked, body parsed): its answer, or
+   * undefined when the SDK's handler must serve it — checked as the SDK's handler checks it.
+   */
+  modern(req: IncomingMessage, body: unknown, signal: AbortSignal): Answer | undefined {
+    if (!isJsonContentType(req.headers['content-type'] ?? null) || !isPlainObject(body)) return undefined;
+    const method = body['method'];
+    if (method !== 'tools/call' && !isList(method)) return undefined;
+    const version = header(req, 'mcp-protocol-version');
+    const methodHeader = header(req, 'mcp-method');
+    if (version === undefined || methodHeader === undefined || !isModern(version)) return undefined;
+    // A single JSON-RPC request whose Mcp-Method header names its method; its envelope as the SDK checks it.
+    const id = body['id'];
+    if (body['jsonrpc'] !== '2.0' || (typeof id !== 'string' && !Number.isSafeInteger(id))) return undefined;
+    if ('result' in body || 'error' in body || methodHeader.trim() !== method) return undefined;
+    const message = body as unknown as JSONRPCRequest;
+    const meta = message.params?.['_meta'];
+    if (!isPlainObject(meta) || !this.envelopes.valid(meta, version.trim())) return undefined;
+    const nameHeader = header(req, 'mcp-name');
+    const params = paramsOf(message);
+    if (params === undefined || 'requestState' in params || 'inputResponses' in params) return undefined;
+    if (method !== 'tools/call') return this.list(message.id, method, 'modern');
+    // Mcp-Name must mirror the tool's name, as plain text (a Base64 one is the SDK's to decode).
+    if (nameHeader === undefined || nameHeader.trim() !== params['name']) return undefined;
+    if (!this.servesCall(params)) return undefined;
+    const capabilities = meta[CLIENT_CAPABILITIES_META_KEY] as ReturnType<CallHost['getClientCapabilities']>;
+    return this.modernCall(message.id, params, { getClientCapabilities: () => capabilities }, signal);
+  }
+
+  /** A plain call: no task, no progress token (those stream, or outlive the request), not the status tool. */
+  private servesCall(params: Params): params is Params & CallParams {
+    if (typeof params['name'] !== 'string' || 'task' in params) return false;
+    if (params['arguments'] !== undefined && !isPlainObject(params['arguments'])) return false;
+    if (params['name'] === STATUS_TOOL_NAME && this.parts.options.statusTool) return false;
+    const meta = params['_meta'];
+    if (meta !== undefined && (!isPlainObject(meta) || 'progressToken' in meta)) return false;
+    return this.parts.options.isolated.size === 0;
+  }
+
+  private async list(id: RequestId, method: ListMethod, era: 'legacy' | 'modern'): Answer {
+    const { surface } = this.parts;
+    try {
+      const items =
+        method === 'tools/list'
+          ? await surface.tools()
+          : method === 'prompts/list'
+            ? await surface.prompts()
+            : method === 'resources/list'
+              ? await surface.resources()
+              : await surface.resourceTemplates();
+      // A tool whose outputSchema is not plainly an object is reshaped by the SDK's encoders.
+      if (method === 'tools/list' && items.some((tool) => !plainOutputSchema(tool))) return undefined;
+      const result = { [LISTS[method]]: items };
+      return answer(id, era === 'legacy' ? result : this.modernResult(result, true));
+    } catch (error) {
+      return failure(id, error);
+    }
+  }
+
+  private async legacyCall(id: RequestId, params: CallParams, session: Server, signal: AbortSignal): Answer {
+    const { surface, sessions, options } = this.parts;
+    const tool = await surface.tool(params.name);
+    const handle = tool && surface.handle(tool.server);
+    if (!tool || !handle)
+      return answer(id, { content: [{ type: 'text', text: `Unknown tool: ${params.name}` }], isError: true });
+    const call = sessions.beginCall(tool.server, session, id);
+    let result: CallToolResult;
+    try {
+      result = await callUpstream(handle, tool, params.arguments ?? {}, options.holdMs, { signal });
+    } catch (error) {
+      try {
+        result = callFailure(tool.server, error);
+      } catch (rpc) {
+        return failure(id, rpc);
+      }
+    } finally {
+      sessions.endCall(tool.server, call);
+    }
+    const schema = tool.definition.outputSchema as Params | undefined;
+    return answer(id, session.projectCallToolResult(result as never, schema));
+  }
+
+  private async modernCall(id: RequestId, params: CallParams, host: CallHost, signal: AbortSignal): Answer {
+    const { surface } = this.parts;
+    try {
+      const tool = await surface.tool(params.name);
+      const handle = tool && surface.handle(tool.server);
+      if (!tool || !handle) return failure(id, { code: -32602, message: `Unknown tool: ${params.name}` });
+      const turn = await modernToolCall(this.parts, host, tool, handle, {
+        arguments: params.arguments ?? {},
+        requestId: id,
+        signal,
+        requestState: undefined,
+        inputResponses: undefined,
+        progress: {},
+      });
+      if ('done' in turn) return answer(id, this.modernResult(textFallback(turn.done), false));
+      const asked = inputRequired({ inputRequests: turn.inputRequests as never, requestState: turn.requestState });
+      return answer(id, this.modernResult(asked, false));
+    } catch (error) {
+      return failure(id, error);
+    }
+  }
+
+  /** What the SDK's 2026-07-28 encoder adds: `resultType`, a list's cache fields, the server's identity. */
+  private modernResult(result: Params, cacheable: boolean): Params {
+    const encoded: Params = { ...result };
+    encoded['resultType'] ??= 'complete';
+    if (cacheable && encoded['resultType'] === 'complete') {
+      if (!(Number.isSafeInteger(encoded['ttlMs']) && (encoded['ttlMs'] as number) >= 0)) encoded['ttlMs'] = 0;
+      if (encoded['cacheScope'] !== 'public' && encoded['cacheScope'] !== 'private') encoded['cacheScope'] = 'private';
+    }
+    const tools = encoded['tools'];
+    if (Array.isArray(tools) && tools.some((tool) => isPlainObject(tool) && 'execution' in tool))
+      encoded['tools'] = tools.map((tool: Params) => {
+        const { execution: _dropped, ...rest } = tool;
+        return rest;
+      });
+    const meta = encoded['_meta'];
+    if (meta === undefined) encoded['_meta'] = { [SERVER_INFO_META_KEY]: this.parts.serverInfo };
+    else if (isPlainObject(meta) && meta[SERVER_INFO_META_KEY] === undefined)
+      encoded['_meta'] = { ...meta, [SERVER_INFO_META_KEY]: this.parts.serverInfo };
+    return encoded;
+  }
+}
+
+/**
+ * The 2026-07-28 envelopes (`_meta`: version, client info and capabilities) the SDK's classifier
+ * accepts, remembered by their JSON: a host sends the same one on every request, and the SDK's
+ * check of it (Zod) is most of the cost of a request.
+ */
+class Envelopes {
+  private readonly known = new Map<string, boolean>();
+
+  valid(meta: Params, version: string): boolean {
+    const key = `${version}\n${JSON.stringify(meta)}`;
+    let valid = this.known.get(key);
+    if (valid !== undefined) return valid;
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: version,
+      mcpMethodHeader: 'tools/list',
+      body: { jsonrpc: '2.0', id: 0, method: 'tools/list', params: { _meta: meta } },
+    });
+    valid = route.kind === 'modern' && route.messageKind === 'request' && route.classification.revision === version;
+    if (this.known.size >= MAX_ENVELOPES) this.known.clear();
+    this.known.set(key, valid);
+    return valid;
+  }
+}
+
+const MAX_ENVELOPES = 256;
+
+interface CallParams {
+  name: string;
+  arguments?: Record<string, unknown>;
+}
+
+function answer(id: RequestId, result: object): JSONRPCMessage {
+  return { result, jsonrpc: '2.0', id } as JSONRPCMessage;
+}
+
+/** An error answer as the SDK's server writes it (a resource's -32002 is -32602 on the wire). */
+function failure(id: RequestId, error: unknown): JSONRPCMessage {
+  const { code, message, data } = error as { code?: unknown; message?: unknown; data?: unknown };
+  const rpcCode = Number.isSafeInteger(code) ? (code as number) : -32603;
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: rpcCode === -32002 ? -32602 : rpcCode,
+      message: typeof message === 'string' ? message : 'Internal error',
+      ...(data !== undefined && { data }),
+    },
+  };
+}
+
+/** A non-object structuredContent also goes out as text (the SDK's projection in 2026-07-28). */
+function textFallback(result: CallToolResult): Params {
+  const structured = result.structuredContent as unknown;
+  if (structured === undefined || (isPlainObject(structured) && !Array.isArray(structured))) return result;
+  if (result.content?.some((block) => block.type === 'text')) return result;
+  return { ...result, content: [...(result.content ?? []), { type: 'text', text: JSON.stringify(structured) }] };
+}
+
+function plainOutputSchema(tool: object): boolean {
+  const schema = (tool as { outputSchema?: unknown }).outputSchema;
+  return schema === undefined || (isPlainObject(schema) && schema['type'] === 'object');
+}
+
+/** The params of a request, or undefined when they are not an object (the SDK refuses those). */
+function paramsOf(message: JSONRPCRequest): Params | undefined {
+  const params = message.params as unknown;
+  if (params === undefined) return {};
+  return isPlainObject(params) ? params : undefined;
+}
+
+function isList(method: unknown): method is ListMethod {
+  return typeof method === 'string' && Object.hasOwn(LISTS, method);
+}
+
+/** The revisions the SDK's modern handler serves (its list is not exported); any other is the SDK's to answer. */
+const MODERN_VERSIONS: readonly string[] = ['2026-07-28'];
+
+function isModern(version: string): boolean {
+  return MODERN_VERSIONS.includes(version.trim());
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function isPlainObject(value: unknown): value is Params {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,119 @@
+/**
+ * A host's `tools/call`, made on its upstream server: one code for the SDK server's handlers
+ * (downstream.ts) and the direct HTTP path (direct-path.ts), so both answer alike.
+ */
+import { ProtocolError } from '@modelcontextprotocol/server';
+import type { CatalogTool } from '../catalog/types.js';
+import type { CallToolResult } from '../protocol/messages.js';
+import type { RequestOptions } from '../runtime/context/events.js';
+import type { ServerHandle } from '../server-handle.js';
+import { InputExchange, type InputExchanges, type Turn } from './input-exchange.js';
+import type { ResolvedGatewayOptions } from './options.js';
+import { failureText, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
+import type { CallHost, Sessions } from './sessions.js';
+
+type RequestId = string | number;
+
+export interface ToolCallParts {
+  sessions: Sessions;
+  options: ResolvedGatewayOptions;
+  /** 2026-07-28 tool calls waiting for their host's input round. */
+  exchanges: InputExchanges;
+}
+
+/** The call on the upstream server, held while it is not serving (serving.ts). */
+export async function callUpstream(
+  handle: ServerHandle,
+  tool: CatalogTool,
+  args: Record<string, unknown>,
+  holdMs: number,
+  options: RequestOptions,
+): Promise<CallToolResult> {
+  if (handle.status().state !== 'ready') await untilServing(handle, holdMs, options.signal);
+  return await handle.callTool(tool.originalName, args, options);
+}
+
+/** A failed call: the server's JSON-RPC error passes through (thrown); anything else is a result the model reads. */
+export function callFailure(server: string, error: unknown): CallToolResult {
+  const rpc = upstreamRpcError(error);
+  if (rpc) throw new ProtocolError(rpc.code, rpc.message, rpc.data);
+  const text = error instanceof ServerUnavailableError ? error.message : failureText(server, error);
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+export interface ModernCall {
+  arguments: Record<string, unknown>;
+  requestId: RequestId;
+  /** The host's request: aborted, it cancels the upstream call. */
+  signal: AbortSignal;
+  /** The `requestState` the host sent back (a later round), if any. */
+  requestState: unknown;
+  inputResponses: Record<string, unknown> | undefined;
+  /** Progress passed on, when the host asked for it (the signal is the exchange's own). */
+  progress: Omit<RequestOptions, 'signal'>;
+}
+
+export type ModernTurn<T = CallToolResult> =
+  { done: T } | { inputRequests: Record<string, object>; requestState: string };
+
+/**
+ * A 2026-07-28 host's tool call: the server's questions come back to the host as `input_required`
+ * rounds (input-exchange.ts); a round that carries the `requestState` it was given resumes the
+ * upstream call with the host's answers.
+ */
+export async function modernToolCall(
+  parts: ToolCallParts,
+  host: CallHost,
+  tool: CatalogTool,
+  handle: ServerHandle,
+  call: ModernCall,
+): Promise<ModernTurn> {
+  try {
+    return await modernExchange(parts, host, tool.server, 'tools/call', call, (signal) =>
+      callUpstream(handle, tool, call.arguments, parts.options.holdMs, { ...call.progress, signal }),
+    );
+  } catch (error) {
+    if (error instanceof ProtocolError) throw error;
+    return { done: callFailure(tool.server, error) };
+  }
+}
+
+/**
+ * One 2026-07-28 request (`method`) made on upstream `server` by `send`, in input rounds: the
+ * server's questions during it are put to the host as `input_required`; a later round naming the
+ * `requestState` resumes it with the host's answers. An invalid or expired state is refused
+ * (ProtocolError); the upstream failure is thrown as it came.
+ */
+export async function modernExchange<T>(
+  parts: ToolCallParts,
+  host: CallHost,
+  server: string,
+  method: string,
+  call: Omit<ModernCall, 'arguments' | 'progress'>,
+  send: (signal: AbortSignal) => Promise<T>,
+): Promise<ModernTurn<T>> {
+  const { sessions, exchanges } = parts;
+  let exchange: InputExchange<unknown>;
+  if (call.requestState !== undefined) {
+    const waiting = exchanges.take(call.requestState, method);
+    if (!waiting)
+      throw new ProtocolError(-32602, 'Invalid or expired requestState', { reason: 'invalid_request_state' });
+    exchange = waiting;
+    exchange.answer(call.inputResponses);
+  } else {
+    exchange = new InputExchange(async (self) => {
+      const asked = sessions.beginCall(server, host, call.requestId, (question, params, asker) =>
+        self.ask(question, params, asker),
+      );
+      try {
+        return await send(self.abort.signal);
+      } finally {
+        sessions.endCall(server, asked);
+      }
+    }, method);
+  }
+  const turn: Turn<unknown> = await exchange.turn(call.signal);
+  if ('done' in turn) return { done: turn.done as T };
+  exchanges.park(exchange);
+  return { inputRequests: turn.inputRequests, requestState: exchange.id };
+}
