@@ -28,9 +28,10 @@ export function describeMessage(message: JsonRpcMessage): string {
 
 /**
  * POSTs one JSON-RPC message, bounded by `timeoutMs` and released when `signal` fires; every
- * failure is typed (network failures become TransportErrors).
+ * failure is typed (network failures become TransportErrors). undici's callback form: one
+ * promise per POST and no async frame of ours between undici's answer and the caller.
  */
-export async function postMessage(
+export function postMessage(
   pool: Pool,
   path: string,
   headers: Record<string, string>,
@@ -39,20 +40,23 @@ export async function postMessage(
   server: string,
 ): Promise<Dispatcher.ResponseData> {
   const body = encodeMessage(message, server);
-  if (typeof body !== 'string') throw body;
-  try {
-    return await pool.request({
-      path,
-      method: 'POST',
-      headers,
-      body,
-      signal: undiciSignal(options.signal),
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+  if (typeof body !== 'string') return Promise.reject(body);
+  const request: Dispatcher.RequestOptions = {
+    path,
+    method: 'POST',
+    headers,
+    body,
+    signal: undiciSignal(options.signal),
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+  };
+  // With a callback undici never throws: a refused request comes back through it.
+  return new Promise((resolve, reject) => {
+    pool.request(request, (error, data) => {
+      if (error) reject(exchangeError(`POST ${describeMessage(message)}`, error, server));
+      else resolve(data);
     });
-  } catch (error) {
-    throw exchangeError(`POST ${describeMessage(message)}`, error, server);
-  }
+  });
 }
 
 /** A non-2xx answer to a message, with the (already redacted) detail from its body. */

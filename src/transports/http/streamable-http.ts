@@ -16,7 +16,14 @@ import { ProtocolError, SessionExpiredError } from '../../core/errors.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../core/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../../core/headers.js';
-import { busyError, describeMessage, isBusyStatus, statusError, type EventStreamResult } from '../http-requests.js';
+import {
+  busyError,
+  describeMessage,
+  isBusyStatus,
+  postMessage,
+  statusError,
+  type EventStreamResult,
+} from '../http-requests.js';
 import { describeErrorBody, readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
 import { refuseModernOnly, settleRefusal } from './refusal-bodies.js';
@@ -177,13 +184,25 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     if (this.credentials.stale) this.rebuildHeaders();
     const credentials = this.credentials.generation;
     const params = options?.headers;
-    const response = await postSigned(
-      this.endpoint,
-      this.poolFor(message, options?.handshake),
-      () => (this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders),
-      message,
-      { signal: options?.signal, timeoutMs },
-    );
+    const pool = this.poolFor(message, options?.handshake);
+    const exchange = { signal: options?.signal, timeoutMs };
+    // Unsigned (no DPoP, the usual case): straight to undici, no headers closure and no retry loop.
+    const response = this.credentials.signs
+      ? await postSigned(
+          this.endpoint,
+          pool,
+          () => (this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders),
+          message,
+          exchange,
+        )
+      : await postMessage(
+          pool,
+          this.path,
+          this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders,
+          message,
+          exchange,
+          this.server,
+        );
     const { statusCode, headers, body } = response;
     if (statusCode === 202) {
       await body.dump();
