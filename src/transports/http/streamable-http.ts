@@ -12,21 +12,14 @@ import {
   type RequestId,
 } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
-import { ProtocolError, SessionExpiredError } from '../../core/errors.js';
+import { ProtocolError } from '../../core/errors.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../core/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../../core/headers.js';
-import {
-  busyError,
-  describeMessage,
-  isBusyStatus,
-  postMessage,
-  statusError,
-  type EventStreamResult,
-} from '../http-requests.js';
-import { describeErrorBody, readBodyBounded } from '../../core/response-body.js';
+import { describeMessage, postMessage, type EventStreamResult } from '../http-requests.js';
+import { readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
-import { refuseModernOnly, settleRefusal } from './refusal-bodies.js';
+import { refusedPost, type RefusalReader } from './refusal-bodies.js';
 import { deleteSigned, getStreamSigned, postSigned, type SignedEndpoint } from './signed-requests.js';
 import { followResponseStream, type ResponseStreamSource } from './resume.js';
 import { openSubscriptionStream } from './subscription-stream.js';
@@ -55,7 +48,7 @@ const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
 const NO_LISTENER_STATUSES = new Set([400, 404, 405, 406, 409]);
 const ACCEPT_BOTH = 'application/json, text/event-stream';
 
-export class StreamableHttpTransport implements Transport, ResponseStreamSource {
+export class StreamableHttpTransport implements Transport, ResponseStreamSource, RefusalReader {
   readonly kind = 'http' as const;
   readonly server: string;
   readonly timers: Timers;
@@ -122,6 +115,10 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
 
   get sessionGeneration(): number {
     return this.generation;
+  }
+
+  get isModern(): boolean {
+    return this.modern;
   }
 
   get hasSession(): boolean {
@@ -210,30 +207,12 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     }
     if (statusCode < 200 || statusCode >= 300) {
       const refusal = this.credentials.refusal(statusCode, headers, describeMessage(message), credentials);
-      if (refusal) {
-        await body.dump().catch(() => {});
-        throw refusal;
-      }
-      // Backpressure, whatever the era: the request was not processed; the request path holds it (requests/request-limits.ts).
-      if (isBusyStatus(statusCode))
-        throw busyError(
-          statusCode,
-          headers,
-          message,
-          await describeErrorBody(body, (t) => this.redact(t)),
-          this.server,
-        );
-      if (this.modern) return settleRefusal(this, statusCode, body, message);
-      if (options?.handshake) await refuseModernOnly(this, statusCode, body, message);
-      const detail = await describeErrorBody(body, (text) => this.redact(text));
-      if (statusCode === 404 && carriedSession) {
-        throw new SessionExpiredError(
-          `session expired: the server answered 404 to ${describeMessage(message)}`,
-          generation,
-          { server: this.server },
-        );
-      }
-      throw statusError(statusCode, message, detail, this.server, carriedSession ? generation : undefined);
+      return refusedPost(this, response, message, {
+        refusal,
+        handshake: options?.handshake,
+        carriedSession,
+        generation,
+      });
     }
     if (options?.handshake) {
       try {
