@@ -16,7 +16,8 @@ import { ProtocolError } from '../../core/errors.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../core/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../../core/headers.js';
-import { describeMessage, postMessage, type EventStreamResult } from '../http-requests.js';
+import { describeMessage, postForAnswer, type EventStreamResult } from '../http-requests.js';
+import type { WholeJsonAnswer } from '../json-answer.js';
 import { readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
 import { refusedPost, type RefusalReader } from './refusal-bodies.js';
@@ -182,7 +183,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
     const credentials = this.credentials.generation;
     const params = options?.headers;
     const pool = this.poolFor(message, options?.handshake);
-    const exchange = { signal: options?.signal, timeoutMs };
+    const exchange = { signal: options?.signal, timeoutMs, maxJsonBytes: this.maxMessageBytes };
     // Unsigned (no DPoP, the usual case): straight to undici, no headers closure and no retry loop.
     const response = this.credentials.signs
       ? await postSigned(
@@ -192,7 +193,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
           message,
           exchange,
         )
-      : await postMessage(
+      : await postForAnswer(
           pool,
           this.path,
           this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders,
@@ -200,6 +201,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
           exchange,
           this.server,
         );
+    if (response.text !== undefined) return this.answeredWhole(response, message, options?.handshake);
     const { statusCode, headers, body } = response;
     if (statusCode === 202) {
       await body.dump();
@@ -245,6 +247,15 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
       `unexpected content type ${JSON.stringify(headerValue(headers['content-type']) ?? '')} for ${describeMessage(message)} (expected application/json or text/event-stream)`,
       { server: this.server },
     );
+  }
+
+  /** A 200 JSON answer read whole (json-answer.ts): the usual answer to a request. */
+  private answeredWhole({ headers, text }: WholeJsonAnswer, message: JsonRpcMessage, handshake?: boolean): void {
+    if (handshake) this.captureSession(headers['mcp-session-id']);
+    const requestId = 'method' in message && 'id' in message ? message.id : undefined;
+    if (requestId === undefined) return; // a notification or response answered 200 with a body: nobody waits for it
+    if (!this.deliver(text, requestId))
+      throw new ProtocolError(`the JSON body did not answer request ${String(requestId)}`, { server: this.server });
   }
 
   /**
