@@ -56,6 +56,26 @@ const internals = undiciInternals();
 
 const APPLICATION_JSON = /^application\/json\s*(;|$)/i;
 
+/**
+ * Whether the raw headers say `application/json` with a Content-Length within `maxBytes`, read
+ * without parsing them all: an event stream's headers are parsed once, by undici's handler.
+ */
+function isBoundedJson(rawHeaders: Buffer[], maxBytes: number): boolean {
+  let json = false;
+  let length = Number.NaN;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 12 && name.toString('latin1').toLowerCase() === 'content-type') {
+      if (json || !APPLICATION_JSON.test(rawHeaders[i + 1]!.toString('latin1'))) return false;
+      json = true;
+    } else if (name.length === 14 && name.toString('latin1').toLowerCase() === 'content-length') {
+      if (!Number.isNaN(length)) return false; // sent twice: undici's handler decides
+      length = Number(rawHeaders[i + 1]!.toString('latin1'));
+    }
+  }
+  return json && length >= 0 && length <= maxBytes;
+}
+
 /** The abort of the exchange, while the answer is read whole; `this` is the handler (no closure per request). */
 function onSignalAbort(this: WholeJsonHandler): void {
   this.abortWith(this.signal!.reason as Error);
@@ -97,14 +117,9 @@ class WholeJsonHandler implements LegacyHandler {
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
-    if (statusCode === 200) {
-      const headers = this.internals.parseHeaders(rawHeaders);
-      const type = headers['content-type'];
-      const length = Number(headers['content-length']);
-      if (typeof type === 'string' && APPLICATION_JSON.test(type) && length >= 0 && length <= this.maxBytes) {
-        this.headers = headers;
-        return true;
-      }
+    if (statusCode === 200 && isBoundedJson(rawHeaders, this.maxBytes)) {
+      this.headers = this.internals.parseHeaders(rawHeaders);
+      return true;
     }
     // Not ours to read whole: undici's request handler answers as `pool.request` does.
     this.unlisten();
