@@ -175,7 +175,7 @@ const quantile = (values: number[], q: number) => {
   return sorted[low]! + (sorted[Math.min(low + 1, sorted.length - 1)]! - sorted[low]!) * (at - low);
 };
 const median = (values: number[]) => quantile(values, 0.5);
-const ratioOf = (values: number[]): Ratio => ({
+export const ratioOf = (values: number[]): Ratio => ({
   median: round4(quantile(values, 0.5)),
   q1: round4(quantile(values, 0.25)),
   q3: round4(quantile(values, 0.75)),
@@ -223,7 +223,7 @@ function unusedCheckNs(loops: number): number {
  * The transport of this connection answers every request in memory, on the next microtask: what
  * is left to time is the client's own path (request path, pending requests, result checks).
  */
-function answerInMemory(handle: ServerHandle): ServerHandle {
+export function answerInMemory(handle: ServerHandle): ServerHandle {
   const runtime = Reflect.get(handle, 'runtime') as object;
   const context = Reflect.get(runtime, 'context') as {
     transport?: { send: unknown; sink: { onMessage(message: object): void } };
@@ -240,7 +240,7 @@ function answerInMemory(handle: ServerHandle): ServerHandle {
 }
 
 /** One mode's client CPU for `calls` in-memory calls, 64 at a time. */
-async function pathRound(handle: ServerHandle, calls: number): Promise<number> {
+export async function pathRound(handle: ServerHandle, calls: number): Promise<number> {
   const cpu = process.cpuUsage();
   for (let sent = 0; sent < calls; sent += 64)
     await Promise.all(Array.from({ length: Math.min(64, calls - sent) }, () => handle.callTool('echo', {})));

@@ -117,6 +117,26 @@ export const CompleteResultSchema = z.looseObject({
   _meta: Meta,
 });
 export const ListToolsResultSchema = z.looseObject({ tools: z.array(ToolSchema), ...Paginated });
+/**
+ * Whether a `tools/call` result is the common shape that `CallToolResultSchema` accepts: text
+ * blocks only, no `structuredContent` or `_meta`. The hot path checks this by hand and leaves
+ * zod (~0.7 KB and a few µs per call) for every other result: same verdict, no schema walk.
+ */
+export function isPlainToolResult(result: unknown): boolean {
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) return false;
+  const { content, isError, structuredContent, _meta } = result as Record<string, unknown>;
+  if (structuredContent !== undefined || _meta !== undefined) return false;
+  if (isError !== undefined && typeof isError !== 'boolean') return false;
+  if (content === undefined) return true;
+  if (!Array.isArray(content)) return false;
+  for (const block of content as unknown[]) {
+    if (typeof block !== 'object' || block === null || Array.isArray(block)) return false;
+    const { type, text } = block as Record<string, unknown>;
+    if (type !== 'text' || typeof text !== 'string') return false;
+  }
+  return true;
+}
+
 export const CallToolResultSchema = z.looseObject({
   /** Required by the spec; a server that leaves it out gets `[]` (as in the official SDK). */
   content: z.array(ContentBlock).optional(),

@@ -4,11 +4,13 @@
  * too (ToolOutputError naming the path; off with `validateToolOutput: false`).
  */
 import type { CallToolResult } from '../protocol/messages.js';
-import { CallToolResultSchema, parseResult } from '../protocol/results.js';
+import { CallToolResultSchema, isPlainToolResult, parseResult } from '../protocol/results.js';
 import type { ToolHost } from './tool-host.js';
 
 export function toolResult(host: Pick<ToolHost, 'name' | 'outputSchemas'>, tool: string, raw: unknown): CallToolResult {
-  const result = parseResult(CallToolResultSchema, 'tools/call', raw, host.name) as CallToolResult;
+  const result = (
+    isPlainToolResult(raw) ? raw : parseResult(CallToolResultSchema, 'tools/call', raw, host.name)
+  ) as CallToolResult;
   result.content ??= [];
   host.outputSchemas?.check(tool, result, host.name);
   return result;

@@ -65,6 +65,11 @@ export class HttpCredentials {
     return headers;
   }
 
+  /** Whether requests are signed (DPoP): a proof per request, a nonce to keep from responses. */
+  get signs(): boolean {
+    return this.auth?.proof !== undefined || this.auth?.rememberNonce !== undefined;
+  }
+
   /**
    * The headers of one request to `url`: `headers` itself (no await, no copy) with a bearer token,
    * else a copy with a fresh DPoP proof (RFC 9449 §7): a proof is never reused.

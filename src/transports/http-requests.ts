@@ -11,6 +11,7 @@ import { headerValue, mediaTypeEssence } from '../core/headers.js';
 import { describeErrorBody, type Body } from '../core/response-body.js';
 import { exchangeError } from '../core/exchange-error.js';
 import { retryAfterMs } from '../core/retry-after.js';
+import { requestAnswer, type PostAnswer } from './json-answer.js';
 
 /**
  * undici takes any object with `addEventListener`/`removeEventListener`, `aborted` and `reason`
@@ -28,9 +29,43 @@ export function describeMessage(message: JsonRpcMessage): string {
 
 /**
  * POSTs one JSON-RPC message, bounded by `timeoutMs` and released when `signal` fires; every
- * failure is typed (network failures become TransportErrors).
+ * failure is typed (network failures become TransportErrors). With `maxJsonBytes`, a 200 JSON
+ * answer within it comes back read whole (`text`, json-answer.ts); any other answer with its body.
+ * One promise per POST and no async frame of ours between undici's answer and the caller.
  */
-export async function postMessage(
+export function postForAnswer(
+  pool: Pool,
+  path: string,
+  headers: Record<string, string>,
+  message: JsonRpcMessage,
+  options: { signal?: ExchangeSignal | undefined; timeoutMs: number; maxJsonBytes?: number | undefined },
+  server: string,
+): Promise<PostAnswer> {
+  const body = encodeMessage(message, server);
+  if (typeof body !== 'string') return Promise.reject(body);
+  const request: Dispatcher.RequestOptions = {
+    path,
+    method: 'POST',
+    headers,
+    body,
+    signal: undiciSignal(options.signal),
+    headersTimeout: options.timeoutMs,
+    bodyTimeout: options.timeoutMs,
+  };
+  return new Promise((resolve, reject) => {
+    requestAnswer(pool, request, options.signal, options.maxJsonBytes, (error, answer, readingBody) => {
+      // The same words as a body read with readBodyBounded: the request went out, its answer was cut short.
+      if (error)
+        reject(
+          exchangeError(readingBody ? 'reading the response body' : `POST ${describeMessage(message)}`, error, server),
+        );
+      else resolve(answer!);
+    });
+  });
+}
+
+/** `postForAnswer` with every answer's body left to the caller (no answer is read whole). */
+export function postMessage(
   pool: Pool,
   path: string,
   headers: Record<string, string>,
@@ -38,21 +73,8 @@ export async function postMessage(
   options: { signal?: ExchangeSignal | undefined; timeoutMs: number },
   server: string,
 ): Promise<Dispatcher.ResponseData> {
-  const body = encodeMessage(message, server);
-  if (typeof body !== 'string') throw body;
-  try {
-    return await pool.request({
-      path,
-      method: 'POST',
-      headers,
-      body,
-      signal: undiciSignal(options.signal),
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-    });
-  } catch (error) {
-    throw exchangeError(`POST ${describeMessage(message)}`, error, server);
-  }
+  const { signal, timeoutMs } = options;
+  return postForAnswer(pool, path, headers, message, { signal, timeoutMs }, server) as Promise<Dispatcher.ResponseData>;
 }
 
 /** A non-2xx answer to a message, with the (already redacted) detail from its body. */

@@ -3,11 +3,12 @@
  * request with a JSON-RPC error there, which settles the request; a legacy `initialize` refused with
  * -32022 comes from a modern-only server.
  */
+import type { Dispatcher } from 'undici';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc.js';
-import { VersionRefusedError } from '../../core/errors.js';
+import { SessionExpiredError, VersionRefusedError, type AuthorizationRequiredError } from '../../core/errors.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../../protocol/era.js';
-import { statusError } from '../http-requests.js';
-import { readBodyBounded, type Body } from '../../core/response-body.js';
+import { busyError, describeMessage, isBusyStatus, statusError } from '../http-requests.js';
+import { describeErrorBody, readBodyBounded, type Body } from '../../core/response-body.js';
 import type { TransportSink } from '../transport.js';
 
 const ERROR_BODY_LIMIT = 8 * 1024;
@@ -16,7 +17,47 @@ const ERROR_BODY_LIMIT = 8 * 1024;
 export interface RefusalReader {
   readonly server: string;
   readonly sink: Pick<TransportSink, 'onMessage'>;
+  /** The modern (2026-07-28) wire: a refused request's body holds its JSON-RPC error. */
+  readonly isModern: boolean;
   redact(text: string): string;
+}
+
+/**
+ * A POST answered outside 2xx: the typed error it rejects with (a refusal of the credentials,
+ * backpressure, an expired session, a status error), or, on the modern wire, the JSON-RPC error
+ * in its body settling the request.
+ */
+export async function refusedPost(
+  reader: RefusalReader,
+  { statusCode, headers, body }: Dispatcher.ResponseData,
+  message: JsonRpcMessage,
+  sent: {
+    refusal: AuthorizationRequiredError | undefined;
+    handshake: boolean | undefined;
+    /** The session the POST carried (its generation), if any: a 404 on one means it expired. */
+    carriedSession: boolean;
+    generation: number;
+  },
+): Promise<void> {
+  if (sent.refusal) {
+    await body.dump().catch(() => {});
+    throw sent.refusal;
+  }
+  const redact = (text: string) => reader.redact(text);
+  // Backpressure, whatever the era: the request was not processed; the request path holds it (requests/request-limits.ts).
+  if (isBusyStatus(statusCode))
+    throw busyError(statusCode, headers, message, await describeErrorBody(body, redact), reader.server);
+  if (reader.isModern) return settleRefusal(reader, statusCode, body, message);
+  if (sent.handshake) await refuseModernOnly(reader, statusCode, body, message);
+  const detail = await describeErrorBody(body, redact);
+  if (statusCode === 404 && sent.carriedSession) {
+    throw new SessionExpiredError(
+      `session expired: the server answered 404 to ${describeMessage(message)}`,
+      sent.generation,
+      { server: reader.server },
+    );
+  }
+  throw statusError(statusCode, message, detail, reader.server, sent.carriedSession ? sent.generation : undefined);
 }
 
 /** The `error` of a JSON-RPC error response in `text`, if that is what it holds. */
@@ -36,7 +77,7 @@ function jsonRpcErrorIn(text: string): { code: number; message: string; data?: u
  * A modern server answers a refused request with a JSON-RPC error in the 4xx body (404 -32601,
  * 400 -32022 …): that error settles the request, as if it came with a 200.
  */
-export async function settleRefusal(
+async function settleRefusal(
   reader: RefusalReader,
   statusCode: number,
   body: Body,
@@ -62,7 +103,7 @@ export async function settleRefusal(
  * An `initialize` refused with -32022 comes from a modern-only server: say so (fatal) instead of
  * trying legacy SSE. Any other refusal goes on as a status error, the body read into its detail.
  */
-export async function refuseModernOnly(
+async function refuseModernOnly(
   reader: RefusalReader,
   statusCode: number,
   body: Body,

@@ -3,11 +3,12 @@
  * DPoP proof when the credentials use one (RFC 9449 §7), and is sent once more when the server
  * answers with a nonce to put in the proof (RFC 9449 §9). With bearer tokens, signing is a no-op.
  */
-import type { Dispatcher, Pool } from 'undici';
+import type { Pool } from 'undici';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
 import type { HttpCredentials } from '../http-credentials.js';
-import { openEventStream, postMessage, type EventStreamResult } from '../http-requests.js';
+import { openEventStream, postForAnswer, type EventStreamResult } from '../http-requests.js';
+import type { PostAnswer } from '../json-answer.js';
 
 /** Where the signed requests go, and what signs them. */
 export interface SignedEndpoint {
@@ -27,15 +28,15 @@ export async function postSigned(
   pool: Pool,
   headersFor: HeadersFor,
   message: JsonRpcMessage,
-  options: { signal?: ExchangeSignal | undefined; timeoutMs: number },
-): Promise<Dispatcher.ResponseData> {
+  options: { signal?: ExchangeSignal | undefined; timeoutMs: number; maxJsonBytes?: number | undefined },
+): Promise<PostAnswer> {
   const { credentials, url, path, server } = endpoint;
   for (let retried = false; ; retried = true) {
     const signed = credentials.sign('POST', url, headersFor());
     const headers = signed instanceof Promise ? await signed : signed;
-    const response = await postMessage(pool, path, headers, message, options, server);
+    const response = await postForAnswer(pool, path, headers, message, options, server);
     if (!credentials.nonceRequested(response.statusCode, response.headers, url) || retried) return response;
-    await response.body.dump().catch(() => {});
+    await response.body?.dump().catch(() => {});
   }
 }
 

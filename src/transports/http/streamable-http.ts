@@ -12,14 +12,15 @@ import {
   type RequestId,
 } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
-import { ProtocolError, SessionExpiredError } from '../../core/errors.js';
+import { ProtocolError } from '../../core/errors.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../core/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../../core/headers.js';
-import { busyError, describeMessage, isBusyStatus, statusError, type EventStreamResult } from '../http-requests.js';
-import { describeErrorBody, readBodyBounded } from '../../core/response-body.js';
+import { describeMessage, postForAnswer, type EventStreamResult } from '../http-requests.js';
+import type { WholeJsonAnswer } from '../json-answer.js';
+import { readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
-import { refuseModernOnly, settleRefusal } from './refusal-bodies.js';
+import { refusedPost, type RefusalReader } from './refusal-bodies.js';
 import { deleteSigned, getStreamSigned, postSigned, type SignedEndpoint } from './signed-requests.js';
 import { followResponseStream, type ResponseStreamSource } from './resume.js';
 import { openSubscriptionStream } from './subscription-stream.js';
@@ -48,7 +49,7 @@ const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
 const NO_LISTENER_STATUSES = new Set([400, 404, 405, 406, 409]);
 const ACCEPT_BOTH = 'application/json, text/event-stream';
 
-export class StreamableHttpTransport implements Transport, ResponseStreamSource {
+export class StreamableHttpTransport implements Transport, ResponseStreamSource, RefusalReader {
   readonly kind = 'http' as const;
   readonly server: string;
   readonly timers: Timers;
@@ -117,6 +118,10 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     return this.generation;
   }
 
+  get isModern(): boolean {
+    return this.modern;
+  }
+
   get hasSession(): boolean {
     return this.sessionId !== undefined;
   }
@@ -177,13 +182,26 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     if (this.credentials.stale) this.rebuildHeaders();
     const credentials = this.credentials.generation;
     const params = options?.headers;
-    const response = await postSigned(
-      this.endpoint,
-      this.poolFor(message, options?.handshake),
-      () => (this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders),
-      message,
-      { signal: options?.signal, timeoutMs },
-    );
+    const pool = this.poolFor(message, options?.handshake);
+    const exchange = { signal: options?.signal, timeoutMs, maxJsonBytes: this.maxMessageBytes };
+    // Unsigned (no DPoP, the usual case): straight to undici, no headers closure and no retry loop.
+    const response = this.credentials.signs
+      ? await postSigned(
+          this.endpoint,
+          pool,
+          () => (this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders),
+          message,
+          exchange,
+        )
+      : await postForAnswer(
+          pool,
+          this.path,
+          this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders,
+          message,
+          exchange,
+          this.server,
+        );
+    if (response.text !== undefined) return this.answeredWhole(response, message, options?.handshake);
     const { statusCode, headers, body } = response;
     if (statusCode === 202) {
       await body.dump();
@@ -191,30 +209,12 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
     }
     if (statusCode < 200 || statusCode >= 300) {
       const refusal = this.credentials.refusal(statusCode, headers, describeMessage(message), credentials);
-      if (refusal) {
-        await body.dump().catch(() => {});
-        throw refusal;
-      }
-      // Backpressure, whatever the era: the request was not processed; the request path holds it (requests/request-limits.ts).
-      if (isBusyStatus(statusCode))
-        throw busyError(
-          statusCode,
-          headers,
-          message,
-          await describeErrorBody(body, (t) => this.redact(t)),
-          this.server,
-        );
-      if (this.modern) return settleRefusal(this, statusCode, body, message);
-      if (options?.handshake) await refuseModernOnly(this, statusCode, body, message);
-      const detail = await describeErrorBody(body, (text) => this.redact(text));
-      if (statusCode === 404 && carriedSession) {
-        throw new SessionExpiredError(
-          `session expired: the server answered 404 to ${describeMessage(message)}`,
-          generation,
-          { server: this.server },
-        );
-      }
-      throw statusError(statusCode, message, detail, this.server, carriedSession ? generation : undefined);
+      return refusedPost(this, response, message, {
+        refusal,
+        handshake: options?.handshake,
+        carriedSession,
+        generation,
+      });
     }
     if (options?.handshake) {
       try {
@@ -247,6 +247,15 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource 
       `unexpected content type ${JSON.stringify(headerValue(headers['content-type']) ?? '')} for ${describeMessage(message)} (expected application/json or text/event-stream)`,
       { server: this.server },
     );
+  }
+
+  /** A 200 JSON answer read whole (json-answer.ts): the usual answer to a request. */
+  private answeredWhole({ headers, text }: WholeJsonAnswer, message: JsonRpcMessage, handshake?: boolean): void {
+    if (handshake) this.captureSession(headers['mcp-session-id']);
+    const requestId = 'method' in message && 'id' in message ? message.id : undefined;
+    if (requestId === undefined) return; // a notification or response answered 200 with a body: nobody waits for it
+    if (!this.deliver(text, requestId))
+      throw new ProtocolError(`the JSON body did not answer request ${String(requestId)}`, { server: this.server });
   }
 
   /**
