@@ -88,31 +88,35 @@ export class ConnectionView {
     return { lastRttMs: child?.context.lastRttMs, missed: child?.context.missed ?? 0 };
   }
 
-  /**
-   * The connection's full state and each machine child's (a copy of its own each call). The paths
-   * are derived again only when a snapshot changed: a `status()` of thousands of servers reads
-   * each one's snapshots and copies a few strings.
-   */
+  /** The connection's full state and each machine child's (a copy of its own each call). */
   states(): MachineStates | undefined {
+    const states = this.currentStates();
+    return states && { ...states };
+  }
+
+  /**
+   * The same, frozen and shared: the paths are derived again only when a snapshot changed, so a
+   * `status()` of thousands of servers compares each one's snapshots.
+   */
+  currentStates(): Readonly<MachineStates> | undefined {
     const snapshot = this.context.snapshot();
     if (!snapshot || snapshot.status !== 'active') return undefined;
     const cached = this.statesCache;
-    if (cached?.connection !== snapshot || !sameChildren(snapshot.children, cached.children)) {
-      const states: MachineStates = { connection: statePath(snapshot.value) };
-      const children: unknown[] = [];
-      const refs = snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>;
-      for (const id in refs) {
-        const child = refs[id]?.getSnapshot() as { value?: unknown } | undefined;
-        children.push(child);
-        if (child?.value !== undefined) states[id] = statePath(child.value);
-      }
-      this.statesCache = { connection: snapshot, children, states };
-      return { ...states };
+    if (cached?.connection === snapshot && sameChildren(snapshot.children, cached.children)) return cached.states;
+    const states: MachineStates = { connection: statePath(snapshot.value) };
+    const children: unknown[] = [];
+    const refs = snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>;
+    for (const id in refs) {
+      const child = refs[id]?.getSnapshot() as { value?: unknown } | undefined;
+      children.push(child);
+      if (child?.value !== undefined) states[id] = statePath(child.value);
     }
-    return { ...cached.states };
+    this.statesCache = { connection: snapshot, children, states: Object.freeze(states) };
+    return this.statesCache.states;
   }
   /** The snapshots the last `states()` was derived from, and what it said. */
-  private statesCache: { connection: object; children: unknown[]; states: MachineStates } | undefined = undefined;
+  private statesCache: { connection: object; children: unknown[]; states: Readonly<MachineStates> } | undefined =
+    undefined;
 
   /** The machine's `state changed` fact, as a transition event (observation only: nothing is started here). */
   onTransition(change: FactOf<'state changed'>): void {

@@ -189,3 +189,28 @@ describe('restarts', () => {
     expect(f2.requests.filter((r) => r.method === 'DELETE')).toHaveLength(1);
   });
 });
+
+describe('status() of all', () => {
+  it('is the same frozen object while nothing changed, and a new one at once after any change', async () => {
+    const f = await fixture();
+    const sup = supervise({ a: { url: f.url }, b: { url: f.url, disabled: true } });
+    await sup.start();
+    const first = sup.status();
+    expect(sup.status()).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.a) && Object.isFrozen(first.a?.requests)).toBe(true);
+    expect(first.b?.state).toBe('disabled');
+    // A handle's own status is a copy the caller may change.
+    expect(Object.isFrozen(sup.server('a').status())).toBe(false);
+
+    sup.enable('b');
+    const enabled = sup.status();
+    expect(enabled).not.toBe(first);
+    expect(enabled.b?.state).not.toBe('disabled');
+    expect(enabled.a).toBe(first.a);
+
+    await sup.server('a').close();
+    expect(sup.status().a?.state).toBe('closed');
+    await sup.disable('b');
+    expect(sup.status()).toMatchObject({ a: { state: 'closed' }, b: { state: 'disabled' } });
+  });
+});
