@@ -74,6 +74,14 @@ export interface StatusSource {
     /** `states()`, frozen and shared: a new object only when a snapshot changed. */
     currentStates(): Readonly<Record<string, string>> | undefined;
     lastStatus: unknown;
+    /**
+     * True while every machine of the server is watched (ConnectionView.watch) and none took an
+     * event or a new snapshot since the last status was derived or confirmed: then only the
+     * counters kept outside the machines are compared.
+     */
+    unchanged(): boolean;
+    /** The last status is confirmed as current. */
+    confirmed(): void;
   };
   redact<T extends string | undefined>(text: T): T;
 }
@@ -103,8 +111,11 @@ const sameCounts = (a: ServerStatus['backpressure'], b: ServerStatus['backpressu
  * changed, so `sup.status()` of 10,000 servers compares instead of deriving (and the supervisor
  * keeps its table of all while no entry changed).
  */
-export function sharedStatus(source: StatusSource, restarts: number): Readonly<ServerStatus> {
+export function sharedStatus(source: StatusSource, restartsOf: () => number): Readonly<ServerStatus> {
   const view = source.view;
+  const last = view?.lastStatus as Derived | undefined;
+  if (last !== undefined && view!.unchanged() && sameCounters(last, source)) return last.status;
+  const restarts = restartsOf();
   const snapshot = view?.snapshot();
   if (
     view === undefined ||
@@ -117,21 +128,16 @@ export function sharedStatus(source: StatusSource, restarts: number): Readonly<S
   const states = view.currentStates();
   const transport = source.transport;
   const backpressure = source.limits?.counts();
-  const last = view.lastStatus as Derived | undefined;
   if (
     last?.snapshot === snapshot &&
     last.keepalive === keepalive &&
     last.states === states &&
     last.restarts === restarts &&
-    last.transport === transport &&
-    last.hasSession === transport?.hasSession &&
-    last.nextAttemptAt === source.nextAttemptAt &&
-    last.pending === source.pending.size &&
-    last.waiting === source.gate.waiting &&
-    last.limited === source.gate.limited &&
-    sameCounts(last.backpressure, backpressure)
-  )
+    sameCounters(last, source)
+  ) {
+    view.confirmed();
     return last.status;
+  }
   const status = frozen(deriveStatus(source, restarts, states));
   view.lastStatus = {
     snapshot,
@@ -147,12 +153,28 @@ export function sharedStatus(source: StatusSource, restarts: number): Readonly<S
     backpressure,
     status,
   } satisfies Derived;
+  view.confirmed();
   return status;
+}
+
+/** What a status reads outside the machines (requests, limits, the transport, the revival) is as it was. */
+function sameCounters(last: Derived, source: StatusSource): boolean {
+  const transport = source.transport;
+  const limits = source.limits;
+  return (
+    last.pending === source.pending.size &&
+    last.waiting === source.gate.waiting &&
+    last.limited === source.gate.limited &&
+    last.transport === transport &&
+    last.hasSession === transport?.hasSession &&
+    last.nextAttemptAt === source.nextAttemptAt &&
+    (limits === undefined ? last.backpressure === undefined : sameCounts(last.backpressure, limits.counts()))
+  );
 }
 
 /** The status now; `restarts` is the supervisor's count for this server. A fresh object each call (the caller's to change). */
 export function serverStatus(source: StatusSource, restarts: number): ServerStatus {
-  const status = sharedStatus(source, restarts);
+  const status = sharedStatus(source, () => restarts);
   return {
     ...status,
     states: status.states && { ...status.states },

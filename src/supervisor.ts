@@ -327,7 +327,7 @@ export class Supervisor implements HandleOwner {
     let changed = last === undefined;
     for (const [name, runtime] of this.runtimes) {
       if (!this.handles.has(name)) continue;
-      const status = sharedStatus(runtime, this.restartsOf(name));
+      const status = sharedStatus(runtime, () => this.restartsOf(name));
       if (!changed && last!.statuses[statuses.length] !== status) changed = true;
       statuses.push(status);
     }

@@ -46,8 +46,11 @@ export class ConnectionView {
   private settleFirstOutcome!: () => void;
   /** Waiting for the outcome of the next attempt (`handle.reconnect()`). */
   private attemptWaiters: (() => void)[] | undefined = undefined;
-  /** What status() derived last (server-status.ts): copied while nothing it was read from changed. */
+  /** What status() derived last (server-status.ts): kept while nothing it was read from changed. */
   lastStatus: unknown = undefined;
+  /** Whether the server's actor system is watched (watch()), and whether it moved since the last status. */
+  private watched = false;
+  private moved = true;
 
   constructor(private readonly context: ServerContext) {
     this.firstOutcome = new Promise((resolve) => {
@@ -145,6 +148,28 @@ export class ConnectionView {
   onCrash(error: unknown): string {
     this.crashError = `the connection actor crashed: ${describeError(error)}`;
     return this.context.redact(this.crashError);
+  }
+
+  /**
+   * Watches every actor of the server's system: an event taken (before anything changes) or a
+   * new snapshot (after it) marks the status for checking again; while none came, status()
+   * compares only the counters kept outside the machines (a poll of 10,000 servers otherwise
+   * reads some 25 objects of each, and misses the CPU caches on most of them).
+   */
+  watch(system: { inspect(observer: (event: { type: string }) => void): unknown }): void {
+    this.watched = true;
+    system.inspect((event) => {
+      if (event.type === '@xstate.event' || event.type === '@xstate.snapshot') this.moved = true;
+    });
+  }
+
+  /** No machine of the server took an event or changed since confirmed() (false when not watched). */
+  unchanged(): boolean {
+    return this.watched && !this.moved;
+  }
+
+  confirmed(): void {
+    this.moved = false;
   }
 
   /** The connection actor's snapshot now (status() derives again only when it changed). */

@@ -194,6 +194,13 @@ describe('status() of all', () => {
   it('is the same frozen object while nothing changed, and a new one at once after any change', async () => {
     const f = await fixture();
     const sup = supervise({ a: { url: f.url }, b: { url: f.url, disabled: true } });
+    // Read while a move is told: the status says the state moved to, never the one before (a
+    // server being disabled has left status() already).
+    const seen: string[] = [];
+    sup.on('transition', (event) => {
+      const state = sup.status()[event.server]?.state;
+      if (state !== 'disabled' && state !== undefined) seen.push(`${event.to}:${state}`);
+    });
     await sup.start();
     const first = sup.status();
     expect(sup.status()).toBe(first);
@@ -212,5 +219,7 @@ describe('status() of all', () => {
     expect(sup.status().a?.state).toBe('closed');
     await sup.disable('b');
     expect(sup.status()).toMatchObject({ a: { state: 'closed' }, b: { state: 'disabled' } });
+    expect(seen.length).toBeGreaterThan(3);
+    for (const entry of seen) expect(entry.split(':')[0]).toBe(entry.split(':')[1]);
   });
 });
