@@ -75,8 +75,8 @@ export interface StatusSource {
     currentStates(): Readonly<Record<string, string>> | undefined;
     lastStatus: unknown;
     /**
-     * True while every machine of the server is watched (ConnectionView.watch) and none took an
-     * event or a new snapshot since the last status was derived or confirmed: then only the
+     * True while the server's machines are watched (ConnectionView.watch) and none moved since
+     * the last status was derived or confirmed: then only the connection's snapshot and the
      * counters kept outside the machines are compared.
      */
     unchanged(): boolean;
@@ -114,7 +114,8 @@ const sameCounts = (a: ServerStatus['backpressure'], b: ServerStatus['backpressu
 export function sharedStatus(source: StatusSource, restartsOf: () => number): Readonly<ServerStatus> {
   const view = source.view;
   const last = view?.lastStatus as Derived | undefined;
-  if (last !== undefined && view!.unchanged() && sameCounters(last, source)) return last.status;
+  if (last !== undefined && view!.unchanged() && view!.snapshot() === last.snapshot && sameCounters(last, source))
+    return last.status;
   const restarts = restartsOf();
   const snapshot = view?.snapshot();
   if (

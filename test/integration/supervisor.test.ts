@@ -222,4 +222,12 @@ describe('status() of all', () => {
     expect(seen.length).toBeGreaterThan(3);
     for (const entry of seen) expect(entry.split(':')[0]).toBe(entry.split(':')[1]);
   });
+
+  it('follows the machine children too: a keepalive round trip shows without any other change', async () => {
+    const f = await fixture();
+    const sup = supervise({ a: { url: f.url, keepalive: { intervalMs: 30, timeoutMs: 500, maxMissed: 2 } } });
+    await sup.start();
+    const before = sup.status().a?.keepalive.lastRttMs;
+    await expect.poll(() => sup.status().a?.keepalive.lastRttMs !== before).toBe(true);
+  });
 });
