@@ -75,11 +75,11 @@ export interface StatusSource {
     currentStates(): Readonly<Record<string, string>> | undefined;
     lastStatus: unknown;
     /**
-     * True while the server's machines are watched (ConnectionView.watch) and none moved since
-     * the last status was derived or confirmed: then only the connection's snapshot and the
-     * counters kept outside the machines are compared.
+     * True while the server's machines are watched (ConnectionView.watch), none moved since the
+     * last status was derived or confirmed, and the connection's snapshot is still `snapshot`:
+     * then only the counters kept outside the machines are compared.
      */
-    unchanged(): boolean;
+    unchanged(snapshot: object): boolean;
     /** The last status is confirmed as current. */
     confirmed(): void;
   };
@@ -111,12 +111,11 @@ const sameCounts = (a: ServerStatus['backpressure'], b: ServerStatus['backpressu
  * changed, so `sup.status()` of 10,000 servers compares instead of deriving (and the supervisor
  * keeps its table of all while no entry changed).
  */
-export function sharedStatus(source: StatusSource, restartsOf: () => number): Readonly<ServerStatus> {
+export function sharedStatus(source: StatusSource, restartsOf: (name: string) => number): Readonly<ServerStatus> {
   const view = source.view;
   const last = view?.lastStatus as Derived | undefined;
-  if (last !== undefined && view!.unchanged() && view!.snapshot() === last.snapshot && sameCounters(last, source))
-    return last.status;
-  const restarts = restartsOf();
+  if (last !== undefined && view!.unchanged(last.snapshot) && sameCounters(last, source)) return last.status;
+  const restarts = restartsOf(source.name);
   const snapshot = view?.snapshot();
   if (
     view === undefined ||

@@ -325,9 +325,10 @@ export class Supervisor implements HandleOwner {
     const last = this.table;
     const statuses: Readonly<ServerStatus>[] = [];
     let changed = last === undefined;
+    const restartsOf = this.restartsOfServer;
     for (const [name, runtime] of this.runtimes) {
       if (!this.handles.has(name)) continue;
-      const status = sharedStatus(runtime, () => this.restartsOf(name));
+      const status = sharedStatus(runtime, restartsOf);
       if (!changed && last!.statuses[statuses.length] !== status) changed = true;
       statuses.push(status);
     }
@@ -365,6 +366,8 @@ export class Supervisor implements HandleOwner {
   lastFailureOf(name: string): Error | undefined {
     return this.runtimes.get(name)?.lastFailure;
   }
+
+  private readonly restartsOfServer = (name: string): number => this.restartsOf(name);
 
   /** How many times the supervisor restarted this server's connection. */
   restartsOf(name: string): number {

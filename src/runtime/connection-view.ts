@@ -166,9 +166,13 @@ export class ConnectionView {
     root.subscribe(this.observer);
   }
 
-  /** No watched machine moved since confirmed() (false when not watched). */
-  unchanged(): boolean {
-    return this.watched && !this.moved;
+  /**
+   * No watched machine moved since confirmed() and the connection's snapshot is still `snapshot`
+   * (false when not watched). The snapshot is read too: a fact the connection emits is told after
+   * its new snapshot is in place but before the observers hear of it.
+   */
+  unchanged(snapshot: object): boolean {
+    return this.watched && !this.moved && this.observed[0]?.getSnapshot() === snapshot;
   }
 
   /** The last status is current: from now on a move of the connection or of a machine child marks it. */
