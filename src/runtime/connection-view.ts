@@ -37,7 +37,7 @@ function sameChildren(children: Record<string, { getSnapshot(): unknown } | unde
 /** An actor whose snapshots can be observed. */
 interface Watchable {
   getSnapshot(): unknown;
-  subscribe(observer: { next(): void; error(): void; complete(): void }): unknown;
+  subscribe(next: () => void): unknown;
 }
 
 export class ConnectionView {
@@ -126,6 +126,8 @@ export class ConnectionView {
 
   /** The machine's `state changed` fact, as a transition event (observation only: nothing is started here). */
   onTransition(change: FactOf<'state changed'>): void {
+    // A connection actor that replaced the last one is first heard of here (status() looks again).
+    this.moved = true;
     const to = change.to as ConnectionState;
     const from = this.reported;
     if (to === from) return;
@@ -154,16 +156,16 @@ export class ConnectionView {
   }
 
   /**
-   * Watches the server's machines for status(): the supervisor machine (`root`), and from the
-   * first status on its connection actor and that one's machine children (confirmed()). While
-   * none moved, status() compares only the counters kept outside the machines and the
-   * connection's snapshot (a poll of 10,000 servers otherwise reads some 25 objects of each and
-   * misses the CPU caches on most). Snapshot observers, not `system.inspect`: an inspection
-   * observer makes XState spread every event, action and snapshot (~60 % more per transition).
+   * Watches the server's machines for status(), from its first status on (confirmed()): the
+   * connection actor and its machine children by snapshot observers, a new connection actor by
+   * its first move (onTransition). While none moved, status() compares only the connection's
+   * snapshot and the counters kept outside the machines (a poll of 10,000 servers otherwise
+   * reads some 25 objects of each and misses the CPU caches on most). Snapshot observers, not
+   * `system.inspect`: an inspection observer makes XState spread every event, action and
+   * snapshot (~60 % more per transition).
    */
-  watch(root: Watchable): void {
+  watch(): void {
     this.watched = true;
-    root.subscribe(this.observer);
   }
 
   /**
@@ -197,18 +199,15 @@ export class ConnectionView {
 
   private observe(ref: Watchable, seen: Watchable[]): void {
     seen.push(ref);
-    if (!this.observed.includes(ref)) ref.subscribe(this.observer);
+    // Snapshots only (a done one included): an observer object would cost three bound functions.
+    if (!this.observed.includes(ref)) ref.subscribe((this.mark ??= () => void (this.moved = true)));
   }
 
   private watched = false;
   private moved = true;
-  /** The actors observed since the last confirmed() (the root aside). */
+  /** The actors observed as of the last confirmed(): the connection first, then its machine children. */
   private observed: Watchable[] = [];
-  private readonly observer = {
-    next: () => (this.moved = true),
-    error: () => (this.moved = true),
-    complete: () => (this.moved = true),
-  };
+  private mark: (() => void) | undefined = undefined;
 
   /** The connection actor's snapshot now (status() derives again only when it changed). */
   snapshot(): ConnectionSnapshot | undefined {
