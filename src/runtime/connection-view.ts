@@ -40,6 +40,9 @@ interface Watchable {
   subscribe(next: () => void): unknown;
 }
 
+/** Shared by every view not yet read by a status (no array per server). */
+const NONE_OBSERVED: readonly Watchable[] = Object.freeze([]);
+
 export class ConnectionView {
   /** When a failed server is tried again (epoch ms), for status(). */
   nextAttemptAt: number | undefined = undefined;
@@ -206,7 +209,7 @@ export class ConnectionView {
   private watched = false;
   private moved = true;
   /** The actors observed as of the last confirmed(): the connection first, then its machine children. */
-  private observed: Watchable[] = [];
+  private observed: readonly Watchable[] = NONE_OBSERVED;
   private mark: (() => void) | undefined = undefined;
 
   /** The connection actor's snapshot now (status() derives again only when it changed). */
