@@ -69,7 +69,20 @@ export interface StatusSource {
    * The connection's snapshot now (a status is derived again only when it or a counter changed),
    * and where the last status is kept between calls (a field: cheaper than a WeakMap of thousands).
    */
-  readonly view?: { snapshot(): { readonly children: object } | undefined; lastStatus: unknown };
+  readonly view?: {
+    snapshot(): { readonly children: object } | undefined;
+    /** `states()`, frozen and shared: a new object only when a snapshot changed. */
+    currentStates(): Readonly<Record<string, string>> | undefined;
+    lastStatus: unknown;
+    /**
+     * True while the server's machines are watched (ConnectionView.watch), none moved since the
+     * last status was derived or confirmed, and the connection's snapshot is still `snapshot`:
+     * then only the counters kept outside the machines are compared.
+     */
+    unchanged(snapshot: object): boolean;
+    /** The last status is confirmed as current. */
+    confirmed(): void;
+  };
   redact<T extends string | undefined>(text: T): T;
 }
 
@@ -77,6 +90,7 @@ export interface StatusSource {
 interface Derived {
   snapshot: object;
   keepalive: unknown;
+  states: unknown;
   restarts: number;
   transport: StatusSource['transport'];
   hasSession: boolean | undefined;
@@ -85,19 +99,23 @@ interface Derived {
   waiting: number;
   limited: number | undefined;
   backpressure: ServerStatus['backpressure'];
-  status: ServerStatus;
+  status: Readonly<ServerStatus>;
 }
 
 const sameCounts = (a: ServerStatus['backpressure'], b: ServerStatus['backpressure']): boolean =>
   a === b || (a?.until === b?.until && a?.held === b?.held && a?.retried === b?.retried);
 
 /**
- * The status now; `restarts` is the supervisor's count for this server. A fresh object each call;
- * for a URL server without auth it is copied from the last one while nothing it is read from
- * changed (a `status()` of 10,000 servers would otherwise derive 10,000 trees from scratch).
+ * The status now, frozen (its nested objects too, but the server's own `serverInfo` and `auth`):
+ * for a URL server without auth the same object is returned while nothing it is read from
+ * changed, so `sup.status()` of 10,000 servers compares instead of deriving (and the supervisor
+ * keeps its table of all while no entry changed).
  */
-export function serverStatus(source: StatusSource, restarts: number): ServerStatus {
+export function sharedStatus(source: StatusSource, restartsOf: (name: string) => number): Readonly<ServerStatus> {
   const view = source.view;
+  const last = view?.lastStatus as Derived | undefined;
+  if (last !== undefined && view!.unchanged(last.snapshot) && sameCounters(last, source)) return last.status;
+  const restarts = restartsOf(source.name);
   const snapshot = view?.snapshot();
   if (
     view === undefined ||
@@ -105,36 +123,26 @@ export function serverStatus(source: StatusSource, restarts: number): ServerStat
     source.config.kind === 'command' ||
     source.authorization.status() !== undefined
   )
-    return deriveStatus(source, restarts);
+    return frozen(deriveStatus(source, restarts, source.states?.()));
   const keepalive = (snapshot.children as { keepalive?: { getSnapshot(): unknown } }).keepalive?.getSnapshot();
+  const states = view.currentStates();
   const transport = source.transport;
   const backpressure = source.limits?.counts();
-  const last = view.lastStatus as Derived | undefined;
   if (
     last?.snapshot === snapshot &&
     last.keepalive === keepalive &&
+    last.states === states &&
     last.restarts === restarts &&
-    last.transport === transport &&
-    last.hasSession === transport?.hasSession &&
-    last.nextAttemptAt === source.nextAttemptAt &&
-    last.pending === source.pending.size &&
-    last.waiting === source.gate.waiting &&
-    last.limited === source.gate.limited &&
-    sameCounts(last.backpressure, backpressure)
+    sameCounters(last, source)
   ) {
-    const status = last.status;
-    return {
-      ...status,
-      states: source.states?.(),
-      keepalive: { ...status.keepalive },
-      requests: { ...status.requests },
-      backpressure,
-    };
+    view.confirmed();
+    return last.status;
   }
-  const status = deriveStatus(source, restarts);
+  const status = frozen(deriveStatus(source, restarts, states));
   view.lastStatus = {
     snapshot,
     keepalive,
+    states,
     restarts,
     transport,
     hasSession: transport?.hasSession,
@@ -143,18 +151,60 @@ export function serverStatus(source: StatusSource, restarts: number): ServerStat
     waiting: source.gate.waiting,
     limited: source.gate.limited,
     backpressure,
-    status: { ...status, keepalive: { ...status.keepalive }, requests: { ...status.requests } },
+    status,
   } satisfies Derived;
+  view.confirmed();
   return status;
 }
 
-function deriveStatus(source: StatusSource, restarts: number): ServerStatus {
+/** What a status reads outside the machines (requests, limits, the transport, the revival) is as it was. */
+function sameCounters(last: Derived, source: StatusSource): boolean {
+  const transport = source.transport;
+  const limits = source.limits;
+  return (
+    last.pending === source.pending.size &&
+    last.waiting === source.gate.waiting &&
+    last.limited === source.gate.limited &&
+    last.transport === transport &&
+    last.hasSession === transport?.hasSession &&
+    last.nextAttemptAt === source.nextAttemptAt &&
+    (limits === undefined ? last.backpressure === undefined : sameCounts(last.backpressure, limits.counts()))
+  );
+}
+
+/** The status now; `restarts` is the supervisor's count for this server. A fresh object each call (the caller's to change). */
+export function serverStatus(source: StatusSource, restarts: number): ServerStatus {
+  const status = sharedStatus(source, () => restarts);
+  return {
+    ...status,
+    states: status.states && { ...status.states },
+    keepalive: { ...status.keepalive },
+    requests: { ...status.requests },
+    backpressure: status.backpressure && { ...status.backpressure },
+    stderrTail: status.stderrTail && [...status.stderrTail],
+  };
+}
+
+function frozen(status: ServerStatus): Readonly<ServerStatus> {
+  Object.freeze(status.states);
+  Object.freeze(status.keepalive);
+  Object.freeze(status.requests);
+  Object.freeze(status.backpressure);
+  Object.freeze(status.stderrTail);
+  return Object.freeze(status);
+}
+
+function deriveStatus(
+  source: StatusSource,
+  restarts: number,
+  states: Record<string, string> | undefined,
+): ServerStatus {
   const session = source.session();
   const state = source.state();
   return {
     name: source.name,
     state,
-    states: source.states?.(),
+    states,
     transport: source.transportKind,
     protocolVersion: session?.protocolVersion,
     era: session?.era,

@@ -54,6 +54,8 @@ export function startServerActor(
     error: (error) => options.onError(error instanceof Error ? error : new Error(String(error))),
   });
   runtime.system = actor.system;
+  // status() compares a server's counters only, until one of its machines moves.
+  runtime.view.watch();
   // Spawned with the machine, started with it: followed now, before the first fact.
   const connection = actor.system.get(runtime.name) as ConnectionRef | undefined;
   if (connection) followConnection(connection, runtime);

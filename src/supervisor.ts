@@ -36,6 +36,7 @@ import type { ClientCapabilities, Implementation } from './protocol/messages.js'
 import { extraCapabilities } from './runtime/session/client-capabilities.js';
 import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
 import { ServerRuntime } from './runtime/server-runtime.js';
+import { sharedStatus } from './server-status.js';
 import { SupervisorEventRelay, type SupervisorEvents } from './supervisor-events.js';
 import { VERSION } from './core/version.js';
 import { interceptorList } from './tools/interceptors.js';
@@ -315,12 +316,38 @@ export class Supervisor implements HandleOwner {
     return [...this.handles.keys(), ...this.disabledConfigs.keys()].join(', ');
   }
 
+  /**
+   * Every server's status, frozen: the same object again while no server's status changed (a
+   * server's status is itself kept while nothing it is read from changed, server-status.ts), so
+   * a poll of 10,000 servers compares 10,000 entries instead of building them.
+   */
   status(): Record<string, ServerStatus> {
-    const result: Record<string, ServerStatus> = {};
-    for (const [name, handle] of this.handles) result[name] = handle.status();
-    for (const config of this.disabledConfigs.values()) result[config.name] = disabledStatus(config);
-    return result;
+    const last = this.table;
+    const statuses: Readonly<ServerStatus>[] = [];
+    let changed = last === undefined;
+    const restartsOf = this.restartsOfServer;
+    for (const [name, runtime] of this.runtimes) {
+      if (!this.handles.has(name)) continue;
+      const status = sharedStatus(runtime, restartsOf);
+      if (!changed && last!.statuses[statuses.length] !== status) changed = true;
+      statuses.push(status);
+    }
+    for (const config of this.disabledConfigs.values()) {
+      let status = this.disabledStatuses.get(config);
+      if (!status) this.disabledStatuses.set(config, (status = Object.freeze(disabledStatus(config))));
+      if (!changed && last!.statuses[statuses.length] !== status) changed = true;
+      statuses.push(status);
+    }
+    if (!changed && last!.statuses.length === statuses.length) return last!.all;
+    const all: Record<string, ServerStatus> = {};
+    for (const status of statuses) all[status.name] = status;
+    this.table = { statuses, all: Object.freeze(all) };
+    return this.table.all;
   }
+  /** The last `status()` of all and the entries it was built from. */
+  private table: { statuses: Readonly<ServerStatus>[]; all: Readonly<Record<string, ServerStatus>> } | undefined;
+  /** A disabled server's status, frozen, while its config is the same object. */
+  private readonly disabledStatuses = new WeakMap<ServerConfig, Readonly<ServerStatus>>();
 
   on<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): () => void {
     return this.events.on(event, listener);
@@ -339,6 +366,8 @@ export class Supervisor implements HandleOwner {
   lastFailureOf(name: string): Error | undefined {
     return this.runtimes.get(name)?.lastFailure;
   }
+
+  private readonly restartsOfServer = (name: string): number => this.restartsOf(name);
 
   /** How many times the supervisor restarted this server's connection. */
   restartsOf(name: string): number {

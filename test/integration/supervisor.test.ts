@@ -189,3 +189,45 @@ describe('restarts', () => {
     expect(f2.requests.filter((r) => r.method === 'DELETE')).toHaveLength(1);
   });
 });
+
+describe('status() of all', () => {
+  it('is the same frozen object while nothing changed, and a new one at once after any change', async () => {
+    const f = await fixture();
+    const sup = supervise({ a: { url: f.url }, b: { url: f.url, disabled: true } });
+    // Read while a move is told: the status says the state moved to, never the one before (a
+    // server being disabled has left status() already).
+    const seen: string[] = [];
+    sup.on('transition', (event) => {
+      const state = sup.status()[event.server]?.state;
+      if (state !== 'disabled' && state !== undefined) seen.push(`${event.to}:${state}`);
+    });
+    await sup.start();
+    const first = sup.status();
+    expect(sup.status()).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.a) && Object.isFrozen(first.a?.requests)).toBe(true);
+    expect(first.b?.state).toBe('disabled');
+    // A handle's own status is a copy the caller may change.
+    expect(Object.isFrozen(sup.server('a').status())).toBe(false);
+
+    sup.enable('b');
+    const enabled = sup.status();
+    expect(enabled).not.toBe(first);
+    expect(enabled.b?.state).not.toBe('disabled');
+    expect(enabled.a).toBe(first.a);
+
+    await sup.server('a').close();
+    expect(sup.status().a?.state).toBe('closed');
+    await sup.disable('b');
+    expect(sup.status()).toMatchObject({ a: { state: 'closed' }, b: { state: 'disabled' } });
+    expect(seen.length).toBeGreaterThan(3);
+    for (const entry of seen) expect(entry.split(':')[0]).toBe(entry.split(':')[1]);
+  });
+
+  it('follows the machine children too: a keepalive round trip shows without any other change', async () => {
+    const f = await fixture();
+    const sup = supervise({ a: { url: f.url, keepalive: { intervalMs: 30, timeoutMs: 500, maxMissed: 2 } } });
+    await sup.start();
+    const before = sup.status().a?.keepalive.lastRttMs;
+    await expect.poll(() => sup.status().a?.keepalive.lastRttMs !== before).toBe(true);
+  });
+});

@@ -244,9 +244,12 @@ export class Recovery {
   rejectWaitingRequests(reason: string): void {
     this.context.gate.phase = 'closed';
     this.closedReason = this.context.redact(reason);
-    const error = this.closedError();
     this.origin?.onDrained();
-    for (const request of this.context.gate.drainAll()) this.context.pending.fail(request, error);
+    const waiting = this.context.gate.drainAll();
+    // No error (and its stack) for a server nobody waits on: stop() of 10,000 servers.
+    if (waiting.length === 0) return;
+    const error = this.closedError();
+    for (const request of waiting) this.context.pending.fail(request, error);
   }
 
   /** An authorization failed: the requests refused for want of it fail with its error. */
