@@ -18,7 +18,6 @@ import {
 import { routeWarnings } from './config/warning-route.js';
 import { planChanges, type ApplyResult } from './config/diff.js';
 import {
-  disabledStatus,
   startServerActor,
   stopServerActor,
   supervisedServer,
@@ -36,7 +35,7 @@ import type { ClientCapabilities, Implementation } from './protocol/messages.js'
 import { extraCapabilities } from './runtime/session/client-capabilities.js';
 import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
 import { ServerRuntime } from './runtime/server-runtime.js';
-import { sharedStatus } from './server-status.js';
+import { StatusTable } from './status-table.js';
 import { SupervisorEventRelay, type SupervisorEvents } from './supervisor-events.js';
 import { VERSION } from './core/version.js';
 import { interceptorList } from './tools/interceptors.js';
@@ -316,38 +315,12 @@ export class Supervisor implements HandleOwner {
     return [...this.handles.keys(), ...this.disabledConfigs.keys()].join(', ');
   }
 
-  /**
-   * Every server's status, frozen: the same object again while no server's status changed (a
-   * server's status is itself kept while nothing it is read from changed, server-status.ts), so
-   * a poll of 10,000 servers compares 10,000 entries instead of building them.
-   */
+  /** Every server's status, frozen: the same object again while no server's status changed (status-table.ts). */
   status(): Record<string, ServerStatus> {
-    const last = this.table;
-    const statuses: Readonly<ServerStatus>[] = [];
-    let changed = last === undefined;
-    const restartsOf = this.restartsOfServer;
-    for (const [name, runtime] of this.runtimes) {
-      if (!this.handles.has(name)) continue;
-      const status = sharedStatus(runtime, restartsOf);
-      if (!changed && last!.statuses[statuses.length] !== status) changed = true;
-      statuses.push(status);
-    }
-    for (const config of this.disabledConfigs.values()) {
-      let status = this.disabledStatuses.get(config);
-      if (!status) this.disabledStatuses.set(config, (status = Object.freeze(disabledStatus(config))));
-      if (!changed && last!.statuses[statuses.length] !== status) changed = true;
-      statuses.push(status);
-    }
-    if (!changed && last!.statuses.length === statuses.length) return last!.all;
-    const all: Record<string, ServerStatus> = {};
-    for (const status of statuses) all[status.name] = status;
-    this.table = { statuses, all: Object.freeze(all) };
-    return this.table.all;
+    return this.statusTable.read(this.runtimes, this.isStarted, this.disabledConfigs.values(), this.restartsOfServer);
   }
-  /** The last `status()` of all and the entries it was built from. */
-  private table: { statuses: Readonly<ServerStatus>[]; all: Readonly<Record<string, ServerStatus>> } | undefined;
-  /** A disabled server's status, frozen, while its config is the same object. */
-  private readonly disabledStatuses = new WeakMap<ServerConfig, Readonly<ServerStatus>>();
+  private readonly statusTable = new StatusTable();
+  private readonly isStarted = (name: string): boolean => this.handles.has(name);
 
   on<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): () => void {
     return this.events.on(event, listener);

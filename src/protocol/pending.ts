@@ -286,8 +286,11 @@ export class PendingRequests {
     return [...this.byId.values()].filter((request) => request.sent);
   }
 
-  failAll(error: Error): void {
-    for (const request of [...this.byId.values()]) this.fail(request, error);
+  /** `error` may be a factory: an error (and its stack) is built only when a request waits for it. */
+  failAll(error: Error | (() => Error)): void {
+    if (this.byId.size === 0) return;
+    const reason = typeof error === 'function' ? error() : error;
+    for (const request of [...this.byId.values()]) this.fail(request, reason);
   }
 
   isPending(request: PendingRequest): boolean {

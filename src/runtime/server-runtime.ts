@@ -299,8 +299,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   async closeSession(): Promise<void> {
     this.requests.limits.stop();
     this.input?.requests.abortAll('the connection was closed');
-    if (this.context.pending.size > 0)
-      this.context.pending.failAll(new ConnectionClosedError('the connection was closed', { server: this.name }));
+    this.context.pending.failAll(() => new ConnectionClosedError('the connection was closed', { server: this.name }));
     await this.slot.closeTransport();
     if (this.context.stored) await this.context.stored.flush();
   }
