@@ -54,6 +54,9 @@ function undiciInternals(): UndiciInternals | undefined {
 
 const internals = undiciInternals();
 
+/** Whether this undici keeps the internals where undici 7 does (a test guards it on upgrades). */
+export const readsJsonWhole = internals !== undefined;
+
 const APPLICATION_JSON = /^application\/json\s*(;|$)/i;
 
 /**
