@@ -1,7 +1,7 @@
 /**
  * Binds the keepalive machine to a server's runtime: `send probe` is one call to the runtime's
  * probe, whose settling is sent to the keepalive as PROBE_ANSWERED or PROBE_FAILED (a stopped
- * keepalive drops it). No promise actor per probe: two closures settle it, nothing else.
+ * keepalive is not told). No promise actor per probe: two closures settle it, nothing else.
  */
 import type { AnyActorRef } from 'xstate';
 import type { KeepaliveEvent, ProbeInput, ProbeOutput } from '../../../machines/keepalive.machine.js';
@@ -14,8 +14,14 @@ export function sendProbe({ self, system }: { self: AnyActorRef; system: object 
   } catch (error) {
     probe = Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
+  // A keepalive stopped meanwhile (the connection left `ready`) is not told: XState warns of
+  // events sent to a stopped actor.
   probe.then(
-    (output) => self.send({ type: 'PROBE_ANSWERED', output } satisfies KeepaliveEvent),
-    (error: unknown) => self.send({ type: 'PROBE_FAILED', error } satisfies KeepaliveEvent),
+    (output) => settle(self, { type: 'PROBE_ANSWERED', output }),
+    (error: unknown) => settle(self, { type: 'PROBE_FAILED', error }),
   );
+}
+
+function settle(keepalive: AnyActorRef, event: KeepaliveEvent): void {
+  if ((keepalive.getSnapshot() as { status: string }).status === 'active') keepalive.send(event);
 }
