@@ -22,13 +22,30 @@ export interface SignedEndpoint {
 /** The headers for one attempt: built again for the retry (the credentials may have changed). */
 type HeadersFor = () => Record<string, string>;
 
-/** POSTs `message`, once more when a DPoP server asks for a proof with its nonce. */
-export async function postSigned(
+type PostOptions = { signal?: ExchangeSignal | undefined; timeoutMs: number; maxJsonBytes?: number | undefined };
+
+/**
+ * POSTs `message`, once more when a DPoP server asks for a proof with its nonce. Unsigned (no
+ * DPoP, the usual case): one POST straight to undici, no retry loop and no async frame.
+ */
+export function postSigned(
   endpoint: SignedEndpoint,
   pool: Pool,
   headersFor: HeadersFor,
   message: JsonRpcMessage,
-  options: { signal?: ExchangeSignal | undefined; timeoutMs: number; maxJsonBytes?: number | undefined },
+  options: PostOptions,
+): Promise<PostAnswer> {
+  if (!endpoint.credentials.signs)
+    return postForAnswer(pool, endpoint.path, headersFor(), message, options, endpoint.server);
+  return postWithProofs(endpoint, pool, headersFor, message, options);
+}
+
+async function postWithProofs(
+  endpoint: SignedEndpoint,
+  pool: Pool,
+  headersFor: HeadersFor,
+  message: JsonRpcMessage,
+  options: PostOptions,
 ): Promise<PostAnswer> {
   const { credentials, url, path, server } = endpoint;
   for (let retried = false; ; retried = true) {

@@ -16,7 +16,7 @@ import { ProtocolError } from '../../core/errors.js';
 import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../core/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../../core/headers.js';
-import { describeMessage, postForAnswer, type EventStreamResult } from '../http-requests.js';
+import { describeMessage, type EventStreamResult } from '../http-requests.js';
 import type { WholeJsonAnswer } from '../json-answer.js';
 import { readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
@@ -184,23 +184,13 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
     const params = options?.headers;
     const pool = this.poolFor(message, options?.handshake);
     const exchange = { signal: options?.signal, timeoutMs, maxJsonBytes: this.maxMessageBytes };
-    // Unsigned (no DPoP, the usual case): straight to undici, no headers closure and no retry loop.
-    const response = this.credentials.signs
-      ? await postSigned(
-          this.endpoint,
-          pool,
-          () => (this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders),
-          message,
-          exchange,
-        )
-      : await postForAnswer(
-          pool,
-          this.path,
-          this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders,
-          message,
-          exchange,
-          this.server,
-        );
+    const response = await postSigned(
+      this.endpoint,
+      pool,
+      () => (this.modern ? modernRequestHeaders(this.postHeaders, message, params) : this.postHeaders),
+      message,
+      exchange,
+    );
     if (response.text !== undefined) return this.answeredWhole(response, message, options?.handshake);
     const { statusCode, headers, body } = response;
     if (statusCode === 202) {
@@ -231,13 +221,11 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
       return;
     }
     const type = mediaTypeEssence(headers['content-type']);
-    if (type === 'application/json') {
-      const text = await readBodyBounded(body, headers['content-length'], this.maxMessageBytes, this.server);
-      if (!this.deliver(text, requestId)) {
-        throw new ProtocolError(`the JSON body did not answer request ${String(requestId)}`, { server: this.server });
-      }
-      return;
-    }
+    if (type === 'application/json')
+      return this.answer(
+        await readBodyBounded(body, headers['content-length'], this.maxMessageBytes, this.server),
+        requestId,
+      );
     if (type === 'text/event-stream') {
       await followResponseStream(this, body, requestId, generation, options?.signal, timeoutMs);
       return;
@@ -254,6 +242,11 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
     if (handshake) this.captureSession(headers['mcp-session-id']);
     const requestId = 'method' in message && 'id' in message ? message.id : undefined;
     if (requestId === undefined) return; // a notification or response answered 200 with a body: nobody waits for it
+    this.answer(text, requestId);
+  }
+
+  /** A JSON body that must answer `requestId`. */
+  private answer(text: string, requestId: RequestId): void {
     if (!this.deliver(text, requestId))
       throw new ProtocolError(`the JSON body did not answer request ${String(requestId)}`, { server: this.server });
   }
