@@ -23,7 +23,7 @@ import {
 import { ConfigError } from '../core/errors.js';
 import { BoundedEventStore } from './event-store.js';
 import type { Gateway } from './gateway.js';
-import { RETRY_MS, SessionTransport } from './session-transport.js';
+import { RETRY_MS, SessionTransport, writeJson } from './session-transport.js';
 import { takesRequests } from './sessions.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -129,7 +129,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     const modernEra = req.headers['mcp-session-id'] === undefined && namesModernEra(req, body);
     const answer = modernEra ? directPath?.modern(req, body, abort.signal) : undefined;
     const answered = answer && (await answer);
-    if (answered) return sendJson(res, answered);
+    if (answered) return writeJson(res, answered);
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers))
       if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
@@ -291,12 +291,6 @@ function readJson(req: IncomingMessage): Promise<{ body: unknown } | { error: Re
     };
     req.on('data', onData).once('end', onEnd).once('error', reject);
   });
-}
-
-function sendJson(res: ServerResponse, message: object): void {
-  if (res.destroyed) return;
-  const body = JSON.stringify(message);
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
 }
 
 /** A web Response onto Node's response: a JSON body in one write, an SSE stream as it comes. */

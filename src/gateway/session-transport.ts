@@ -36,6 +36,18 @@ const SSE_HEADERS = (sessionId: string | undefined) => ({
   'mcp-session-id': sessionId ?? '',
 });
 
+/** One JSON-RPC message as the whole answer to a POST, in one write (a session's id with it, if any). */
+export function writeJson(res: ServerResponse, message: object, sessionId?: string): void {
+  if (res.destroyed) return;
+  const body = JSON.stringify(message);
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  };
+  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+  res.writeHead(200, headers).end(body);
+}
+
 /** The direct path's answer to a request (direct-path.ts), or undefined: the SDK's server serves it. */
 export type ServeDirect = (
   message: JSONRPCRequest,
@@ -148,13 +160,7 @@ export class SessionTransport implements Transport {
         }
         if (!json) return void this.send(response);
         this.direct.delete(id);
-        const body = JSON.stringify(response);
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'mcp-session-id': this.web.sessionId ?? '',
-        });
-        res.end(body);
+        writeJson(res, response, this.web.sessionId ?? '');
       },
       (error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))),
     );
