@@ -89,7 +89,7 @@ export interface StatusSource {
 /** What a status was derived from: the snapshots and counters it reads. */
 interface Derived {
   snapshot: object;
-  keepalive: unknown;
+  /** currentStates(): the same object while the connection's and its children's snapshots are (keepalive's too). */
   states: unknown;
   restarts: number;
   transport: StatusSource['transport'];
@@ -124,13 +124,11 @@ export function sharedStatus(source: StatusSource, restartsOf: (name: string) =>
     source.authorization.status() !== undefined
   )
     return frozen(deriveStatus(source, restarts, source.states?.()));
-  const keepalive = (snapshot.children as { keepalive?: { getSnapshot(): unknown } }).keepalive?.getSnapshot();
   const states = view.currentStates();
   const transport = source.transport;
   const backpressure = source.limits?.counts();
   if (
     last?.snapshot === snapshot &&
-    last.keepalive === keepalive &&
     last.states === states &&
     last.restarts === restarts &&
     sameCounters(last, source)
@@ -141,7 +139,6 @@ export function sharedStatus(source: StatusSource, restartsOf: (name: string) =>
   const status = frozen(deriveStatus(source, restarts, states));
   view.lastStatus = {
     snapshot,
-    keepalive,
     states,
     restarts,
     transport,
