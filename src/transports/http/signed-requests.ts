@@ -35,26 +35,17 @@ export function postSigned(
   message: JsonRpcMessage,
   options: PostOptions,
 ): Promise<PostAnswer> {
-  if (!endpoint.credentials.signs)
-    return postForAnswer(pool, endpoint.path, headersFor(), message, options, endpoint.server);
-  return postWithProofs(endpoint, pool, headersFor, message, options);
-}
-
-async function postWithProofs(
-  endpoint: SignedEndpoint,
-  pool: Pool,
-  headersFor: HeadersFor,
-  message: JsonRpcMessage,
-  options: PostOptions,
-): Promise<PostAnswer> {
   const { credentials, url, path, server } = endpoint;
-  for (let retried = false; ; retried = true) {
-    const signed = credentials.sign('POST', url, headersFor());
-    const headers = signed instanceof Promise ? await signed : signed;
-    const response = await postForAnswer(pool, path, headers, message, options, server);
-    if (!credentials.nonceRequested(response.statusCode, response.headers, url) || retried) return response;
-    await response.body?.dump().catch(() => {});
-  }
+  if (!credentials.signs) return postForAnswer(pool, path, headersFor(), message, options, server);
+  return (async () => {
+    for (let retried = false; ; retried = true) {
+      const signed = credentials.sign('POST', url, headersFor());
+      const headers = signed instanceof Promise ? await signed : signed;
+      const response = await postForAnswer(pool, path, headers, message, options, server);
+      if (!credentials.nonceRequested(response.statusCode, response.headers, url) || retried) return response;
+      await response.body?.dump().catch(() => {});
+    }
+  })();
 }
 
 /** GETs the session's event stream; resolves once the response headers are in. */
