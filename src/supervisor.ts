@@ -329,10 +329,17 @@ export class Supervisor implements HandleOwner {
 
   /** Every server's status, frozen: the same object again while no server's status changed (status-table.ts). */
   status(): Record<string, ServerStatus> {
-    return this.statusTable.read(this.runtimes, this.isStarted, this.disabledConfigs.values(), this.restartsOfServer);
+    // Built at the first call: a supervisor of one (`connect()`) is read through its handle.
+    const reader = (this.statusReader ??= {
+      table: new StatusTable(),
+      isStarted: (name) => this.handles.has(name),
+      restartsOf: (name) => this.restartsOf(name),
+    });
+    return reader.table.read(this.runtimes, reader.isStarted, this.disabledConfigs.values(), reader.restartsOf);
   }
-  private readonly statusTable = new StatusTable();
-  private readonly isStarted = (name: string): boolean => this.handles.has(name);
+  private statusReader:
+    { table: StatusTable; isStarted: (name: string) => boolean; restartsOf: (name: string) => number } | undefined =
+    undefined;
 
   on<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): () => void {
     return this.events.on(event, listener);
@@ -351,8 +358,6 @@ export class Supervisor implements HandleOwner {
   lastFailureOf(name: string): Error | undefined {
     return this.runtimes.get(name)?.lastFailure;
   }
-
-  private readonly restartsOfServer = (name: string): number => this.restartsOf(name);
 
   /** How many times the supervisor restarted this server's connection. */
   restartsOf(name: string): number {
