@@ -169,9 +169,17 @@ function sameCounters(last: Derived, source: StatusSource): boolean {
   );
 }
 
-/** The status now; `restarts` is the supervisor's count for this server. A fresh object each call (the caller's to change). */
+/**
+ * The status now; `restarts` is the supervisor's count for this server. A fresh object each call
+ * (the caller's to change). The memo of sharedStatus is used when `sup.status()` built one, never
+ * built here: a handle's status is a copy anyway, and an idle connection read once (as `connect()`
+ * reads it) would hold the memo and its snapshot observers for its whole life (~1.5 KB).
+ */
 export function serverStatus(source: StatusSource, restarts: number): ServerStatus {
-  const status = sharedStatus(source, () => restarts);
+  const status =
+    source.view?.lastStatus === undefined
+      ? deriveStatus(source, restarts, source.states?.())
+      : sharedStatus(source, () => restarts);
   return {
     ...status,
     states: status.states && { ...status.states },

@@ -58,10 +58,10 @@ function observeCalls(runtime: Followed, on: boolean): void {
 export class SupervisorEventRelay {
   private readonly events = new Emitter<SupervisorEvents>();
 
-  /** The supervisor: read when an event comes, not here (its catalog is built after the relay). */
+  /** The supervisor: read when an event comes, not here (its catalog is built on first use). */
   constructor(
     private readonly owner: {
-      readonly catalog: { observe(signal: CatalogSignal): void };
+      observeCatalog(signal: CatalogSignal): void;
       restartsOf(name: string): number;
     },
     /** The runtimes now: their calls are observed while `call` has listeners. */
@@ -105,7 +105,7 @@ export class SupervisorEventRelay {
         const transition = payload as RuntimeEvents['transition'];
         const facts = factsOfMove(runtime);
         logMove(logger, transition, facts, this.owner.restartsOf(server));
-        this.owner.catalog.observe({ type: 'transition', transition, facts });
+        this.owner.observeCatalog({ type: 'transition', transition, facts });
         this.events.emit('transition', transition);
         break;
       }
@@ -140,7 +140,7 @@ export class SupervisorEventRelay {
         break;
       case 'listChanged': {
         const list = (payload as RuntimeEvents['listChanged']).list;
-        if (list === 'tools') this.owner.catalog.observe({ type: 'listChanged', server });
+        if (list === 'tools') this.owner.observeCatalog({ type: 'listChanged', server });
         this.events.emit('listChanged', { server, list });
         break;
       }

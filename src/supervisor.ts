@@ -29,7 +29,8 @@ import { silentLogger } from './observe/logger.js';
 import { createSanitizer, type Sanitizer } from './observe/inspection.js';
 import { secretsOf } from './core/redact.js';
 import { ConfigError, ConnectionClosedError } from './core/errors.js';
-import { ToolCatalog } from './catalog/catalog.js';
+import { forgetStoredTools, ToolCatalog, type CatalogSignal } from './catalog/catalog.js';
+import { resolveCatalogOptions } from './catalog/options.js';
 import type { CatalogSnapshot } from './catalog/types.js';
 import type { ClientCapabilities, Implementation } from './protocol/messages.js';
 import { extraCapabilities } from './runtime/session/client-capabilities.js';
@@ -59,7 +60,7 @@ export class Supervisor implements HandleOwner {
   /** Loaded, not started: no runtime, no handle, until `enable(name)`. */
   private readonly disabledConfigs = new Map<string, ServerConfig>();
   /** `apply` calls, one after the other. */
-  private applying: Promise<unknown> = Promise.resolve();
+  private applying: Promise<unknown> | undefined = undefined;
   private readonly events = new SupervisorEventRelay(this, () => this.runtimes.values());
   private sanitizer: Sanitizer | undefined;
   /** Once started: each server's supervisor machine, a root actor of its own (supervised-server.ts). */
@@ -68,18 +69,15 @@ export class Supervisor implements HandleOwner {
   private readonly clock = sharedClock();
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
-  /** Every tool of every server under provider-safe names, kept fresh (docs/agents.md). */
-  readonly catalog: ToolCatalog;
+  /** Built on first use: a supervisor whose catalog nobody reads (every `connect()`) holds none (~0.5 KB). */
+  private builtCatalog: ToolCatalog | undefined = undefined;
   /** The validated extra capabilities, shared by every server. */
   private readonly capabilities: ClientCapabilities | undefined;
 
   constructor(private readonly options: SupervisorOptions) {
     this.capabilities = extraCapabilities(options);
     for (const config of parseServers(options.servers, this.parseOptions(options))) this.admit(config);
-    this.catalog = new ToolCatalog(
-      { names: () => this.handles.keys(), get: (name) => this.handles.get(name) },
-      options.catalog,
-    );
+    resolveCatalogOptions(options.catalog); // bad catalog options are a ConfigError now, not at first use
     this.updateSanitizer();
   }
 
@@ -95,6 +93,20 @@ export class Supervisor implements HandleOwner {
       return undefined;
     }
     return this.adopt(config);
+  }
+
+  /** Every tool of every server under provider-safe names, kept fresh (docs/agents.md). */
+  get catalog(): ToolCatalog {
+    return (this.builtCatalog ??= new ToolCatalog(
+      { names: () => this.handles.keys(), get: (name) => this.handles.get(name) },
+      this.options.catalog,
+    ));
+  }
+
+  /** What the catalog hears of the servers (supervisor-events.ts); before it is built, only what outlives it. */
+  observeCatalog(signal: CatalogSignal): void {
+    if (this.builtCatalog) this.builtCatalog.observe(signal);
+    else if (signal.type === 'listChanged') forgetStoredTools(this.handles.get(signal.server));
   }
 
   /** Every tool of every server, and the servers whose tools are missing: `catalog.list()`. */
@@ -124,7 +136,7 @@ export class Supervisor implements HandleOwner {
     const handle = this.adopt(force ? { ...config, disabled: false } : config);
     this.updateSanitizer();
     if (this.actors) this.startActor(name);
-    this.catalog.observe({ type: 'added', server: name });
+    this.observeCatalog({ type: 'added', server: name });
     return handle;
   }
 
@@ -136,7 +148,7 @@ export class Supervisor implements HandleOwner {
     this.handles.delete(name);
     this.configs.delete(name);
     this.updateSanitizer();
-    this.catalog.observe({ type: 'removed', server: name });
+    this.observeCatalog({ type: 'removed', server: name });
     const actor = this.actors?.get(name);
     if (actor && this.connection(name)) {
       // Forgotten by the supervisor machine, not only ended: the name can be added again at once.
@@ -178,7 +190,7 @@ export class Supervisor implements HandleOwner {
    */
   async apply(config: Pick<SupervisorOptions, 'servers'>): Promise<ApplyResult> {
     const next = parseServers(config.servers, this.parseOptions(config));
-    const run = this.applying.then(() => this.applyParsed(next));
+    const run = (this.applying ?? Promise.resolve()).then(() => this.applyParsed(next));
     this.applying = run.catch(() => {});
     return run;
   }
@@ -317,10 +329,17 @@ export class Supervisor implements HandleOwner {
 
   /** Every server's status, frozen: the same object again while no server's status changed (status-table.ts). */
   status(): Record<string, ServerStatus> {
-    return this.statusTable.read(this.runtimes, this.isStarted, this.disabledConfigs.values(), this.restartsOfServer);
+    // Built at the first call: a supervisor of one (`connect()`) is read through its handle.
+    const reader = (this.statusReader ??= {
+      table: new StatusTable(),
+      isStarted: (name) => this.handles.has(name),
+      restartsOf: (name) => this.restartsOf(name),
+    });
+    return reader.table.read(this.runtimes, reader.isStarted, this.disabledConfigs.values(), reader.restartsOf);
   }
-  private readonly statusTable = new StatusTable();
-  private readonly isStarted = (name: string): boolean => this.handles.has(name);
+  private statusReader:
+    { table: StatusTable; isStarted: (name: string) => boolean; restartsOf: (name: string) => number } | undefined =
+    undefined;
 
   on<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): () => void {
     return this.events.on(event, listener);
@@ -339,8 +358,6 @@ export class Supervisor implements HandleOwner {
   lastFailureOf(name: string): Error | undefined {
     return this.runtimes.get(name)?.lastFailure;
   }
-
-  private readonly restartsOfServer = (name: string): number => this.restartsOf(name);
 
   /** How many times the supervisor restarted this server's connection. */
   restartsOf(name: string): number {

@@ -34,6 +34,19 @@ function sameChildren(children: Record<string, { getSnapshot(): unknown } | unde
   return i === seen.length;
 }
 
+/** Each machine's state path, and the children's snapshots they were read from (in order). */
+function deriveStates(snapshot: { value: unknown; children: object }): { states: MachineStates; children: unknown[] } {
+  const states: MachineStates = { connection: statePath(snapshot.value) };
+  const children: unknown[] = [];
+  const refs = snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>;
+  for (const id in refs) {
+    const child = refs[id]?.getSnapshot() as { value?: unknown } | undefined;
+    children.push(child);
+    if (child?.value !== undefined) states[id] = statePath(child.value);
+  }
+  return { states, children };
+}
+
 /** An actor whose snapshots can be observed. */
 interface Watchable {
   getSnapshot(): unknown;
@@ -99,6 +112,12 @@ export class ConnectionView {
 
   /** The connection's full state and each machine child's (a copy of its own each call). */
   states(): MachineStates | undefined {
+    // Derived without keeping it, until a status memo keeps it (currentStates): a handle's status()
+    // read once must not leave the cache behind on an idle connection.
+    if (this.statesCache === undefined) {
+      const snapshot = this.context.snapshot();
+      return snapshot?.status === 'active' ? deriveStates(snapshot).states : undefined;
+    }
     const states = this.currentStates();
     return states && { ...states };
   }
@@ -112,14 +131,7 @@ export class ConnectionView {
     if (!snapshot || snapshot.status !== 'active') return undefined;
     const cached = this.statesCache;
     if (cached?.connection === snapshot && sameChildren(snapshot.children, cached.children)) return cached.states;
-    const states: MachineStates = { connection: statePath(snapshot.value) };
-    const children: unknown[] = [];
-    const refs = snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>;
-    for (const id in refs) {
-      const child = refs[id]?.getSnapshot() as { value?: unknown } | undefined;
-      children.push(child);
-      if (child?.value !== undefined) states[id] = statePath(child.value);
-    }
+    const { states, children } = deriveStates(snapshot);
     this.statesCache = { connection: snapshot, children, states: Object.freeze(states) };
     return this.statesCache.states;
   }

@@ -1,6 +1,6 @@
 /** handle.status() assembled from a server's runtime (src/server-status.ts). */
 import { describe, expect, it } from 'vitest';
-import { serverStatus, type StatusSource } from '../../src/server-status.js';
+import { serverStatus, sharedStatus, type StatusSource } from '../../src/server-status.js';
 
 type State = ReturnType<StatusSource['state']>;
 
@@ -53,6 +53,23 @@ describe('a server status', () => {
     expect(serverStatus(source('ready', { session: () => undefined }), 0).sessionId).toBeUndefined();
     const stateless = source('ready', { transport: { hasSession: false }, config: { kind: 'url' } });
     expect(serverStatus(stateless, 0)).toMatchObject({ sessionId: undefined, stderrTail: undefined, pid: undefined });
+  });
+
+  it("a handle's status builds no memo (an idle connection read once keeps none); one sup.status() built is used", () => {
+    const snapshot = { children: {} };
+    const view = {
+      snapshot: () => snapshot,
+      currentStates: () => Object.freeze({ connection: 'ready' }),
+      lastStatus: undefined as unknown,
+      unchanged: () => false,
+      confirmed: () => {},
+    };
+    const url = source('ready', { config: { kind: 'url' }, transportKind: 'http', view, states: () => undefined });
+    expect(serverStatus(url, 0).state).toBe('ready');
+    expect(view.lastStatus).toBeUndefined();
+    const shared = sharedStatus(url, () => 0);
+    expect(view.lastStatus).toBeDefined();
+    expect(serverStatus(url, 0)).toEqual({ ...shared, states: { connection: 'ready' } });
   });
 
   it('never counts fewer than zero requests in flight', () => {
