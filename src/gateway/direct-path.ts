@@ -20,7 +20,9 @@ import {
   type JSONRPCRequest,
   type Server,
 } from '@modelcontextprotocol/server';
+import type { CatalogTool } from '../catalog/types.js';
 import type { CallToolResult } from '../protocol/messages.js';
+import type { ServerHandle } from '../server-handle.js';
 import { STATUS_TOOL_NAME } from './options.js';
 import type { CallHost } from './sessions.js';
 import type { Surface } from './surface.js';
@@ -122,23 +124,16 @@ export class DirectPath {
   }
 
   private async legacyCall(id: RequestId, params: CallParams, session: Server, signal: AbortSignal): Answer {
-    const { surface, sessions, options } = this.parts;
+    const { surface } = this.parts;
     const tool = await surface.tool(params.name);
     const handle = tool && surface.handle(tool.server);
     if (!tool || !handle)
       return answer(id, { content: [{ type: 'text', text: `Unknown tool: ${params.name}` }], isError: true });
-    const call = sessions.beginCall(tool.server, session, id);
     let result: CallToolResult;
     try {
-      result = await callUpstream(handle, tool, params.arguments ?? {}, options.holdMs, { signal });
-    } catch (error) {
-      try {
-        result = callFailure(tool.server, error);
-      } catch (rpc) {
-        return failure(id, rpc);
-      }
-    } finally {
-      sessions.endCall(tool.server, call);
+      result = await this.plainCall(tool, handle, params, session, id, signal);
+    } catch (rpc) {
+      return failure(id, rpc);
     }
     const schema = tool.definition.outputSchema as Params | undefined;
     return answer(id, session.projectCallToolResult(result as never, schema));
@@ -150,6 +145,13 @@ export class DirectPath {
       const tool = await surface.tool(params.name);
       const handle = tool && surface.handle(tool.server);
       if (!tool || !handle) return failure(id, { code: -32602, message: `Unknown tool: ${params.name}` });
+      // A host that declared no elicitation, sampling or roots is never put an input round: the
+      // call needs no exchange (tool-calls.ts answers it the same way, with one).
+      if (!asksHost(host))
+        return answer(
+          id,
+          this.modernResult(textFallback(await this.plainCall(tool, handle, params, host, id, signal)), false),
+        );
       const turn = await modernToolCall(this.parts, host, tool, handle, {
         arguments: params.arguments ?? {},
         requestId: id,
@@ -163,6 +165,29 @@ export class DirectPath {
       return answer(id, this.modernResult(asked, false));
     } catch (error) {
       return failure(id, error);
+    }
+  }
+
+  /**
+   * The upstream call made for `host` (a 2025 session, or a 2026-07-28 host no input round can
+   * reach); the server's JSON-RPC error is thrown (callFailure), any other failure is a result.
+   */
+  private async plainCall(
+    tool: CatalogTool,
+    handle: ServerHandle,
+    params: CallParams,
+    host: Server | CallHost,
+    id: RequestId,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> {
+    const { sessions, options } = this.parts;
+    const call = sessions.beginCall(tool.server, host, id);
+    try {
+      return await callUpstream(handle, tool, params.arguments ?? {}, options.holdMs, { signal });
+    } catch (error) {
+      return callFailure(tool.server, error);
+    } finally {
+      sessions.endCall(tool.server, call);
     }
   }
 
@@ -245,6 +270,12 @@ function textFallback(result: CallToolResult): Params {
   if (structured === undefined || (isPlainObject(structured) && !Array.isArray(structured))) return result;
   if (result.content?.some((block) => block.type === 'text')) return result;
   return { ...result, content: [...(result.content ?? []), { type: 'text', text: JSON.stringify(structured) }] };
+}
+
+/** Whether the host declared a capability a server's request needs (tool-calls.ts puts those to it as input rounds). */
+function asksHost(host: CallHost): boolean {
+  const declared = host.getClientCapabilities();
+  return declared?.elicitation !== undefined || declared?.sampling !== undefined || declared?.roots !== undefined;
 }
 
 function plainOutputSchema(tool: object): boolean {

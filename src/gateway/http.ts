@@ -65,8 +65,11 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   const sessions = new Map<string, SessionTransport>();
   const modern: McpHttpHandler = createMcpHandler(() => gateway.createServer(), { legacy: 'reject' });
   gateway.sessions.addNotifier(modern.notify);
-  const hostnames = [...localhostAllowedHostnames(), ...(options.allowedHosts ?? [])];
-  const origins = [...localhostAllowedOrigins(), ...(options.allowedHosts ?? [])];
+  const names: AllowedNames = {
+    hostnames: [...localhostAllowedHostnames(), ...(options.allowedHosts ?? [])],
+    origins: [...localhostAllowedOrigins(), ...(options.allowedHosts ?? [])],
+    accepted: new Set(),
+  };
   const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
   const directPath = options.directPath === false ? undefined : gateway.directPath();
 
@@ -110,7 +113,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     const path = req.url ?? '/';
     const query = path.indexOf('?');
     if ((query < 0 ? path : path.slice(0, query)) !== MCP_PATH) return void res.writeHead(404).end('Not Found');
-    const refused = refusal(req, hostnames, origins, expected);
+    const refused = refusal(req, names, expected);
     if (refused) return send(res, refused);
     let body: unknown;
     if (req.method === 'POST') {
@@ -174,17 +177,24 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   };
 }
 
-/** Host and Origin checked against the allowed names (DNS rebinding), then the bearer token. */
-function refusal(
-  req: IncomingMessage,
-  hostnames: string[],
-  origins: string[],
-  expected: Buffer | undefined,
-): Response | undefined {
-  const host = validateHostHeader(req.headers.host, hostnames);
-  if (!host.ok) return rpcError(403, -32000, host.message);
-  const origin = validateOriginHeader(req.headers.origin, origins);
-  if (!origin.ok) return rpcError(403, -32000, origin.message);
+/**
+ * Host and Origin checked against the allowed names (DNS rebinding), then the bearer token. A
+ * Host or Origin value once accepted is remembered (a host sends the same one every time): the
+ * SDK's check parses it as a URL, the largest part of this check per request.
+ */
+function refusal(req: IncomingMessage, names: AllowedNames, expected: Buffer | undefined): Response | undefined {
+  const hostHeader = req.headers.host;
+  if (hostHeader === undefined || !names.accepted.has(hostHeader)) {
+    const host = validateHostHeader(hostHeader, names.hostnames);
+    if (!host.ok) return rpcError(403, -32000, host.message);
+    remember(names.accepted, hostHeader!);
+  }
+  const originHeader = req.headers.origin;
+  if (originHeader !== undefined && !names.accepted.has(`origin ${originHeader}`)) {
+    const origin = validateOriginHeader(originHeader, names.origins);
+    if (!origin.ok) return rpcError(403, -32000, origin.message);
+    remember(names.accepted, `origin ${originHeader}`);
+  }
   if (!expected) return undefined;
   const given = Buffer.from(req.headers.authorization ?? '');
   if (given.length === expected.length && timingSafeEqual(given, expected)) return undefined;
@@ -195,6 +205,20 @@ function refusal(
       headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' },
     },
   );
+}
+
+interface AllowedNames {
+  hostnames: string[];
+  origins: string[];
+  /** Host values, and Origin values prefixed `origin `, already accepted; at most MAX_ACCEPTED. */
+  accepted: Set<string>;
+}
+
+const MAX_ACCEPTED = 64;
+
+function remember(accepted: Set<string>, value: string): void {
+  if (accepted.size >= MAX_ACCEPTED) accepted.clear();
+  accepted.add(value);
 }
 
 /**

@@ -164,6 +164,13 @@ describe('the direct path', () => {
     expect(await modern(gw.http.url, 'tools/call', bad)).toEqual(await modern(reference.url, 'tools/call', bad));
   });
 
+  it('checks Origin on every request, after one was accepted too (the accepted values are remembered)', async () => {
+    const origin = (value: string) => modern(gw.http.url, 'tools/list', {}, { origin: value });
+    expect((await origin('http://localhost:5173')).status).toBe(200);
+    expect((await origin('https://evil.example')).status).toBe(403);
+    expect((await origin('http://localhost:5173')).status).toBe(200);
+  });
+
   it('ends a 2025 call the host cancelled, with no answer', async () => {
     const init = await fetch(gw.http.url, {
       method: 'POST',
