@@ -95,7 +95,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       events,
     );
     if (directPath) {
-      transport.serveDirect = (message, signal) => directPath.legacy(message, server, signal);
+      transport.serveDirect = (message, signal, notify) => directPath.legacy(message, server, signal, notify);
       transport.quiet = () => !takesRequests(server);
     }
     transport.onclose = () => {
@@ -223,8 +223,7 @@ function remember(accepted: Set<string>, value: string): void {
 
 /**
  * A POST the session transport serves directly: one JSON-RPC request (not initialize) of a known
- * session, without a progress token (progress goes on a resumable SSE stream), with the headers
- * the web transport would accept. Anything else takes the SDK's path, which answers it or says why not.
+ * session, with the headers the web transport would accept. Anything else takes the SDK's path, which answers it or says why not.
  */
 function directRequest(req: IncomingMessage, body: unknown, session: SessionTransport): JSONRPCRequest | undefined {
   if (req.method !== 'POST' || typeof body !== 'object' || body === null) return undefined;
@@ -232,7 +231,6 @@ function directRequest(req: IncomingMessage, body: unknown, session: SessionTran
   if (message.jsonrpc !== '2.0' || typeof message.method !== 'string' || message.method === 'initialize')
     return undefined;
   if (typeof message.id !== 'string' && typeof message.id !== 'number') return undefined;
-  if (message.params?._meta !== undefined && 'progressToken' in message.params._meta) return undefined;
   const accept = req.headers.accept;
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   if (!req.headers['content-type']?.includes('application/json')) return undefined;
