@@ -1,7 +1,7 @@
 /**
  * A 2025 host session's transport over HTTP. The SDK's web-standard transport serves the session
- * (initialize, the GET stream and its resumption, DELETE, progress streams); the common POST —
- * one request, no progress token — is answered straight onto Node's response instead, with the
+ * (initialize, the GET stream and its resumption, DELETE, batches); the common POST — one
+ * request, its progress included — is answered straight onto Node's response instead, with the
  * same SSE framing the SDK writes (a priming event with an id and `retry`, then each message with
  * an id kept in the session's event store, so a host can resume with `Last-Event-ID`). This skips
  * a web `Request`, `Response` and `ReadableStream` per call: most of the gateway's cost per call.
