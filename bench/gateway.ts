@@ -5,7 +5,9 @@
  *
  * - sequential `tools/call` latency, median over `calls` calls each, the three interleaved in
  *   rounds: direct, through the gateway in a 2025 session, through the gateway in 2026-07-28;
- *   `addedMedianUs` = gateway median − direct median (target ≤ 200 µs);
+ *   `addedMedianUs` = gateway median − direct median (target ≤ 200 µs); beside them the floor
+ *   (hop-floor.ts: a bare node:http server forwarding to the upstream with undici), the part of
+ *   the added time that is the second hop itself;
  * - 100 host sessions at once, one call each: how many upstream sessions they opened (target 0
  *   beyond the gateway's own one: every host session shares the upstream connection).
  *
@@ -22,7 +24,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { connect } from '../src/index.js';
 import { createGateway } from '../src/gateway/gateway.js';
 import { serveGatewayHttp } from '../src/gateway/http.js';
-import { COMPILED, startServer } from './measure.js';
+import { startHopFloor } from './hop-floor.js';
+import { COMPILED, runScript, script, startServer } from './measure.js';
 
 /** `mcp-supervisor serve` as hosts run it: its own process (the compiled CLI under `npm run bench`). */
 const CLI = fileURLToPath(new URL(`../src/cli/main.${COMPILED ? 'js' : 'ts'}`, import.meta.url));
@@ -43,6 +46,19 @@ function serveHttpProcess(config: string): Promise<{ url: string; stop: () => vo
       if (url) resolve({ url, stop: () => child.kill() });
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${text}`)));
+  });
+}
+
+/** The floor (hop-floor.ts) in its own process, as `serve --http` runs; resolves with its URL. */
+function hopFloorProcess(upstreamUrl: string): Promise<{ url: string; stop: () => void }> {
+  const child = spawn(process.execPath, [...runScript(script('hop-floor')), upstreamUrl], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) =>
+      resolve({ url: (JSON.parse(chunk.toString()) as { url: string }).url, stop: () => child.kill() }),
+    );
+    child.once('exit', (code) => reject(new Error(`hop floor exited with ${code}`)));
   });
 }
 
@@ -70,6 +86,18 @@ export interface GatewayReport {
    */
   sdkPathLegacyMedianUs: number;
   sdkPathModernMedianUs: number;
+  /**
+   * The floor: a bare node:http server forwarding each POST to the upstream with undici
+   * (hop-floor.ts), in this process and in its own — what the second hop costs with nothing else.
+   * `floorAdded*Us` is its median minus direct: the part of the gateway's added time that is the hop.
+   */
+  floorMedianUs: number;
+  floorAddedUs: number;
+  processFloorMedianUs: number;
+  processFloorAddedUs: number;
+  /** The official SDK v1 Client → the floor in its own process, against `sdkDirectMedianUs`. */
+  processFloorSdkMedianUs: number;
+  processFloorSdkAddedUs: number;
   /** Through the gateway (in this process, 2025 session) minus direct, at the median. */
   addedMedianUs: number;
   addedModernMedianUs: number;
@@ -78,6 +106,7 @@ export interface GatewayReport {
     direct: number;
     gatewayLegacy: number;
     gatewayModern: number;
+    floor: number;
     sdkPathLegacy: number;
     sdkPathModern: number;
   };
@@ -125,6 +154,8 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
     JSON.stringify({ mcpServers: { bench: { url: upstream.url, keepalive: false } }, gateway: { prefix: false } }),
   );
   const served = await serveHttpProcess(config);
+  const floorProcess = await hopFloorProcess(upstream.url);
+  const floor = await startHopFloor(upstream.url);
   const gateway = createGateway({
     servers: { bench: { url: upstream.url, keepalive: false } },
     catalog: { prefix: false },
@@ -155,6 +186,9 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
         processHttpSdk: await sdkClient(
           new StreamableHTTPClientTransport(new URL(served.url), { requestInit: { headers } }),
         ),
+        floor: await connect({ url: floor.url, keepalive, protocolVersion: 'legacy' }, { name: 'bench' }),
+        processFloor: await connect({ url: floorProcess.url, keepalive, protocolVersion: 'legacy' }, { name: 'bench' }),
+        processFloorSdk: await sdkClient(new StreamableHTTPClientTransport(new URL(floorProcess.url))),
         sdkPathLegacy: await connect(
           { url: sdkPath.url, headers, keepalive, protocolVersion: 'legacy' },
           { name: 'bench' },
@@ -174,6 +208,9 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
         processHttp: [] as number[],
         sdkDirect: [] as number[],
         processHttpSdk: [] as number[],
+        floor: [] as number[],
+        processFloor: [] as number[],
+        processFloorSdk: [] as number[],
         sdkPathLegacy: [] as number[],
         sdkPathModern: [] as number[],
       };
@@ -218,6 +255,12 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
         addedProcessHttpUs: us(median(latencies.processHttp) - direct),
         processHttpSdkMedianUs: us(median(latencies.processHttpSdk)),
         addedProcessHttpSdkUs: us(median(latencies.processHttpSdk) - median(latencies.sdkDirect)),
+        floorMedianUs: us(median(latencies.floor)),
+        floorAddedUs: us(median(latencies.floor) - direct),
+        processFloorMedianUs: us(median(latencies.processFloor)),
+        processFloorAddedUs: us(median(latencies.processFloor) - direct),
+        processFloorSdkMedianUs: us(median(latencies.processFloorSdk)),
+        processFloorSdkAddedUs: us(median(latencies.processFloorSdk) - median(latencies.sdkDirect)),
         sdkPathLegacyMedianUs: us(median(latencies.sdkPathLegacy)),
         sdkPathModernMedianUs: us(median(latencies.sdkPathModern)),
         addedMedianUs: us(median(latencies.legacy) - direct),
@@ -225,6 +268,7 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
           direct: Math.round(cpu.direct / calls),
           gatewayLegacy: Math.round(cpu.legacy / calls),
           gatewayModern: Math.round(cpu.modern / calls),
+          floor: Math.round(cpu.floor / calls),
           sdkPathLegacy: Math.round(cpu.sdkPathLegacy / calls),
           sdkPathModern: Math.round(cpu.sdkPathModern / calls),
         },
@@ -238,10 +282,12 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
     } finally {
       await http.close();
       await sdkPath.close();
+      await floor.close();
     }
   } finally {
     await gateway.close();
     served.stop();
+    floorProcess.stop();
     upstream.child.kill();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -17,10 +17,14 @@ import {
   isJsonContentType,
   SERVER_INFO_META_KEY,
   type JSONRPCMessage,
+  type JSONRPCNotification,
   type JSONRPCRequest,
   type Server,
 } from '@modelcontextprotocol/server';
+import type { CatalogTool } from '../catalog/types.js';
 import type { CallToolResult } from '../protocol/messages.js';
+import type { RequestOptions } from '../runtime/context/events.js';
+import type { ServerHandle } from '../server-handle.js';
 import { STATUS_TOOL_NAME } from './options.js';
 import type { CallHost } from './sessions.js';
 import type { Surface } from './surface.js';
@@ -54,12 +58,17 @@ export class DirectPath {
    * A 2025 session's request (on the session's server `session`): its answer, or undefined
    * (synchronously, or once it is known) when the SDK's server must serve it.
    */
-  legacy(message: JSONRPCRequest, session: Server, signal: AbortSignal): Answer | undefined {
+  legacy(
+    message: JSONRPCRequest,
+    session: Server,
+    signal: AbortSignal,
+    notify: ((notification: JSONRPCNotification) => void) | undefined,
+  ): Answer | undefined {
     const params = paramsOf(message);
     if (params === undefined) return undefined;
     if (isList(message.method)) return this.list(message.id, message.method, 'legacy');
-    if (message.method !== 'tools/call' || !this.servesCall(params)) return undefined;
-    return this.legacyCall(message.id, params, session, signal);
+    if (message.method !== 'tools/call' || !this.servesCall(params, notify !== undefined)) return undefined;
+    return this.legacyCall(message.id, params, session, { signal, ...(notify && progressOptions(params, notify)) });
   }
 
   /**
@@ -91,13 +100,16 @@ export class DirectPath {
     return this.modernCall(message.id, params, { getClientCapabilities: () => capabilities }, signal);
   }
 
-  /** A plain call: no task, no progress token (those stream, or outlive the request), not the status tool. */
-  private servesCall(params: Params): params is Params & CallParams {
+  /**
+   * A plain call: no task (it outlives the request), not the status tool; a progress token only
+   * where progress can be streamed (`progress`: a 2025 session's SSE answer).
+   */
+  private servesCall(params: Params, progress = false): params is Params & CallParams {
     if (typeof params['name'] !== 'string' || 'task' in params) return false;
     if (params['arguments'] !== undefined && !isPlainObject(params['arguments'])) return false;
     if (params['name'] === STATUS_TOOL_NAME && this.parts.options.statusTool) return false;
     const meta = params['_meta'];
-    if (meta !== undefined && (!isPlainObject(meta) || 'progressToken' in meta)) return false;
+    if (meta !== undefined && (!isPlainObject(meta) || ('progressToken' in meta && !progress))) return false;
     return this.parts.options.isolated.size === 0;
   }
 
@@ -121,24 +133,17 @@ export class DirectPath {
     }
   }
 
-  private async legacyCall(id: RequestId, params: CallParams, session: Server, signal: AbortSignal): Answer {
-    const { surface, sessions, options } = this.parts;
+  private async legacyCall(id: RequestId, params: CallParams, session: Server, options: RequestOptions): Answer {
+    const { surface } = this.parts;
     const tool = await surface.tool(params.name);
     const handle = tool && surface.handle(tool.server);
     if (!tool || !handle)
       return answer(id, { content: [{ type: 'text', text: `Unknown tool: ${params.name}` }], isError: true });
-    const call = sessions.beginCall(tool.server, session, id);
     let result: CallToolResult;
     try {
-      result = await callUpstream(handle, tool, params.arguments ?? {}, options.holdMs, { signal });
-    } catch (error) {
-      try {
-        result = callFailure(tool.server, error);
-      } catch (rpc) {
-        return failure(id, rpc);
-      }
-    } finally {
-      sessions.endCall(tool.server, call);
+      result = await this.plainCall(tool, handle, params, session, id, options);
+    } catch (rpc) {
+      return failure(id, rpc);
     }
     const schema = tool.definition.outputSchema as Params | undefined;
     return answer(id, session.projectCallToolResult(result as never, schema));
@@ -150,6 +155,13 @@ export class DirectPath {
       const tool = await surface.tool(params.name);
       const handle = tool && surface.handle(tool.server);
       if (!tool || !handle) return failure(id, { code: -32602, message: `Unknown tool: ${params.name}` });
+      // A host that declared no elicitation, sampling or roots is never put an input round: the
+      // call needs no exchange (tool-calls.ts answers it the same way, with one).
+      if (!asksHost(host))
+        return answer(
+          id,
+          this.modernResult(textFallback(await this.plainCall(tool, handle, params, host, id, { signal })), false),
+        );
       const turn = await modernToolCall(this.parts, host, tool, handle, {
         arguments: params.arguments ?? {},
         requestId: id,
@@ -163,6 +175,29 @@ export class DirectPath {
       return answer(id, this.modernResult(asked, false));
     } catch (error) {
       return failure(id, error);
+    }
+  }
+
+  /**
+   * The upstream call made for `host` (a 2025 session, or a 2026-07-28 host no input round can
+   * reach); the server's JSON-RPC error is thrown (callFailure), any other failure is a result.
+   */
+  private async plainCall(
+    tool: CatalogTool,
+    handle: ServerHandle,
+    params: CallParams,
+    host: Server | CallHost,
+    id: RequestId,
+    request: RequestOptions,
+  ): Promise<CallToolResult> {
+    const { sessions, options } = this.parts;
+    const call = sessions.beginCall(tool.server, host, id);
+    try {
+      return await callUpstream(handle, tool, params.arguments ?? {}, options.holdMs, request);
+    } catch (error) {
+      return callFailure(tool.server, error);
+    } finally {
+      sessions.endCall(tool.server, call);
     }
   }
 
@@ -245,6 +280,22 @@ function textFallback(result: CallToolResult): Params {
   if (structured === undefined || (isPlainObject(structured) && !Array.isArray(structured))) return result;
   if (result.content?.some((block) => block.type === 'text')) return result;
   return { ...result, content: [...(result.content ?? []), { type: 'text', text: JSON.stringify(structured) }] };
+}
+
+/** The host's progress token passed on: each upstream progress goes to the host under it (as downstream.ts does). */
+function progressOptions(params: Params, notify: (notification: JSONRPCNotification) => void): RequestOptions {
+  const token = (params['_meta'] as { progressToken?: unknown } | undefined)?.progressToken as string | number;
+  return {
+    resetTimeoutOnProgress: true,
+    onprogress: (progress) =>
+      notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...progress, progressToken: token } }),
+  };
+}
+
+/** Whether the host declared a capability a server's request needs (tool-calls.ts puts those to it as input rounds). */
+function asksHost(host: CallHost): boolean {
+  const declared = host.getClientCapabilities();
+  return declared?.elicitation !== undefined || declared?.sampling !== undefined || declared?.roots !== undefined;
 }
 
 function plainOutputSchema(tool: object): boolean {

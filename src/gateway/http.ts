@@ -65,8 +65,11 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   const sessions = new Map<string, SessionTransport>();
   const modern: McpHttpHandler = createMcpHandler(() => gateway.createServer(), { legacy: 'reject' });
   gateway.sessions.addNotifier(modern.notify);
-  const hostnames = [...localhostAllowedHostnames(), ...(options.allowedHosts ?? [])];
-  const origins = [...localhostAllowedOrigins(), ...(options.allowedHosts ?? [])];
+  const names: AllowedNames = {
+    hostnames: [...localhostAllowedHostnames(), ...(options.allowedHosts ?? [])],
+    origins: [...localhostAllowedOrigins(), ...(options.allowedHosts ?? [])],
+    accepted: new Set(),
+  };
   const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
   const directPath = options.directPath === false ? undefined : gateway.directPath();
 
@@ -92,7 +95,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       events,
     );
     if (directPath) {
-      transport.serveDirect = (message, signal) => directPath.legacy(message, server, signal);
+      transport.serveDirect = (message, signal, notify) => directPath.legacy(message, server, signal, notify);
       transport.quiet = () => !takesRequests(server);
     }
     transport.onclose = () => {
@@ -110,7 +113,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     const path = req.url ?? '/';
     const query = path.indexOf('?');
     if ((query < 0 ? path : path.slice(0, query)) !== MCP_PATH) return void res.writeHead(404).end('Not Found');
-    const refused = refusal(req, hostnames, origins, expected);
+    const refused = refusal(req, names, expected);
     if (refused) return send(res, refused);
     let body: unknown;
     if (req.method === 'POST') {
@@ -174,17 +177,24 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   };
 }
 
-/** Host and Origin checked against the allowed names (DNS rebinding), then the bearer token. */
-function refusal(
-  req: IncomingMessage,
-  hostnames: string[],
-  origins: string[],
-  expected: Buffer | undefined,
-): Response | undefined {
-  const host = validateHostHeader(req.headers.host, hostnames);
-  if (!host.ok) return rpcError(403, -32000, host.message);
-  const origin = validateOriginHeader(req.headers.origin, origins);
-  if (!origin.ok) return rpcError(403, -32000, origin.message);
+/**
+ * Host and Origin checked against the allowed names (DNS rebinding), then the bearer token. A
+ * Host or Origin value once accepted is remembered (a host sends the same one every time): the
+ * SDK's check parses it as a URL, the largest part of this check per request.
+ */
+function refusal(req: IncomingMessage, names: AllowedNames, expected: Buffer | undefined): Response | undefined {
+  const hostHeader = req.headers.host;
+  if (hostHeader === undefined || !names.accepted.has(hostHeader)) {
+    const host = validateHostHeader(hostHeader, names.hostnames);
+    if (!host.ok) return rpcError(403, -32000, host.message);
+    remember(names.accepted, hostHeader!);
+  }
+  const originHeader = req.headers.origin;
+  if (originHeader !== undefined && !names.accepted.has(`origin ${originHeader}`)) {
+    const origin = validateOriginHeader(originHeader, names.origins);
+    if (!origin.ok) return rpcError(403, -32000, origin.message);
+    remember(names.accepted, `origin ${originHeader}`);
+  }
   if (!expected) return undefined;
   const given = Buffer.from(req.headers.authorization ?? '');
   if (given.length === expected.length && timingSafeEqual(given, expected)) return undefined;
@@ -197,10 +207,23 @@ function refusal(
   );
 }
 
+interface AllowedNames {
+  hostnames: string[];
+  origins: string[];
+  /** Host values, and Origin values prefixed `origin `, already accepted; at most MAX_ACCEPTED. */
+  accepted: Set<string>;
+}
+
+const MAX_ACCEPTED = 64;
+
+function remember(accepted: Set<string>, value: string): void {
+  if (accepted.size >= MAX_ACCEPTED) accepted.clear();
+  accepted.add(value);
+}
+
 /**
  * A POST the session transport serves directly: one JSON-RPC request (not initialize) of a known
- * session, without a progress token (progress goes on a resumable SSE stream), with the headers
- * the web transport would accept. Anything else takes the SDK's path, which answers it or says why not.
+ * session, with the headers the web transport would accept. Anything else takes the SDK's path, which answers it or says why not.
  */
 function directRequest(req: IncomingMessage, body: unknown, session: SessionTransport): JSONRPCRequest | undefined {
   if (req.method !== 'POST' || typeof body !== 'object' || body === null) return undefined;
@@ -208,7 +231,6 @@ function directRequest(req: IncomingMessage, body: unknown, session: SessionTran
   if (message.jsonrpc !== '2.0' || typeof message.method !== 'string' || message.method === 'initialize')
     return undefined;
   if (typeof message.id !== 'string' && typeof message.id !== 'number') return undefined;
-  if (message.params?._meta !== undefined && 'progressToken' in message.params._meta) return undefined;
   const accept = req.headers.accept;
   if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   if (!req.headers['content-type']?.includes('application/json')) return undefined;

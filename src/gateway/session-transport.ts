@@ -1,7 +1,7 @@
 /**
  * A 2025 host session's transport over HTTP. The SDK's web-standard transport serves the session
- * (initialize, the GET stream and its resumption, DELETE, progress streams); the common POST —
- * one request, no progress token — is answered straight onto Node's response instead, with the
+ * (initialize, the GET stream and its resumption, DELETE, batches); the common POST — one
+ * request, its progress included — is answered straight onto Node's response instead, with the
  * same SSE framing the SDK writes (a priming event with an id and `retry`, then each message with
  * an id kept in the session's event store, so a host can resume with `Last-Event-ID`). This skips
  * a web `Request`, `Response` and `ReadableStream` per call: most of the gateway's cost per call.
@@ -10,6 +10,7 @@ import type { ServerResponse } from 'node:http';
 import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
+  type JSONRPCNotification,
   type JSONRPCRequest,
   type MessageExtraInfo,
   type Transport,
@@ -48,10 +49,14 @@ export function writeJson(res: ServerResponse, message: object, sessionId?: stri
   res.writeHead(200, headers).end(body);
 }
 
-/** The direct path's answer to a request (direct-path.ts), or undefined: the SDK's server serves it. */
+/**
+ * The direct path's answer to a request (direct-path.ts), or undefined: the SDK's server serves it.
+ * `notify` (only for a request with a progress token) sends a notification on the request's stream.
+ */
 export type ServeDirect = (
   message: JSONRPCRequest,
   signal: AbortSignal,
+  notify: ((notification: JSONRPCNotification) => void) | undefined,
 ) => Promise<JSONRPCMessage | undefined> | undefined;
 
 /** As the SDK's transport: a host may reconnect a broken stream after this many ms. */
@@ -141,11 +146,15 @@ export class SessionTransport implements Transport {
    */
   post(message: JSONRPCRequest, res: ServerResponse, version: string | undefined): void {
     const abort = this.serveDirect && new AbortController();
-    const answer = abort && this.serveDirect!(message, abort.signal);
-    if (!abort || !answer) return void this.stream(message, res, version, this.onmessage);
     const id = message.id;
-    // No server request can come on this stream (the host takes none): the answer is plain JSON.
-    const json = this.quiet?.() === true;
+    // Progress goes on the request's SSE stream, as the SDK's server sends it (send() below).
+    const notify = hasProgressToken(message)
+      ? (notification: JSONRPCNotification) => void this.send(notification, { relatedRequestId: id })
+      : undefined;
+    const answer = abort && this.serveDirect!(message, abort.signal, notify);
+    if (!abort || !answer) return void this.stream(message, res, version, this.onmessage);
+    // Nothing can come on this stream before the answer (no progress, and the host takes no server requests): plain JSON.
+    const json = notify === undefined && this.quiet?.() === true;
     const direct: DirectStream = json
       ? { res, stream: '', json, abort }
       : this.stream(message, res, version, undefined);
@@ -198,4 +207,9 @@ export class SessionTransport implements Transport {
     } else direct.res?.write(event);
     return Promise.resolve();
   }
+}
+
+function hasProgressToken(message: JSONRPCRequest): boolean {
+  const meta = message.params?._meta;
+  return typeof meta === 'object' && meta !== null && 'progressToken' in meta;
 }

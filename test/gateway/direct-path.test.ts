@@ -7,6 +7,7 @@
  * ends a direct call without an answer.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DirectPath } from '../../src/gateway/direct-path.js';
 import { serveGatewayHttp, type HttpService } from '../../src/gateway/http.js';
 import { startEverythingServer, type EverythingServer } from '../../servers/everything-server.js';
 import { startGateway, TOKEN, type RunningGateway } from './helpers.js';
@@ -79,7 +80,7 @@ async function messageOf(response: Response): Promise<unknown> {
 }
 
 /** A raw 2025 session: sends one request at a time on it. */
-async function legacySession(url: string): Promise<(method: string, params?: object) => Promise<Reply>> {
+async function legacySession(url: string): Promise<(method: string, params?: object, all?: boolean) => Promise<Reply>> {
   const init = await fetch(url, {
     method: 'POST',
     headers: base,
@@ -98,10 +99,19 @@ async function legacySession(url: string): Promise<(method: string, params?: obj
   };
   const post = (message: object) => fetch(url, { method: 'POST', headers, body: JSON.stringify(message) });
   await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).text();
-  return async (method, params) => {
+  return async (method, params, all = false) => {
     const response = await post({ jsonrpc: '2.0', id: 7, method, ...(params && { params }) });
-    return { status: response.status, body: await messageOf(response) };
+    return { status: response.status, body: all ? await messagesOf(response) : await messageOf(response) };
   };
+}
+
+/** Every JSON-RPC message of an SSE answer, in order. */
+async function messagesOf(response: Response): Promise<unknown[]> {
+  const text = await response.text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('data: {'))
+    .map((line) => JSON.parse(line.slice(6)) as unknown);
 }
 
 const REQUESTS: [string, object][] = [
@@ -142,6 +152,26 @@ describe('the direct path', () => {
       expect(await direct(method, params), `${method} ${JSON.stringify(params)}`).toEqual(await sdk(method, params));
   });
 
+  it("streams a 2025 call's progress on its SSE answer as the SDK server does", async () => {
+    const serves = vi.spyOn(DirectPath.prototype, 'legacy');
+    const direct = await legacySession(gw.http.url);
+    const sdk = await legacySession(reference.url);
+    const params = {
+      name: 'trigger-long-running-operation',
+      arguments: { duration: 0.05, steps: 2 },
+      _meta: { progressToken: 'p1' },
+    };
+    const streamed = await direct('tools/call', params, true);
+    expect(serves).toHaveBeenCalledTimes(1);
+    expect(await serves.mock.results[0]!.value).toBeDefined(); // answered by the direct path
+    serves.mockRestore();
+    expect(streamed).toEqual(await sdk('tools/call', params, true));
+    const messages = streamed.body as { method?: string; params?: { progress?: number } }[];
+    expect(messages.filter((m) => m.method === 'notifications/progress').map((m) => m.params?.progress)).toEqual([
+      1, 2,
+    ]);
+  });
+
   it('leaves what it must not serve to the SDK, which refuses it with its typed error', async () => {
     const call = ['tools/call', { name: 'echo', arguments: { message: 'hi' } }] as const;
     const mismatches: Record<string, string>[] = [
@@ -162,6 +192,13 @@ describe('the direct path', () => {
     }
     const bad = { name: 42 };
     expect(await modern(gw.http.url, 'tools/call', bad)).toEqual(await modern(reference.url, 'tools/call', bad));
+  });
+
+  it('checks Origin on every request, after one was accepted too (the accepted values are remembered)', async () => {
+    const origin = (value: string) => modern(gw.http.url, 'tools/list', {}, { origin: value });
+    expect((await origin('http://localhost:5173')).status).toBe(200);
+    expect((await origin('https://evil.example')).status).toBe(403);
+    expect((await origin('http://localhost:5173')).status).toBe(200);
   });
 
   it('ends a 2025 call the host cancelled, with no answer', async () => {
