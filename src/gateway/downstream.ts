@@ -52,6 +52,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
         completions: {},
         logging: {},
         tasks: HOST_TASKS_CAPABILITY,
+        extensions: { 'io.modelcontextprotocol/tasks': {} },
       },
       instructions: INSTRUCTIONS,
     },
@@ -171,7 +172,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     );
   });
 
-  serveHostTasks(server, surface);
+  serveHostTasks(server, surface, options.holdMs);
 
   server.setRequestHandler('logging/setLevel', async (request) => {
     parts.setLevel(request.params.level);
