@@ -130,7 +130,7 @@ export function modernTask(server: string, task: TaskInfo): ModernTask {
 }
 
 /** A task the server no longer knows: why, naming the server and the host's task id. */
-export function lostTask(server: string, hostTaskId: string, error: TaskNotFoundError): ProtocolError {
+function lostTask(server: string, hostTaskId: string, error: TaskNotFoundError): ProtocolError {
   return new ProtocolError(
     -32602,
     `server '${server}' no longer knows task ${hostTaskId} (expired, or lost in a restart)`,

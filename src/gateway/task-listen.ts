@@ -103,8 +103,9 @@ export class TaskListens {
     this.open.add(end);
     res.once('close', end);
 
-    // The tasks the gateway can read now are the ones it reports on.
-    const read = await Promise.all(filter.taskIds!.map((taskId) => this.read(taskId, abort.signal)));
+    // The tasks the gateway can read now are the ones it reports on (a server that is away is not
+    // waited for: the acknowledgement would wait with it).
+    const read = await Promise.all(filter.taskIds!.map((taskId) => this.read(taskId, 0, abort.signal)));
     const first = read.filter((task): task is ModernTask => task !== undefined);
     if (abort.signal.aborted) return;
     this.sessions.addNotifier(notifier);
@@ -131,10 +132,10 @@ export class TaskListens {
   }
 
   /** The task as the host's `tasks/get` would read it; undefined when it cannot be read. */
-  private async read(hostTaskId: string, signal: AbortSignal): Promise<ModernTask | undefined> {
+  private async read(hostTaskId: string, holdMs: number, signal: AbortSignal): Promise<ModernTask | undefined> {
     try {
       const { handle, name, taskId } = owner(this.surface, hostTaskId);
-      return await readTask(handle, name, taskId, this.holdMs, signal);
+      return await readTask(handle, name, taskId, holdMs, signal);
     } catch {
       return undefined;
     }

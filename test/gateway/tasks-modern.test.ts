@@ -250,6 +250,20 @@ describe('gateway tasks (2026-07-28 host)', () => {
     }
   });
 
+  it('a listen reports a 2025-11-25 upstream task too, with its outcome inline', async () => {
+    const before = legacy.created.length;
+    const { result } = await rpc('tools/call', { name: 'old__build', arguments: { target: 'told' } });
+    const stream = await listen({ taskIds: [result!.taskId!] });
+    try {
+      await expect.poll(() => stream.messages.length).toBe(2);
+      await legacy.complete(legacy.created[before]!);
+      await expect.poll(() => stream.messages.at(-1)?.params?.['status']).toBe('completed');
+      expect(stream.messages.at(-1)?.params).toMatchObject({ result: { content: [{ text: 'built told' }] } });
+    } finally {
+      stream.close();
+    }
+  });
+
   it('a listen naming tasks without the extension declared is refused (-32021)', async () => {
     const stream = await listen({ taskIds: ['jobs/1'] }, false);
     expect(stream.messages[0]).toMatchObject({
