@@ -170,7 +170,8 @@ export class DirectPath {
         inputResponses: undefined,
         progress: {},
       });
-      if ('done' in turn) return answer(id, this.modernResult(textFallback(turn.done), false));
+      // A task (`resultType: 'task'`, modern-tasks.ts) has no structuredContent: it passes textFallback as it is.
+      if ('done' in turn) return answer(id, this.modernResult(textFallback(turn.done as CallToolResult), false));
       const asked = inputRequired({ inputRequests: turn.inputRequests as never, requestState: turn.requestState });
       return answer(id, this.modernResult(asked, false));
     } catch (error) {

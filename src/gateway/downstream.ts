@@ -6,6 +6,7 @@
 import { inputRequired, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { VERSION } from '../core/version.js';
 import type { LoggingLevel } from '../protocol/results.js';
+import { TASKS_EXTENSION } from '../protocol/task-capabilities.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { ServerHandle } from '../server-handle.js';
 import type { CatalogTool } from '../catalog/types.js';
@@ -52,6 +53,8 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
         completions: {},
         logging: {},
         tasks: HOST_TASKS_CAPABILITY,
+        // 2026-07-28 hosts read this on server/discover (modern-tasks.ts); the SDK drops `tasks` there.
+        extensions: { [TASKS_EXTENSION]: {} },
       },
       instructions: INSTRUCTIONS,
     },
@@ -171,7 +174,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     );
   });
 
-  serveHostTasks(server, surface);
+  serveHostTasks(server, surface, options.holdMs);
 
   server.setRequestHandler('logging/setLevel', async (request) => {
     parts.setLevel(request.params.level);

@@ -16,6 +16,7 @@ import { createDownstreamServer, SERVER_INFO } from './downstream.js';
 import { resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
 import { InputExchanges } from './input-exchange.js';
 import { forwardingHandlers, Sessions } from './sessions.js';
+import { TaskListens } from './task-listen.js';
 import { Surface } from './surface.js';
 
 type ListKind = 'tools' | 'resources' | 'prompts';
@@ -93,6 +94,11 @@ export class Gateway {
       exchanges: this.exchanges,
       serverInfo: SERVER_INFO,
     });
+  }
+
+  /** The 2026-07-28 listens that name tasks, served by the HTTP service (task-listen.ts). */
+  taskListens(): TaskListens {
+    return new TaskListens(this.surface, this.sessions, this.options.holdMs);
   }
 
   /** A host asked for a log level: every server that logs hears it (and keeps it for later sessions). */

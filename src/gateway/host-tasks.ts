@@ -6,12 +6,13 @@
  */
 import { z } from 'zod';
 import { ProtocolError, Server, type ServerContext } from '@modelcontextprotocol/server';
-import { ConfigError } from '../core/errors.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import type { ServerHandle } from '../server-handle.js';
 import type { TaskInfo } from '../tasks/schemas.js';
 import type { CatalogTool } from '../catalog/types.js';
-import { forwarded, untilServing } from './serving.js';
+import { cancelTask, readTask, updateTask } from './modern-tasks.js';
+import { forwarded } from './serving.js';
+import { upstreamTask } from './upstream-task.js';
 import type { Surface } from './surface.js';
 
 /** The downstream capability: what the handlers below serve (2025-11-25 shape). */
@@ -20,7 +21,8 @@ export const HOST_TASKS_CAPABILITY = { list: {}, cancel: {}, requests: { tools: 
 /**
  * The SDK's `Server`, letting a `tools/call` handler answer with a task: its tools/call result
  * check knows no `CreateTaskResult` (the SDK no longer creates 2025 tasks itself), so the task
- * leaves the checked handler as a thrown value and is returned past the check.
+ * leaves the checked handler as a thrown value and is returned past the check (2026-07-28: the
+ * extension's `CreateTaskResult`, which the SDK does not know either).
  */
 export class TaskPassingServer extends Server {
   protected override _wrapHandler(
@@ -46,13 +48,15 @@ export class TaskPassingServer extends Server {
 
 /** Carries the created task past the SDK's result check; never leaves this module. */
 class TaskCreated extends Error {
-  constructor(readonly result: { task: LegacyTask }) {
+  constructor(readonly result: Record<string, unknown>) {
     super('task created');
   }
 }
 
-function isCreated(result: unknown): result is { task: LegacyTask } {
-  return typeof result === 'object' && result !== null && 'task' in result && !('content' in result);
+function isCreated(result: unknown): result is Record<string, unknown> {
+  if (typeof result !== 'object' || result === null || 'content' in result) return false;
+  // 2025-11-25: `{ task }`; 2026-07-28: the task itself, `resultType: 'task'` (modern-tasks.ts).
+  return 'task' in result || (result as { resultType?: unknown }).resultType === 'task';
 }
 
 /** A 2025-11-25 Task as the host reads it. */
@@ -79,30 +83,33 @@ export async function startHostTask(
   holdMs: number,
   ctx: ServerContext,
 ): Promise<{ task: LegacyTask } | CallToolResult | undefined> {
-  const support = (tool.definition.execution as { taskSupport?: string } | undefined)?.taskSupport;
-  if (support !== 'optional' && support !== 'required') return undefined;
-  if (handle.status().state !== 'ready') await untilServing(handle, holdMs, ctx.mcpReq.signal);
-  try {
-    const task = await handle.callToolAsTask(tool.originalName, args, {
-      signal: ctx.mcpReq.signal,
-      ...(ttl === undefined ? {} : { ttlMs: ttl }),
-    });
-    const created = task.lastStatus;
-    // A 2026-07-28 server may answer at once: that answer is the call's (never a second call).
-    return created === undefined ? await task.result() : { task: legacyTask(tool.server, created) };
-  } catch (error) {
-    if (error instanceof ConfigError) return undefined;
-    throw error;
-  }
+  const started = await upstreamTask(handle, tool, args, ttl, holdMs, { signal: ctx.mcpReq.signal });
+  if (started && 'created' in started) return { task: legacyTask(tool.server, started.created) };
+  return started?.result;
 }
 
-/** `tasks/get`, `tasks/result`, `tasks/cancel`, `tasks/list` on the downstream server. */
-export function serveHostTasks(server: Server, surface: Surface): void {
-  server.setRequestHandler('tasks/get', { params: BY_ID }, async (params) => {
+/**
+ * `tasks/get`, `tasks/result`, `tasks/cancel`, `tasks/list` on the downstream server; a
+ * 2026-07-28 host's `tasks/get`, `tasks/update` and `tasks/cancel` are the extension's
+ * (modern-tasks.ts), and the extension has no `tasks/result` or `tasks/list`.
+ */
+export function serveHostTasks(server: Server, surface: Surface, holdMs: number): void {
+  server.setRequestHandler('tasks/get', { params: BY_ID }, async (params, ctx) => {
     const { handle, name, taskId } = owner(surface, params.taskId);
+    if (isModern(ctx)) return { ...(await readTask(handle, name, taskId, holdMs, ctx.mcpReq.signal)) };
     return { ...legacyTask(name, await forwarded(name, () => handle.tasks.get(taskId))) };
   });
+  server.setRequestHandler('tasks/update', { params: UPDATE }, async (params, ctx) => {
+    if (!isModern(ctx)) throw new ProtocolError(-32601, 'Method not found: tasks/update (2026-07-28 tasks only)');
+    const { handle, name, taskId } = owner(surface, params.taskId);
+    // The SDK lifts a 2026-07-28 request's `inputResponses` out of its params, as for an input round.
+    const responses = params.inputResponses ?? ctx.mcpReq.inputResponses;
+    if (responses === undefined)
+      throw new ProtocolError(-32602, 'Invalid params for tasks/update: inputResponses is required');
+    return await updateTask(handle, name, taskId, responses, holdMs, ctx.mcpReq.signal);
+  });
   server.setRequestHandler('tasks/result', { params: BY_ID }, async (params, ctx) => {
+    if (isModern(ctx)) throw notInExtension('tasks/result');
     const { handle, name, taskId } = owner(surface, params.taskId);
     const result: CallToolResult = await forwarded(name, () =>
       handle.tasks.result(taskId, { signal: ctx.mcpReq.signal }),
@@ -112,12 +119,14 @@ export function serveHostTasks(server: Server, surface: Surface): void {
       _meta: { ...(result._meta as Record<string, unknown> | undefined), [RELATED_TASK]: { taskId: params.taskId } },
     };
   });
-  server.setRequestHandler('tasks/cancel', { params: BY_ID }, async (params) => {
+  server.setRequestHandler('tasks/cancel', { params: BY_ID }, async (params, ctx) => {
     const { handle, name, taskId } = owner(surface, params.taskId);
+    if (isModern(ctx)) return await cancelTask(handle, name, taskId, holdMs, ctx.mcpReq.signal);
     const cancelled = await forwarded(name, () => handle.tasks.cancel(taskId));
     return { ...legacyTask(name, cancelled ?? (await forwarded(name, () => handle.tasks.get(taskId)))) };
   });
-  server.setRequestHandler('tasks/list', { params: LIST }, async () => {
+  server.setRequestHandler('tasks/list', { params: LIST }, async (_params, ctx) => {
+    if (isModern(ctx)) throw notInExtension('tasks/list');
     const offering = surface.handles().filter((handle) => {
       const tasks = handle.handshake()?.capabilities['tasks'] as { list?: unknown } | undefined;
       return tasks?.list !== undefined;
@@ -132,8 +141,18 @@ export function serveHostTasks(server: Server, surface: Surface): void {
   });
 }
 
+/** A request of a 2026-07-28 host (it carries the per-request envelope). */
+function isModern(ctx: ServerContext): boolean {
+  return ctx.mcpReq.envelope !== undefined;
+}
+
+function notInExtension(method: string): ProtocolError {
+  return new ProtocolError(-32601, `Method not found: ${method} is not part of the 2026-07-28 tasks extension`);
+}
+
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 const BY_ID = z.looseObject({ taskId: z.string() });
+const UPDATE = z.looseObject({ taskId: z.string(), inputResponses: z.record(z.string(), z.unknown()).optional() });
 const LIST = z.looseObject({ cursor: z.string().optional() }).optional();
 
 function legacyTask(server: string, task: TaskInfo): LegacyTask {
@@ -149,7 +168,7 @@ function legacyTask(server: string, task: TaskInfo): LegacyTask {
 }
 
 /** The server and its own task id, from the host's task id; an id no server owns is -32602. */
-function owner(surface: Surface, hostTaskId: string): { handle: ServerHandle; name: string; taskId: string } {
+export function owner(surface: Surface, hostTaskId: string): { handle: ServerHandle; name: string; taskId: string } {
   const slash = hostTaskId.indexOf('/');
   let name: string | undefined;
   try {

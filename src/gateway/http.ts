@@ -72,6 +72,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   };
   const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
   const directPath = options.directPath === false ? undefined : gateway.directPath();
+  const taskListens = gateway.taskListens();
 
   const legacy = async (request: Request, body: unknown): Promise<Response> => {
     const id = request.headers.get('mcp-session-id');
@@ -130,6 +131,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     res.once('close', () => res.writableFinished || abort.abort());
     // The common 2026-07-28 request: answered as JSON straight onto Node's response (direct-path.ts).
     const modernEra = req.headers['mcp-session-id'] === undefined && namesModernEra(req, body);
+    if (modernEra && taskListens.serve(req, res, body)) return;
     const answer = modernEra ? directPath?.modern(req, body, abort.signal) : undefined;
     const answered = answer && (await answer);
     if (answered) return writeJson(res, answered);
@@ -168,6 +170,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     url: `http://${host}:${address.port}${MCP_PATH}`,
     close: async () => {
       clearInterval(sweep);
+      taskListens.close();
       await modern.close();
       await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));
       sessions.clear();

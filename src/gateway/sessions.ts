@@ -68,6 +68,10 @@ export class Sessions {
     this.notifiers.add(notifier);
   }
 
+  removeNotifier(notifier: ServerNotifier): void {
+    this.notifiers.delete(notifier);
+  }
+
   /** A call to `server` made for `session`: until it ends, the server's requests go to that session. */
   beginCall(server: string, session: Server | CallHost, requestId: RequestId, ask?: Ask): Call {
     const call = { session, requestId, ask };

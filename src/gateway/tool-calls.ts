@@ -8,6 +8,7 @@ import type { CallToolResult } from '../protocol/messages.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { ServerHandle } from '../server-handle.js';
 import { InputExchange, type InputExchanges, type Turn } from './input-exchange.js';
+import { hostTakesTasks, startTask, type CreatedTask } from './modern-tasks.js';
 import type { ResolvedGatewayOptions } from './options.js';
 import { failureText, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
 import type { CallHost, Sessions } from './sessions.js';
@@ -67,11 +68,15 @@ export async function modernToolCall(
   tool: CatalogTool,
   handle: ServerHandle,
   call: ModernCall,
-): Promise<ModernTurn> {
+): Promise<ModernTurn<CallToolResult | CreatedTask>> {
   try {
-    return await modernExchange(parts, host, tool.server, 'tools/call', call, (signal) =>
-      callUpstream(handle, tool, call.arguments, parts.options.holdMs, { ...call.progress, signal }),
-    );
+    const asTask = hostTakesTasks(host.getClientCapabilities());
+    return await modernExchange(parts, host, tool.server, 'tools/call', call, async (signal) => {
+      const options = { ...call.progress, signal };
+      // A host with the tasks extension gets the upstream task when there is one (modern-tasks.ts).
+      const started = asTask ? await startTask(handle, tool, call.arguments, parts.options.holdMs, options) : undefined;
+      return started ?? (await callUpstream(handle, tool, call.arguments, parts.options.holdMs, options));
+    });
   } catch (error) {
     if (error instanceof ProtocolError) throw error;
     return { done: callFailure(tool.server, error) };

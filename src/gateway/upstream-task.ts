@@ -1,0 +1,47 @@
+/**
+ * A host's tool call made as a task on its upstream server, in either era: a 2025-11-25 tool that
+ * allows tasks (`execution.taskSupport`) is called with `task`, and a 2026-07-28 server with the
+ * tasks extension decides itself (it may answer at once). The hosts' side of it, per era:
+ * host-tasks.ts (2025-11-25) and modern-tasks.ts (2026-07-28).
+ */
+import { ConfigError } from '../core/errors.js';
+import type { CatalogTool } from '../catalog/types.js';
+import type { CallToolResult } from '../protocol/messages.js';
+import { TASKS_EXTENSION } from '../protocol/task-capabilities.js';
+import type { RequestOptions } from '../runtime/context/events.js';
+import type { ServerHandle } from '../server-handle.js';
+import type { TaskInfo } from '../tasks/schemas.js';
+import { untilServing } from './serving.js';
+
+/**
+ * The call as an upstream task: the task created, the result when the server answered at once
+ * (a 2026-07-28 server decides), or undefined when the upstream cannot run the tool as a task (a
+ * 2025-11-25 tool that does not allow it, a server without tasks).
+ */
+export async function upstreamTask(
+  handle: ServerHandle,
+  tool: CatalogTool,
+  args: Record<string, unknown>,
+  ttl: number | undefined,
+  holdMs: number,
+  options: RequestOptions,
+): Promise<{ created: TaskInfo } | { result: CallToolResult } | undefined> {
+  if (handle.status().state !== 'ready') await untilServing(handle, holdMs, options.signal);
+  const support = (tool.definition.execution as { taskSupport?: string } | undefined)?.taskSupport;
+  const modern = handle.handshake()?.era === 'modern';
+  if (!modern && support !== 'optional' && support !== 'required') return undefined;
+  const extensions = handle.handshake()?.capabilities['extensions'] as Record<string, unknown> | undefined;
+  if (modern && extensions?.[TASKS_EXTENSION] === undefined) return undefined;
+  try {
+    const task = await handle.callToolAsTask(tool.originalName, args, {
+      ...options,
+      ...(ttl === undefined ? {} : { ttlMs: ttl }),
+    });
+    const created = task.lastStatus;
+    // A 2026-07-28 server may answer at once: that answer is the call's (never a second call).
+    return created === undefined ? { result: await task.result() } : { created };
+  } catch (error) {
+    if (error instanceof ConfigError) return undefined;
+    throw error;
+  }
+}
