@@ -25,6 +25,7 @@ import type { CatalogTool } from '../catalog/types.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { ServerHandle } from '../server-handle.js';
+import { hostTakesTasks } from './modern-tasks.js';
 import { STATUS_TOOL_NAME } from './options.js';
 import type { CallHost } from './sessions.js';
 import type { Surface } from './surface.js';
@@ -155,9 +156,10 @@ export class DirectPath {
       const tool = await surface.tool(params.name);
       const handle = tool && surface.handle(tool.server);
       if (!tool || !handle) return failure(id, { code: -32602, message: `Unknown tool: ${params.name}` });
-      // A host that declared no elicitation, sampling or roots is never put an input round: the
-      // call needs no exchange (tool-calls.ts answers it the same way, with one).
-      if (!asksHost(host))
+      // A host that declared no elicitation, sampling or roots is never put an input round, and
+      // one without the tasks extension gets no task: the call needs no exchange (tool-calls.ts
+      // answers it the same way, with one).
+      if (!needsExchange(host))
         return answer(
           id,
           this.modernResult(textFallback(await this.plainCall(tool, handle, params, host, id, { signal })), false),
@@ -294,9 +296,14 @@ function progressOptions(params: Params, notify: (notification: JSONRPCNotificat
 }
 
 /** Whether the host declared a capability a server's request needs (tool-calls.ts puts those to it as input rounds). */
-function asksHost(host: CallHost): boolean {
+function needsExchange(host: CallHost): boolean {
   const declared = host.getClientCapabilities();
-  return declared?.elicitation !== undefined || declared?.sampling !== undefined || declared?.roots !== undefined;
+  return (
+    declared?.elicitation !== undefined ||
+    declared?.sampling !== undefined ||
+    declared?.roots !== undefined ||
+    hostTakesTasks(declared)
+  );
 }
 
 function plainOutputSchema(tool: object): boolean {
