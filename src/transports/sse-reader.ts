@@ -134,7 +134,7 @@ export function readSseStream(
 
 /**
  * Where one stream is in its text: what `feedChunk` and `feedEnd` need. A Readable body's stream
- * (below) and a POST answer read in undici's dispatch handler (post-answer.ts) both are one: the
+ * (below) and a POST answer read in undici's dispatch handler (json-answer.ts) both are one: the
  * fields live on the object that reads the stream, nothing is allocated per stream for them.
  */
 export interface FeedState {
