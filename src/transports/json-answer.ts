@@ -138,9 +138,17 @@ function onSignalAbort(this: AnswerHandler): void {
   this.abortWith(this.signal!.reason as Error);
 }
 
-/** An answer stream that had its answer but goes on: released (its socket with it), as a body would be. */
-function releaseAnswered(handler: AnswerHandler): void {
-  if (!handler.ended) handler.abortWith(new Error('the answer stream went on after its answer'));
+/**
+ * Answer streams that had their answer, checked once the socket read that brought it is done: one
+ * still going on is released (its socket with it), as a body would be. One microtask per batch and
+ * no closure per stream (a `process.nextTick` per answer was ~2 µs of client CPU per call at 64).
+ */
+const answeredStreams: AnswerHandler[] = [];
+
+function releaseAnswered(): void {
+  for (const handler of answeredStreams)
+    if (!handler.ended) handler.abortWith(new Error('the answer stream went on after its answer'));
+  answeredStreams.length = 0;
 }
 
 /**
@@ -252,7 +260,7 @@ class AnswerHandler implements LegacyHandler, FeedState, SseHandlers, StreamProg
       this.done = true;
       dropReader(this);
       // The end usually arrives with the last chunk, in the same read: a stream still open after it is released.
-      process.nextTick(releaseAnswered, this);
+      if (answeredStreams.push(this) === 1) queueMicrotask(releaseAnswered);
     }
     return true;
   }
