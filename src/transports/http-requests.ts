@@ -5,13 +5,13 @@
 import type { Dispatcher, Pool } from 'undici';
 import { isAbortError, ProtocolError, TransportError } from '../core/errors.js';
 import { ServerBusyError } from '../core/retry-after.js';
-import { encodeMessage, type JsonRpcMessage } from '../protocol/jsonrpc.js';
+import { encodeMessage, type JsonRpcMessage, type RequestId } from '../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../protocol/pending.js';
 import { headerValue, mediaTypeEssence } from '../core/headers.js';
 import { describeErrorBody, type Body } from '../core/response-body.js';
 import { exchangeError } from '../core/exchange-error.js';
 import { retryAfterMs } from '../core/retry-after.js';
-import { requestAnswer, type PostAnswer } from './json-answer.js';
+import { requestAnswer, type AnswerEvents, type PostAnswer } from './json-answer.js';
 
 /**
  * undici takes any object with `addEventListener`/`removeEventListener`, `aborted` and `reason`
@@ -27,10 +27,21 @@ export function describeMessage(message: JsonRpcMessage): string {
   return 'method' in message ? `'${message.method}'` : 'a response';
 }
 
+/** How one POST is bounded, and which answers are read for the caller (see postForAnswer). */
+export interface PostOptions {
+  signal?: ExchangeSignal | undefined;
+  timeoutMs: number;
+  maxJsonBytes?: number | undefined;
+  /** Where the events of an event-stream answer to request `requestId` go (with `maxJsonBytes`). */
+  events?: AnswerEvents | undefined;
+  requestId?: RequestId | undefined;
+}
+
 /**
  * POSTs one JSON-RPC message, bounded by `timeoutMs` and released when `signal` fires; every
  * failure is typed (network failures become TransportErrors). With `maxJsonBytes`, a 200 JSON
- * answer within it comes back read whole (`text`, json-answer.ts); any other answer with its body.
+ * answer within it comes back read whole (`text`, json-answer.ts); with `events` too, an event
+ * stream answering `requestId` comes back read (`stream`); any other answer with its body.
  * One promise per POST and no async frame of ours between undici's answer and the caller.
  */
 export function postForAnswer(
@@ -38,7 +49,7 @@ export function postForAnswer(
   path: string,
   headers: Record<string, string>,
   message: JsonRpcMessage,
-  options: { signal?: ExchangeSignal | undefined; timeoutMs: number; maxJsonBytes?: number | undefined },
+  options: PostOptions,
   server: string,
 ): Promise<PostAnswer> {
   const body = encodeMessage(message, server);
@@ -53,14 +64,26 @@ export function postForAnswer(
     bodyTimeout: options.timeoutMs,
   };
   return new Promise((resolve, reject) => {
-    requestAnswer(pool, request, options.signal, options.maxJsonBytes, (error, answer, readingBody) => {
-      // The same words as a body read with readBodyBounded: the request went out, its answer was cut short.
-      if (error)
-        reject(
-          exchangeError(readingBody ? 'reading the response body' : `POST ${describeMessage(message)}`, error, server),
-        );
-      else resolve(answer!);
-    });
+    requestAnswer(
+      pool,
+      request,
+      options.signal,
+      options.maxJsonBytes,
+      (error, answer, readingBody) => {
+        // The same words as a body read with readBodyBounded: the request went out, its answer was cut short.
+        if (error)
+          reject(
+            exchangeError(
+              readingBody ? 'reading the response body' : `POST ${describeMessage(message)}`,
+              error,
+              server,
+            ),
+          );
+        else resolve(answer!);
+      },
+      options.events,
+      options.requestId,
+    );
   });
 }
 

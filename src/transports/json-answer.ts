@@ -1,10 +1,16 @@
 /**
- * A POST whose answer is a bounded JSON body (200, `application/json`, a Content-Length within
- * `maxMessageBytes`: what nearly every `tools/call` gets) is read whole in undici's dispatch
- * handler: no body stream, no `body.text()`, no AsyncResource per request (−6–7 µs of client CPU
- * per call at 64 in flight, measured against `pool.request` on the bench server). Every other
- * answer (202, errors, event streams, unbounded bodies) goes on exactly as `pool.request` answers
- * it: undici's own request handler takes over at the response headers.
+ * A POST's answer read in undici's dispatch handler, with no body stream, no `body.text()` and no
+ * AsyncResource per request:
+ * - a bounded JSON body (200, `application/json`, a Content-Length within `maxMessageBytes`: what
+ *   nearly every `tools/call` gets) is read whole (−6–7 µs of client CPU per call at 64 in flight,
+ *   measured against `pool.request` on the bench server);
+ * - an event stream (200, `text/event-stream`) answering a request, when the caller names where
+ *   its events go (`AnswerEvents`): each chunk is fed to the reused SSE parser (sse-reader.ts), the
+ *   events are delivered as they come (notifications and requests first, then the answer, which
+ *   settles the call), and what resuming needs (event id, `retry`, how it ended) comes back in
+ *   `stream`: the caller resumes a stream that ended before its answer (http/resume.ts).
+ * Every other answer (202, errors, unbounded bodies) goes on exactly as `pool.request` answers it:
+ * undici's own request handler takes over at the response headers.
  *
  * undici's request handler and header parser are not part of its public API: they are looked up
  * once, and when they are not where undici 7 keeps them, `pool.request` is used for every POST.
@@ -12,6 +18,9 @@
 import { createRequire } from 'node:module';
 import type { Dispatcher, Pool } from 'undici';
 import type { ExchangeSignal } from '../protocol/pending.js';
+import type { RequestId } from '../protocol/jsonrpc.js';
+import { dropReader, feedChunk, feedEnd, type EventReader, type FeedState, type SseHandlers } from './sse-reader.js';
+import type { TransportSink } from './transport.js';
 
 /** A POST's answer read whole: its JSON text instead of a body. */
 export interface WholeJsonAnswer {
@@ -21,7 +30,43 @@ export interface WholeJsonAnswer {
   text: string;
 }
 
-export type PostAnswer = (Dispatcher.ResponseData & { text?: undefined }) | WholeJsonAnswer;
+/** Where the events of a request's answer stream go (the Streamable HTTP transport). */
+export interface AnswerEvents {
+  readonly server: string;
+  readonly maxMessageBytes: number;
+  readonly sink: Pick<TransportSink, 'isAwaiting' | 'onStreamError'>;
+  /** Routes the messages of one event; true when one answered `requestId`. */
+  deliver(text: string, requestId: RequestId): boolean;
+}
+
+/** How a request's answer stream went, read in the dispatch handler: what resuming it needs. */
+export interface StreamProgress {
+  /** An event answered the request. */
+  readonly answered: boolean;
+  /** The last event id (priming events included): where a resume starts. */
+  readonly lastEventId: string | undefined;
+  readonly retryMs: number | undefined;
+  /** An event id came on this stream. */
+  readonly progressed: boolean;
+  /** An event that could not be delivered (reported to the sink; the stream went on). */
+  readonly badEvent: Error | undefined;
+  /** Why the stream stopped before its end (it broke, an event was too large, the request was released). */
+  readonly failure: Error | undefined;
+}
+
+/** A request's answer stream, read to its end (or to its answer) in the dispatch handler. */
+export interface StreamedAnswer {
+  statusCode: 200;
+  headers: Dispatcher.ResponseData['headers'];
+  body?: undefined;
+  text?: undefined;
+  stream: StreamProgress;
+}
+
+export type PostAnswer =
+  | (Dispatcher.ResponseData & { text?: undefined; stream?: undefined })
+  | (WholeJsonAnswer & { stream?: undefined })
+  | StreamedAnswer;
 
 /** `readingBody`: the error came after the answer's headers, while its body was read whole. */
 type Callback = (error: Error | null, answer?: PostAnswer, readingBody?: boolean) => void;
@@ -57,42 +102,92 @@ const internals = undiciInternals();
 /** Whether this undici keeps the internals where undici 7 does (a test guards it on upgrades). */
 export const readsJsonWhole = internals !== undefined;
 
-const APPLICATION_JSON = /^application\/json\s*(;|$)/i;
+const APPLICATION_JSON = /^\s*application\/json\s*(;|$)/i;
+const EVENT_STREAM = /^\s*text\/event-stream\s*(;|$)/i;
+
+/** What a 200 answer is, for the handler: read whole, read as events, or left to undici's handler. */
+const WHOLE_JSON = 1;
+const EVENTS = 2;
+const OTHER = 0;
 
 /**
- * Whether the raw headers say `application/json` with a Content-Length within `maxBytes`, read
- * without parsing them all: an event stream's headers are parsed once, by undici's handler.
+ * Reads the raw headers without parsing them all (a JSON answer's are parsed once, when taken):
+ * `application/json` with a Content-Length within `maxBytes` is WHOLE_JSON, `text/event-stream`
+ * is EVENTS, anything else (a type sent twice, no length) OTHER.
  */
-function isBoundedJson(rawHeaders: Buffer[], maxBytes: number): boolean {
-  let json = false;
+function answerKind(rawHeaders: Buffer[], maxBytes: number): number {
+  let type: string | undefined;
   let length = Number.NaN;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     if (name.length === 12 && name.toString('latin1').toLowerCase() === 'content-type') {
-      if (json || !APPLICATION_JSON.test(rawHeaders[i + 1]!.toString('latin1'))) return false;
-      json = true;
+      if (type !== undefined) return OTHER; // sent twice: undici's handler decides
+      const value = rawHeaders[i + 1]!.toString('latin1');
+      type = APPLICATION_JSON.test(value) ? 'json' : EVENT_STREAM.test(value) ? 'events' : '';
     } else if (name.length === 14 && name.toString('latin1').toLowerCase() === 'content-length') {
-      if (!Number.isNaN(length)) return false; // sent twice: undici's handler decides
+      if (!Number.isNaN(length)) return OTHER;
       length = Number(rawHeaders[i + 1]!.toString('latin1'));
     }
   }
-  return json && length >= 0 && length <= maxBytes;
+  if (type === 'json') return length >= 0 && length <= maxBytes ? WHOLE_JSON : OTHER;
+  return type === 'events' ? EVENTS : OTHER;
 }
 
-/** The abort of the exchange, while the answer is read whole; `this` is the handler (no closure per request). */
-function onSignalAbort(this: WholeJsonHandler): void {
+/** The abort of the exchange, while the answer is read here; `this` is the handler (no closure per request). */
+function onSignalAbort(this: AnswerHandler): void {
   this.abortWith(this.signal!.reason as Error);
 }
 
-class WholeJsonHandler implements LegacyHandler {
+/**
+ * Answer streams that had their answer, checked once the socket read that brought it is done: one
+ * still going on is released (its socket with it), as a body would be. One microtask per batch and
+ * no closure per stream (a `process.nextTick` per answer was ~2 µs of client CPU per call at 64).
+ */
+const answeredStreams: AnswerHandler[] = [];
+
+function releaseAnswered(): void {
+  for (const handler of answeredStreams)
+    if (!handler.ended) handler.abortWith(new Error('the answer stream went on after its answer'));
+  answeredStreams.length = 0;
+}
+
+/**
+ * One POST's dispatch handler: reads a bounded JSON answer whole, a request's event stream event
+ * by event (it is the stream's FeedState and SseHandlers: no closure per request), and hands any
+ * other answer to undici's own handler.
+ */
+class AnswerHandler implements LegacyHandler, FeedState, SseHandlers, StreamProgress {
   private abort: Abort | undefined = undefined;
   private context: unknown = undefined;
   private reason: Error | undefined = undefined;
-  /** undici's own handler, once the answer is not a bounded JSON body. */
+  /** undici's own handler, once the answer is not one read here. */
   private inner: LegacyHandler | undefined = undefined;
   private headers: Dispatcher.ResponseData['headers'] | undefined = undefined;
-  private chunks: Buffer[] = [];
+  private chunks: Buffer[] | undefined = undefined;
   private readonly listener: (() => void) | undefined;
+  /** The answer is an event stream, read here. */
+  private streaming = false;
+  /** The stream's answer came (or its request was settled elsewhere): the rest is not read. */
+  private done = false;
+  /** The exchange is over (completed or failed). */
+  ended = false;
+
+  // FeedState: where the event stream is in its text (sse-reader.ts).
+  readonly handlers: SseHandlers = this;
+  maxEventBytes = 0;
+  reader: EventReader | undefined = undefined;
+  started = false;
+  endsInCr = false;
+  betweenEvents = false;
+  endsInLf = false;
+
+  // StreamProgress: how the event stream went.
+  answered = false;
+  lastEventId: string | undefined = undefined;
+  retryMs: number | undefined = undefined;
+  progressed = false;
+  badEvent: Error | undefined = undefined;
+  failure: Error | undefined = undefined;
 
   constructor(
     private readonly internals: UndiciInternals,
@@ -100,12 +195,18 @@ class WholeJsonHandler implements LegacyHandler {
     readonly signal: ExchangeSignal | undefined,
     private readonly maxBytes: number,
     private callback: Callback | undefined,
+    private readonly events: AnswerEvents | undefined,
+    private readonly requestId: RequestId | undefined,
   ) {
     if (signal?.aborted) this.reason = signal.reason as Error;
     else if (signal) {
       this.listener = onSignalAbort.bind(this);
       signal.addEventListener('abort', this.listener, { once: true });
     }
+  }
+
+  get server(): string | undefined {
+    return this.events?.server;
   }
 
   abortWith(reason: Error): void {
@@ -120,11 +221,21 @@ class WholeJsonHandler implements LegacyHandler {
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
-    if (statusCode === 200 && isBoundedJson(rawHeaders, this.maxBytes)) {
-      this.headers = this.internals.parseHeaders(rawHeaders);
-      return true;
+    if (statusCode === 200) {
+      const kind = answerKind(rawHeaders, this.maxBytes);
+      if (kind === WHOLE_JSON) {
+        this.headers = this.internals.parseHeaders(rawHeaders);
+        this.chunks = [];
+        return true;
+      }
+      if (kind === EVENTS && this.events !== undefined && this.requestId !== undefined) {
+        this.headers = this.internals.parseHeaders(rawHeaders);
+        this.streaming = true;
+        this.maxEventBytes = this.events.maxMessageBytes;
+        return true;
+      }
     }
-    // Not ours to read whole: undici's request handler answers as `pool.request` does.
+    // Not ours to read: undici's request handler answers as `pool.request` does.
     this.unlisten();
     const inner = new this.internals.RequestHandler(this.options, (error, answer) => this.settle(error, answer));
     this.inner = inner;
@@ -134,22 +245,71 @@ class WholeJsonHandler implements LegacyHandler {
 
   onData(chunk: Buffer): boolean {
     if (this.inner) return this.inner.onData(chunk);
-    this.chunks.push(chunk);
+    if (!this.streaming) {
+      this.chunks!.push(chunk);
+      return true;
+    }
+    if (this.done) return true;
+    const failure = feedChunk(this, chunk);
+    if (failure) {
+      this.failure = failure;
+      this.abortWith(failure); // undici calls onError at once
+      return false;
+    }
+    if (this.answered || !this.events!.sink.isAwaiting(this.requestId!)) {
+      this.done = true;
+      dropReader(this);
+      // The end usually arrives with the last chunk, in the same read: a stream still open after it is released.
+      if (answeredStreams.push(this) === 1) queueMicrotask(releaseAnswered);
+    }
     return true;
   }
 
   onComplete(trailers: string[] | null): void {
     if (this.inner) return this.inner.onComplete(trailers);
+    this.ended = true;
     this.unlisten();
-    const chunks = this.chunks;
+    if (this.streaming) {
+      if (!this.done) this.failure = feedEnd(this);
+      dropReader(this);
+      this.settle(null, { statusCode: 200, headers: this.headers!, stream: this });
+      return;
+    }
+    const chunks = this.chunks!;
     const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
     this.settle(null, { statusCode: 200, headers: this.headers!, text });
   }
 
   onError(error: Error): void {
     if (this.inner) return this.inner.onError(error);
+    this.ended = true;
     this.unlisten();
+    if (this.streaming) {
+      if (!this.done) this.failure ??= error;
+      dropReader(this);
+      this.settle(null, { statusCode: 200, headers: this.headers!, stream: this });
+      return;
+    }
     this.settle(error, undefined, this.headers !== undefined);
+  }
+
+  // SseHandlers: the events of the answer stream, as the parser dispatches them.
+  onEvent(data: string): void {
+    try {
+      if (this.events!.deliver(data, this.requestId!)) this.answered = true;
+    } catch (error) {
+      this.badEvent = error as Error;
+      this.events!.sink.onStreamError(this.badEvent);
+    }
+  }
+
+  onEventId(id: string): void {
+    this.lastEventId = id;
+    this.progressed = true;
+  }
+
+  onRetry(ms: number): void {
+    this.retryMs = ms;
   }
 
   /** Calls back once; undici's handler calls it for the answers it takes over. */
@@ -165,8 +325,9 @@ class WholeJsonHandler implements LegacyHandler {
 }
 
 /**
- * Sends one request; a bounded JSON answer comes back read whole (`text`), any other answer as
- * `pool.request` gives it. Errors go to `callback`, never thrown.
+ * Sends one request; a bounded JSON answer comes back read whole (`text`), an event stream
+ * answering `requestId` read into `events` (`stream`), any other answer as `pool.request` gives
+ * it. Errors go to `callback`, never thrown.
  */
 export function requestAnswer(
   pool: Pool,
@@ -174,13 +335,15 @@ export function requestAnswer(
   signal: ExchangeSignal | undefined,
   maxJsonBytes: number | undefined,
   callback: Callback,
+  events?: AnswerEvents,
+  requestId?: RequestId,
 ): void {
   if (internals === undefined || maxJsonBytes === undefined) {
     pool.request(options, callback as (error: Error | null, data: Dispatcher.ResponseData) => void);
     return;
   }
   try {
-    const handler = new WholeJsonHandler(internals, options, signal, maxJsonBytes, callback);
+    const handler = new AnswerHandler(internals, options, signal, maxJsonBytes, callback, events, requestId);
     pool.dispatch(options, handler as unknown as Dispatcher.DispatchHandler);
   } catch (error) {
     callback(error as Error);

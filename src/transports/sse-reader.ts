@@ -36,7 +36,7 @@ const LINE_SLACK = 16;
  * client's CPU per call. A reader serves one stream at a time. A StringDecoder, not a
  * TextDecoder: that costs an ICU converter each.
  */
-class EventReader {
+export class EventReader {
   readonly decoder = new StringDecoder('utf8');
   readonly parser: EventSourceParser;
   /** The handlers of the stream being read; none while the reader is free. */
@@ -132,14 +132,90 @@ export function readSseStream(
   });
 }
 
-/** One stream being read: its place in the text and its outcome. */
-class SseStream {
+/**
+ * Where one stream is in its text: what `feedChunk` and `feedEnd` need. A Readable body's stream
+ * (below) and a POST answer read in undici's dispatch handler (json-answer.ts) both are one: the
+ * fields live on the object that reads the stream, nothing is allocated per stream for them.
+ */
+export interface FeedState {
+  readonly handlers: SseHandlers;
+  readonly maxEventBytes: number;
+  readonly server: string | undefined;
+  /** The reader while the stream is inside an event; none between events. */
+  reader: EventReader | undefined;
+  started: boolean;
+  /** The text fed so far ends in CR: the parser holds it back (it may be half of a CRLF). */
+  endsInCr: boolean;
+  /** The text fed so far ends on an event's blank line (LF LF): nothing is buffered. */
+  betweenEvents: boolean;
+  endsInLf: boolean;
+}
+
+function feedText(state: FeedState, active: EventReader, text: string): void {
+  if (!state.started && text) {
+    state.started = true;
+    if (text.charCodeAt(0) === BOM) text = text.slice(1); // as TextDecoder did
+  }
+  if (!text) return;
+  const last = text.charCodeAt(text.length - 1);
+  state.endsInCr = last === CR;
+  state.betweenEvents = last === LF && (text.length > 1 ? text.charCodeAt(text.length - 2) === LF : state.endsInLf);
+  state.endsInLf = last === LF;
+  active.parser.feed(text);
+}
+
+function takeFor(state: FeedState): EventReader {
+  if (state.reader) return state.reader;
+  const reader = (state.reader = takeReader(state.maxEventBytes));
+  reader.handlers = state.handlers;
+  return reader;
+}
+
+/** Hands the stream's reader back (when it settles): nothing of this stream may reach it after that. */
+export function dropReader(state: FeedState): void {
+  if (state.reader) returnReader(state.reader);
+  state.reader = undefined;
+}
+
+/**
+ * Feeds one chunk to the stream's handlers; returns the error that ends the stream (an event past
+ * the limit, a handler that threw), else undefined. Between events the reader goes back.
+ */
+export function feedChunk(state: FeedState, chunk: Buffer): Error | undefined {
+  const active = takeFor(state);
+  try {
+    feedText(state, active, active.decoder.write(chunk));
+  } catch (error) {
+    return error as Error; // a handler threw (the parser calls them)
+  }
+  if (active.tooLarge) return tooLargeError(state.maxEventBytes, state.server);
+  if (state.betweenEvents) {
+    returnReader(active);
+    state.reader = undefined;
+  }
+  return undefined;
+}
+
+/** The end of the stream: what the decoder and a last line ending in CR alone still hold. */
+export function feedEnd(state: FeedState): Error | undefined {
+  const active = state.reader;
+  if (!active) return undefined;
+  try {
+    feedText(state, active, active.decoder.end());
+    // The stream's last line ended in CR alone: end of stream completes it.
+    if (state.endsInCr && !active.tooLarge) active.parser.feed('\n');
+  } catch (error) {
+    return error as Error;
+  }
+  return active.tooLarge ? tooLargeError(state.maxEventBytes, state.server) : undefined;
+}
+
+/** One Readable body being read: its place in the text and its outcome. */
+class SseStream implements FeedState {
   reader: EventReader | undefined = undefined;
   started = false;
   settled = false;
-  /** The text fed so far ends in CR: the parser holds it back (it may be half of a CRLF). */
   endsInCr = false;
-  /** The text fed so far ends on an event's blank line (LF LF): nothing is buffered. */
   betweenEvents = false;
   endsInLf = false;
 
@@ -152,58 +228,25 @@ class SseStream {
     readonly reject: (error: Error) => void,
   ) {}
 
-  feed(active: EventReader, text: string): void {
-    if (!this.started && text) {
-      this.started = true;
-      if (text.charCodeAt(0) === BOM) text = text.slice(1); // as TextDecoder did
-    }
-    if (!text) return;
-    const last = text.charCodeAt(text.length - 1);
-    this.endsInCr = last === CR;
-    this.betweenEvents = last === LF && (text.length > 1 ? text.charCodeAt(text.length - 2) === LF : this.endsInLf);
-    this.endsInLf = last === LF;
-    active.parser.feed(text);
-  }
-
-  take(): EventReader {
-    if (this.reader) return this.reader;
-    const reader = (this.reader = takeReader(this.maxEventBytes));
-    reader.handlers = this.handlers;
-    return reader;
-  }
-
-  /** Settling hands the reader back: nothing of this stream may reach it after that. */
   settle(error?: Error): void {
     if (this.settled) return;
     this.settled = true;
-    if (this.reader) returnReader(this.reader);
-    this.reader = undefined;
+    dropReader(this);
     if (error) this.reject(error);
     else this.resolve();
   }
 
   data(chunk: Buffer): void {
     if (this.settled) return;
-    const active = this.take();
-    const body = this.body;
-    try {
-      this.feed(active, active.decoder.write(chunk));
-    } catch (error) {
-      // A handler threw (the parser calls them): this stream is done, the error is its outcome.
-      body.destroy();
-      this.settle(error as Error);
-      return;
-    }
-    if (active.tooLarge) {
-      body.destroy();
-      this.settle(tooLargeError(this.maxEventBytes, this.server));
+    const failure = feedChunk(this, chunk);
+    if (failure) {
+      this.body.destroy();
+      this.settle(failure);
     } else if (this.handlers.isDone?.()) {
       // The end usually arrives with the last chunk and is pushed right after it.
+      const body = this.body;
       queueMicrotask(() => release(body));
       this.settle();
-    } else if (this.betweenEvents) {
-      returnReader(active);
-      this.reader = undefined;
     }
   }
 
@@ -212,23 +255,7 @@ class SseStream {
   }
 
   end(): void {
-    if (this.settled) return;
-    const active = this.reader;
-    if (active) {
-      try {
-        this.feed(active, active.decoder.end());
-        // The stream's last line ended in CR alone: end of stream completes it.
-        if (this.endsInCr && !active.tooLarge) active.parser.feed('\n');
-      } catch (error) {
-        this.settle(error as Error);
-        return;
-      }
-      if (active.tooLarge) {
-        this.settle(tooLargeError(this.maxEventBytes, this.server));
-        return;
-      }
-    }
-    this.settle();
+    if (!this.settled) this.settle(feedEnd(this));
   }
 }
 

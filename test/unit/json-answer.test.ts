@@ -2,13 +2,16 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readsJsonWhole, requestAnswer, type PostAnswer } from '../../src/transports/json-answer.js';
+import { ProtocolError } from '../../src/core/errors.js';
+import { readsJsonWhole, requestAnswer, type AnswerEvents, type PostAnswer } from '../../src/transports/json-answer.js';
+import { freeReaderCount } from '../../src/transports/sse-reader.js';
 
 // A bounded JSON answer is read whole in undici's dispatch handler, which leans on two of
 // undici's internals: an upgrade that moves them must fail here, not make every POST slower.
 describe('json-answer', () => {
   let server: Server;
   let pool: Pool;
+  const closedByClient: string[] = [];
   beforeAll(async () => {
     server = createServer((req, res) => {
       if (req.url === '/json') {
@@ -18,6 +21,24 @@ describe('json-answer', () => {
       } else if (req.url === '/sse') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end('data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n');
+      } else if (req.url === '/events') {
+        // A notification first, the answer split across two chunks, then an event after it.
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+        res.write('retry: 250\nid: a\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{}}\n\n');
+        res.write('id: b\ndata: {"jsonrpc":"2.0","id":7,');
+        res.end('"result":{"ok":true}}\n\n');
+      } else if (req.url === '/open-after-answer') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: {"jsonrpc":"2.0","id":7,"result":{}}\n\n');
+        res.on('close', () => closedByClient.push(req.url!));
+      } else if (req.url === '/ends-early') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end('retry: 40\nid: 5\ndata:\n\n');
+      } else if (req.url === '/too-large') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(
+          `data: {"jsonrpc":"2.0","method":"n"}\n\ndata: ${'x'.repeat(200)}\n\ndata: {"jsonrpc":"2.0","id":7,"result":{}}\n\n`,
+        );
       } else {
         res.writeHead(202);
         res.end();
@@ -55,5 +76,67 @@ describe('json-answer', () => {
     const accepted = await post('/accepted');
     expect(accepted.statusCode).toBe(202);
     await accepted.body!.dump();
+  });
+
+  /** Where a stream's events go: recorded, answered by the event whose id is 7. */
+  function recorder(maxMessageBytes = 1_000_000) {
+    const delivered: string[] = [];
+    const events: AnswerEvents = {
+      server: 'test',
+      maxMessageBytes,
+      sink: { isAwaiting: () => !delivered.some((data) => data.includes('"id":7')), onStreamError: () => {} },
+      deliver(text) {
+        delivered.push(text);
+        return text.includes('"id":7');
+      },
+    };
+    const post = (path: string) =>
+      new Promise<PostAnswer>((resolve, reject) =>
+        requestAnswer(
+          pool,
+          { path, method: 'POST', body: '{}' },
+          undefined,
+          1_000_000,
+          (error, answer) => (error ? reject(error) : resolve(answer!)),
+          events,
+          7,
+        ),
+      );
+    return { delivered, post };
+  }
+
+  it('reads a request’s event stream in the handler: events in order, the answer, where a resume would start', async () => {
+    const { delivered, post } = recorder(4096);
+    const answer = await post('/events');
+    expect(answer.body).toBeUndefined();
+    expect(delivered).toEqual([
+      '{"jsonrpc":"2.0","method":"notifications/message","params":{}}',
+      '{"jsonrpc":"2.0","id":7,"result":{"ok":true}}',
+    ]);
+    expect(answer.stream).toMatchObject({ answered: true, lastEventId: 'b', retryMs: 250, failure: undefined });
+    expect(freeReaderCount(4096), 'the parser is back for the next stream').toBe(1);
+  });
+
+  it('a stream that ends before its answer says how far it came', async () => {
+    const { delivered, post } = recorder();
+    const answer = await post('/ends-early');
+    expect(delivered).toEqual([]);
+    expect(answer.stream).toMatchObject({ answered: false, lastEventId: '5', retryMs: 40, progressed: true });
+    expect(answer.stream!.failure).toBeUndefined();
+  });
+
+  it('a stream still open after its answer is released, its socket with it', async () => {
+    const { post } = recorder();
+    const answer = await post('/open-after-answer');
+    expect(answer.stream?.answered).toBe(true);
+    await expect.poll(() => closedByClient).toContain('/open-after-answer');
+  });
+
+  it('an event past the limit fails the stream with a ProtocolError; nothing after it is delivered', async () => {
+    const { delivered, post } = recorder(100);
+    const answer = await post('/too-large');
+    expect(delivered).toEqual(['{"jsonrpc":"2.0","method":"n"}']);
+    expect(answer.stream?.answered).toBe(false);
+    expect(answer.stream?.failure).toBeInstanceOf(ProtocolError);
   });
 });

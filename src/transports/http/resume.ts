@@ -9,6 +9,7 @@ import { mayReconnectStream, streamReconnectDelay } from '../../../machines/stre
 import { AuthorizationRequiredError, ProtocolError, StreamEndedError } from '../../core/errors.js';
 import type { RequestId } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
+import type { StreamProgress } from '../json-answer.js';
 import { readSseStream } from '../sse-reader.js';
 import type { EventStreamResult } from '../http-requests.js';
 import type { Timers, TransportSink } from '../transport.js';
@@ -34,7 +35,8 @@ export interface ResponseStreamSource {
   ): Promise<EventStreamResult>;
 }
 
-export async function followResponseStream(
+/** Reads a request's response stream (a POST's answer, then its resumes) until the response arrives. */
+export function followResponseStream(
   transport: ResponseStreamSource,
   firstBody: Body,
   requestId: RequestId,
@@ -42,42 +44,80 @@ export async function followResponseStream(
   signal: ExchangeSignal | undefined,
   timeoutMs: number,
 ): Promise<void> {
-  let lastEventId: string | undefined;
-  let retryMs: number | undefined;
-  let answered = false;
-  let progressed = false;
+  const progress: StreamState = {
+    answered: false,
+    lastEventId: undefined,
+    retryMs: undefined,
+    progressed: false,
+    badEvent: undefined,
+    failure: undefined,
+  };
+  return follow(transport, firstBody, progress, requestId, generation, signal, timeoutMs);
+}
+
+/**
+ * Goes on from a POST's response stream read in undici's dispatch handler (json-answer.ts) that
+ * ended, or broke, before its response: resumes it as followResponseStream would have.
+ */
+export function resumeResponseStream(
+  transport: ResponseStreamSource,
+  first: StreamProgress,
+  requestId: RequestId,
+  generation: number,
+  signal: ExchangeSignal | undefined,
+  timeoutMs: number,
+): Promise<void> {
+  const { answered, lastEventId, retryMs, progressed, badEvent, failure } = first;
+  const progress: StreamState = { answered, lastEventId, retryMs, progressed, badEvent, failure };
+  return follow(transport, undefined, progress, requestId, generation, signal, timeoutMs);
+}
+
+type StreamState = { -readonly [K in keyof StreamProgress]: StreamProgress[K] };
+
+/** `body` undefined: the first stream was read already, `progress` says how it went. */
+async function follow(
+  transport: ResponseStreamSource,
+  firstBody: Body | undefined,
+  progress: StreamState,
+  requestId: RequestId,
+  generation: number,
+  signal: ExchangeSignal | undefined,
+  timeoutMs: number,
+): Promise<void> {
   let stalledAttempts = 0;
-  let badEvent: Error | undefined;
   const handlers = {
     onEvent(data: string) {
       try {
-        if (transport.deliver(data, requestId)) answered = true;
+        if (transport.deliver(data, requestId)) progress.answered = true;
       } catch (error) {
-        badEvent = error as Error;
-        transport.sink.onStreamError(badEvent);
+        progress.badEvent = error as Error;
+        transport.sink.onStreamError(progress.badEvent);
       }
     },
     onEventId(id: string) {
-      lastEventId = id;
-      progressed = true;
+      progress.lastEventId = id;
+      progress.progressed = true;
     },
     onRetry(ms: number) {
-      retryMs = ms;
+      progress.retryMs = ms;
     },
     // A request settled elsewhere (timeout, abort, an answer on another stream) releases its stream.
     isDone() {
-      return answered || !transport.sink.isAwaiting(requestId);
+      return progress.answered || !transport.sink.isAwaiting(requestId);
     },
   };
 
   let body = firstBody;
   for (;;) {
-    let failure: unknown;
-    try {
-      await readSseStream(body, handlers, transport.maxMessageBytes, transport.server);
-    } catch (error) {
-      failure = error;
+    let failure: unknown = progress.failure;
+    if (body !== undefined) {
+      try {
+        await readSseStream(body, handlers, transport.maxMessageBytes, transport.server);
+      } catch (error) {
+        failure = error;
+      }
     }
+    const { answered, badEvent, lastEventId, retryMs } = progress;
     if (answered || !transport.sink.isAwaiting(requestId)) return;
     if (failure instanceof ProtocolError) throw failure;
     if (badEvent) throw badEvent;
@@ -88,9 +128,10 @@ export async function followResponseStream(
       );
     }
     if (!transport.sink.isAwaiting(requestId)) return;
-    if (progressed) stalledAttempts = 0;
+    if (progress.progressed) stalledAttempts = 0;
     else stalledAttempts++;
-    progressed = false;
+    progress.progressed = false;
+    progress.failure = undefined;
     if (!mayReconnectStream(stalledAttempts)) {
       throw new StreamEndedError(
         `gave up resuming ${streamLabel(requestId)} after ${stalledAttempts} attempts that brought no new event`,

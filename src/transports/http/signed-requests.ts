@@ -7,7 +7,7 @@ import type { Pool } from 'undici';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
 import type { HttpCredentials } from '../http-credentials.js';
-import { openEventStream, postForAnswer, type EventStreamResult } from '../http-requests.js';
+import { openEventStream, postForAnswer, type EventStreamResult, type PostOptions } from '../http-requests.js';
 import type { PostAnswer } from '../json-answer.js';
 
 /** Where the signed requests go, and what signs them. */
@@ -21,8 +21,6 @@ export interface SignedEndpoint {
 
 /** The headers for one attempt: built again for the retry (the credentials may have changed). */
 type HeadersFor = () => Record<string, string>;
-
-type PostOptions = { signal?: ExchangeSignal | undefined; timeoutMs: number; maxJsonBytes?: number | undefined };
 
 /**
  * POSTs `message`, once more when a DPoP server asks for a proof with its nonce. Unsigned (no

@@ -22,7 +22,7 @@ import { readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
 import { refusedPost, type RefusalReader } from './refusal-bodies.js';
 import { deleteSigned, getStreamSigned, postSigned, type SignedEndpoint } from './signed-requests.js';
-import { followResponseStream, type ResponseStreamSource } from './resume.js';
+import { followResponseStream, resumeResponseStream, type ResponseStreamSource } from './resume.js';
 import { openSubscriptionStream } from './subscription-stream.js';
 import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
 import { ListenerStream } from './listener-stream.js';
@@ -183,7 +183,10 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
     const credentials = this.credentials.generation;
     const params = options?.headers;
     const pool = this.poolFor(message, options?.handshake);
-    const exchange = { signal: options?.signal, timeoutMs, maxJsonBytes: this.maxMessageBytes };
+    const requestId = 'method' in message && 'id' in message ? message.id : undefined;
+    // A request's event-stream answer is read in the dispatch handler, but not the handshake's: its session comes first.
+    const events = requestId === undefined || options?.handshake ? undefined : this;
+    const exchange = { signal: options?.signal, timeoutMs, maxJsonBytes: this.maxMessageBytes, events, requestId };
     const response = await postSigned(
       this.endpoint,
       pool,
@@ -192,6 +195,12 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
       exchange,
     );
     if (response.text !== undefined) return this.answeredWhole(response, message, options?.handshake);
+    if (response.stream !== undefined) {
+      const { stream } = response;
+      // Its answer, and the messages before it, were delivered as they came.
+      if (stream.answered || !this.sink.isAwaiting(requestId!)) return;
+      return resumeResponseStream(this, stream, requestId!, generation, options?.signal, timeoutMs);
+    }
     const { statusCode, headers, body } = response;
     if (statusCode === 202) {
       await body.dump();
@@ -214,7 +223,6 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
         throw error;
       }
     }
-    const requestId = 'method' in message && 'id' in message ? message.id : undefined;
     if (requestId === undefined) {
       // A notification or response: 202 is the norm, but some servers answer 200 with a body.
       await body.dump();
