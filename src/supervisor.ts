@@ -48,7 +48,7 @@ export type { SupervisorEvents } from './supervisor-events.js';
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
 
 /** Servers in their first attempt at once during `start()`, or closing at once during `stop()` (an origin's pool has 128 sockets). */
-const STARTING_AT_ONCE = 256;
+const STARTING_AT_ONCE = Number(process.env.SCALE_AT_ONCE ?? 256);
 
 type ConnectionRef = ActorRefFrom<typeof providedConnectionMachine>;
 
@@ -317,7 +317,9 @@ export class Supervisor implements HandleOwner {
 
   /** Every server's status, frozen: the same object again while no server's status changed (status-table.ts). */
   status(): Record<string, ServerStatus> {
-    return this.statusTable.read(this.runtimes, this.isStarted, this.disabledConfigs.values(), this.restartsOfServer);
+    // Every runtime has its handle but while a server is being removed (its handle goes first).
+    const started = this.handles.size === this.runtimes.size ? undefined : this.isStarted;
+    return this.statusTable.read(this.runtimes, started, this.disabledConfigs, this.restartsOfServer);
   }
   private readonly statusTable = new StatusTable();
   private readonly isStarted = (name: string): boolean => this.handles.has(name);
