@@ -48,7 +48,7 @@ export type { SupervisorEvents } from './supervisor-events.js';
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
 
 /** Servers in their first attempt at once during `start()`, or closing at once during `stop()` (an origin's pool has 128 sockets). */
-const STARTING_AT_ONCE = Number(process.env.SCALE_AT_ONCE ?? 256);
+const STARTING_AT_ONCE = 256;
 
 type ConnectionRef = ActorRefFrom<typeof providedConnectionMachine>;
 
