@@ -10,7 +10,7 @@
  * behind exchanges still in flight: when the message pool has no room it goes through the
  * stream pool (`hasRoom`).
  */
-import { Pool } from 'undici';
+import { Client, Pool } from 'undici';
 
 interface Entry {
   pool: Pool;
@@ -50,6 +50,18 @@ export function streamPool(origin: string): Pool {
   if (!entry) throw new Error(`no pool acquired for ${origin}`);
   entry.streams ??= new Pool(origin, { connections: null, pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0 });
   return entry.streams;
+}
+
+/**
+ * A Client of its own for one long-lived stream (the listening GET): closed with the stream.
+ * Not the stream pool, for two reasons: undici opens a new connection for a client whose running
+ * request was aborted (nodejs/undici#5845: the aborted request is counted as pending again), so
+ * every cancelled GET stream left an idle socket behind (10,000 connects at a `stop()` of 10,000
+ * servers); and a pool looks through all its clients for a free one on every request, O(N) per
+ * GET with N streams open.
+ */
+export function streamClient(origin: string): Client {
+  return new Client(origin, { pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0 });
 }
 
 /**
