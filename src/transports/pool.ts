@@ -10,11 +10,13 @@
  * behind exchanges still in flight: when the message pool has no room it goes through the
  * stream pool (`hasRoom`).
  */
-import { Client, Pool } from 'undici';
+import { buildConnector, Client, Pool } from 'undici';
 
 interface Entry {
   pool: Pool;
   streams: Pool | undefined;
+  /** What the origin's own stream clients connect with: one, as a pool's clients share theirs (TLS sessions included). */
+  connector: buildConnector.connector | undefined;
   users: number;
 }
 
@@ -36,6 +38,7 @@ export function acquirePool(origin: string): Pool {
         bodyTimeout: 0,
       }),
       streams: undefined,
+      connector: undefined,
       users: 0,
     };
     pools.set(origin, entry);
@@ -61,7 +64,9 @@ export function streamPool(origin: string): Pool {
  * GET with N streams open.
  */
 export function streamClient(origin: string): Client {
-  return new Client(origin, { pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0 });
+  const entry = pools.get(origin);
+  const connect = entry ? (entry.connector ??= buildConnector({})) : undefined;
+  return new Client(origin, { pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0, ...(connect && { connect }) });
 }
 
 /**
