@@ -1,8 +1,9 @@
 /**
  * One keep-alive undici Pool per origin for messages, shared by every transport that talks to
- * it and closed when the last one lets go. Long-lived SSE streams (GET listeners, resumes, legacy
+ * it and closed when the last one lets go. Long-lived SSE streams (resumes, subscriptions, legacy
  * streams) get a second, unbounded pool of their own: each holds a socket for as long as it is
  * open, so in the bounded pool the 129th ready connection could not even send its initialize.
+ * The listening GET has a client of its own (`streamClient`).
  *
  * A message's exchange is released when its request settles without an answer (timed out,
  * aborted, failed: see protocol/pending.ts), so a server that trickles its answers holds a
