@@ -18,6 +18,7 @@
  *
  *   node --expose-gc .bench-build/bench/scale.js <servers> <processes>   (or --import tsx bench/scale.ts)
  *   node --expose-gc .bench-build/bench/scale.js --growth 100,1000,10000 <processes>
+ *   node --expose-gc .bench-build/bench/scale.js --quick <servers> <processes>   (ready, status(), stop() only)
  *
  * Prints the ScaleReport as JSON; `--growth` measures each size in a fresh process and prints
  * the growth table (markdown), then the reports as JSON.
@@ -131,6 +132,11 @@ function until(predicate: () => boolean, timeoutMs: number): Promise<number | un
   });
 }
 
+/** With SCALE_MARKS set: the phase's start on stderr, in the clock of a --cpu-prof profile (µs), to cut the profile by phase. */
+function mark(phase: string): void {
+  if (process.env.SCALE_MARKS) process.stderr.write(`mark ${phase} ${process.hrtime.bigint() / 1000n}\n`);
+}
+
 /** CPU time (user + system) of this process since `since`, in ms. */
 function cpuMs(since: NodeJS.CpuUsage): number {
   const { user, system } = process.cpuUsage(since);
@@ -148,7 +154,8 @@ async function startAll(prefix: string, n: number, ports: readonly number[]): Pr
   return supervisor;
 }
 
-export async function runScale(n: number, processes: number): Promise<ScaleReport> {
+/** `quick`: ready, status() and stop() only (no idle window, no kill): for profiling start and stop. */
+export async function runScale(n: number, processes: number, quick = false): Promise<ScaleReport> {
   const servers = await Promise.all(Array.from({ length: processes }, () => startServerProcess()));
   const ports = servers.map((s) => s.port);
   try {
@@ -159,11 +166,13 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
     await warm.stop();
     await new Promise((resolve) => setTimeout(resolve, 500));
     const before = await collectedHeap();
+    mark('start');
     const started = performance.now();
     let cpu = process.cpuUsage();
     const supervisor = await startAll('server', n, ports);
     const readyMs = performance.now() - started;
     const readyCpuMs = cpuMs(cpu);
+    mark('ready');
     await new Promise((resolve) => setTimeout(resolve, 300));
     const heapPerServerBytes = ((await collectedHeap()) - before) / n;
 
@@ -192,10 +201,10 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
     const openFiles = countOpenFiles();
 
     // Idle: every server ready, one keepalive round (every server probes once).
-    const idleWindowMs = n >= 100 ? IDLE_WINDOW_MS : 1_000;
+    const idleWindowMs = quick ? 0 : n >= 100 ? IDLE_WINDOW_MS : 1_000;
     cpu = process.cpuUsage();
     await new Promise((resolve) => setTimeout(resolve, idleWindowMs));
-    const idleCpuPercent = (cpuMs(cpu) / idleWindowMs) * 100;
+    const idleCpuPercent = quick ? 0 : (cpuMs(cpu) / idleWindowMs) * 100;
 
     // Kill process 0: only its servers may leave ready, and all of them must come back.
     const victim = servers[0]!;
@@ -209,20 +218,26 @@ export async function runScale(n: number, processes: number): Promise<ScaleRepor
       if (event.to === 'ready') notReady.delete(event.server);
       else notReady.add(event.server);
     });
-    const victims = Object.keys(supervisor.status()).filter(isVictim);
+    const victims = quick ? [] : Object.keys(supervisor.status()).filter(isVictim);
     const killed = victims.length;
-    await stopServerProcess(victim, 'SIGKILL');
-    const allLeftReadyMs = await until(() => victims.every((name) => notReady.has(name)), 20_000);
-    servers[0] = await startServerProcess(victim.port);
-    const allBackMs = await until(() => notReady.size === 0, 30_000);
+    let allLeftReadyMs: number | undefined;
+    let allBackMs: number | undefined;
+    if (!quick) {
+      await stopServerProcess(victim, 'SIGKILL');
+      allLeftReadyMs = await until(() => victims.every((name) => notReady.has(name)), 20_000);
+      servers[0] = await startServerProcess(victim.port);
+      allBackMs = await until(() => notReady.size === 0, 30_000);
+    }
     off();
     const stillDown = Object.values(supervisor.status()).filter((s) => s.state !== 'ready').length;
     if (allBackMs !== undefined && stillDown > 0) throw new Error(`${stillDown} servers are not ready after all`);
+    mark('stop');
     t = performance.now();
     cpu = process.cpuUsage();
     await supervisor.stop();
     const stopMs = performance.now() - t;
     const stopCpuMs = cpuMs(cpu);
+    mark('stopped');
     return {
       servers: n,
       processes,
@@ -299,9 +314,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.stdout.write(`${formatGrowth(reports)}\n\n${JSON.stringify(reports)}\n`);
     process.exit(0);
   }
-  const [n, processes] = args;
+  const quick = args[0] === '--quick';
+  const [n, processes] = quick ? args.slice(1) : args;
   if (!gc) throw new Error('run with --expose-gc');
-  const report = await runScale(Number(n ?? 1000), Number(processes ?? 4));
+  const report = await runScale(Number(n ?? 1000), Number(processes ?? 4), quick);
   process.stdout.write(`${JSON.stringify(report)}\n`);
   process.exit(0);
 }

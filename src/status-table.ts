@@ -15,32 +15,51 @@ export class StatusTable {
   /** A disabled server's status, frozen, while its config is the same object. */
   private readonly disabled = new WeakMap<ServerConfig, Readonly<ServerStatus>>();
 
-  /** `servers` by name; those `started` says no of (being added or removed) are left out. */
+  /**
+   * `servers` by name; those `started` says no of (being added or removed) are left out
+   * (`undefined`: all are started). While nothing changed, the call compares each server's kept
+   * status with the last table's entry in place and allocates nothing: a poll of 10,000 spent half
+   * its time iterating map entries and building the array it then threw away.
+   */
   read(
     servers: ReadonlyMap<string, StatusSource>,
-    started: (name: string) => boolean,
-    disabledConfigs: Iterable<ServerConfig>,
+    started: ((name: string) => boolean) | undefined,
+    disabledConfigs: ReadonlyMap<string, ServerConfig>,
     restartsOf: (name: string) => number,
   ): Record<string, ServerStatus> {
     const last = this.last;
+    if (last !== undefined && this.unchanged(last.statuses, servers, started, disabledConfigs, restartsOf))
+      return last.all;
     const statuses: Readonly<ServerStatus>[] = [];
-    let changed = last === undefined;
-    for (const [name, server] of servers) {
-      if (!started(name)) continue;
-      const status = sharedStatus(server, restartsOf);
-      if (!changed && last!.statuses[statuses.length] !== status) changed = true;
-      statuses.push(status);
-    }
-    for (const config of disabledConfigs) {
-      let status = this.disabled.get(config);
-      if (!status) this.disabled.set(config, (status = Object.freeze(disabledStatus(config))));
-      if (!changed && last!.statuses[statuses.length] !== status) changed = true;
-      statuses.push(status);
-    }
-    if (!changed && last!.statuses.length === statuses.length) return last!.all;
+    for (const server of servers.values())
+      if (started === undefined || started(server.name)) statuses.push(sharedStatus(server, restartsOf));
+    for (const config of disabledConfigs.values()) statuses.push(this.disabledStatus(config));
     const all: Record<string, ServerStatus> = {};
     for (const status of statuses) all[status.name] = status;
     this.last = { statuses, all: Object.freeze(all) };
     return this.last.all;
+  }
+
+  /** Every server's status now is the last table's entry at its place, and no server came or went. */
+  private unchanged(
+    kept: readonly Readonly<ServerStatus>[],
+    servers: ReadonlyMap<string, StatusSource>,
+    started: ((name: string) => boolean) | undefined,
+    disabledConfigs: ReadonlyMap<string, ServerConfig>,
+    restartsOf: (name: string) => number,
+  ): boolean {
+    let i = 0;
+    for (const server of servers.values()) {
+      if (started !== undefined && !started(server.name)) continue;
+      if (kept[i++] !== sharedStatus(server, restartsOf)) return false;
+    }
+    for (const config of disabledConfigs.values()) if (kept[i++] !== this.disabledStatus(config)) return false;
+    return i === kept.length;
+  }
+
+  private disabledStatus(config: ServerConfig): Readonly<ServerStatus> {
+    let status = this.disabled.get(config);
+    if (!status) this.disabled.set(config, (status = Object.freeze(disabledStatus(config))));
+    return status;
   }
 }

@@ -335,7 +335,9 @@ export class Supervisor implements HandleOwner {
       isStarted: (name) => this.handles.has(name),
       restartsOf: (name) => this.restartsOf(name),
     });
-    return reader.table.read(this.runtimes, reader.isStarted, this.disabledConfigs.values(), reader.restartsOf);
+    // Every runtime has its handle but while a server is being removed (its handle goes first).
+    const started = this.handles.size === this.runtimes.size ? undefined : reader.isStarted;
+    return reader.table.read(this.runtimes, started, this.disabledConfigs, reader.restartsOf);
   }
   private statusReader:
     { table: StatusTable; isStarted: (name: string) => boolean; restartsOf: (name: string) => number } | undefined =

@@ -152,7 +152,7 @@ const NO_STATUSES: ReadonlySet<number> = new Set();
  * here", other non-2xx statuses and other content types are typed errors naming `what`.
  */
 export async function openEventStream(
-  pool: Pool,
+  pool: Dispatcher,
   request: {
     path: string;
     headers: Record<string, string>;

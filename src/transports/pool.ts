@@ -1,8 +1,9 @@
 /**
  * One keep-alive undici Pool per origin for messages, shared by every transport that talks to
- * it and closed when the last one lets go. Long-lived SSE streams (GET listeners, resumes, legacy
+ * it and closed when the last one lets go. Long-lived SSE streams (resumes, subscriptions, legacy
  * streams) get a second, unbounded pool of their own: each holds a socket for as long as it is
  * open, so in the bounded pool the 129th ready connection could not even send its initialize.
+ * The listening GET has a client of its own (`streamClient`).
  *
  * A message's exchange is released when its request settles without an answer (timed out,
  * aborted, failed: see protocol/pending.ts), so a server that trickles its answers holds a
@@ -10,11 +11,13 @@
  * behind exchanges still in flight: when the message pool has no room it goes through the
  * stream pool (`hasRoom`).
  */
-import { Pool } from 'undici';
+import { buildConnector, Client, Pool } from 'undici';
 
 interface Entry {
   pool: Pool;
   streams: Pool | undefined;
+  /** What the origin's own stream clients connect with: one, as a pool's clients share theirs (TLS sessions included). */
+  connector: buildConnector.connector | undefined;
   users: number;
 }
 
@@ -36,6 +39,7 @@ export function acquirePool(origin: string): Pool {
         bodyTimeout: 0,
       }),
       streams: undefined,
+      connector: undefined,
       users: 0,
     };
     pools.set(origin, entry);
@@ -50,6 +54,20 @@ export function streamPool(origin: string): Pool {
   if (!entry) throw new Error(`no pool acquired for ${origin}`);
   entry.streams ??= new Pool(origin, { connections: null, pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0 });
   return entry.streams;
+}
+
+/**
+ * A Client of its own for one long-lived stream (the listening GET): closed with the stream.
+ * Not the stream pool, for two reasons: undici opens a new connection for a client whose running
+ * request was aborted (nodejs/undici#5845: the aborted request is counted as pending again), so
+ * every cancelled GET stream left an idle socket behind (10,000 connects at a `stop()` of 10,000
+ * servers); and a pool looks through all its clients for a free one on every request, O(N) per
+ * GET with N streams open.
+ */
+export function streamClient(origin: string): Client {
+  const entry = pools.get(origin);
+  const connect = entry ? (entry.connector ??= buildConnector({})) : undefined;
+  return new Client(origin, { pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0, ...(connect && { connect }) });
 }
 
 /**

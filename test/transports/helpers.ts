@@ -139,6 +139,8 @@ export interface ScriptedServer {
   url: string;
   origin: string;
   requests: ScriptedRequest[];
+  /** Connections the server accepted so far. */
+  readonly connections: number;
   close(): Promise<void>;
 }
 
@@ -152,6 +154,7 @@ export type ScriptedHandler = (
 export async function scriptedServer(cleanup: Cleanup, handler: ScriptedHandler): Promise<ScriptedServer> {
   const requests: ScriptedRequest[] = [];
   const sockets = new Set<Socket>();
+  let connections = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -175,6 +178,7 @@ export async function scriptedServer(cleanup: Cleanup, handler: ScriptedHandler)
     });
   });
   server.on('connection', (socket: Socket) => {
+    connections++;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -184,6 +188,9 @@ export async function scriptedServer(cleanup: Cleanup, handler: ScriptedHandler)
     url: `http://127.0.0.1:${port}/mcp`,
     origin: `http://127.0.0.1:${port}`,
     requests,
+    get connections() {
+      return connections;
+    },
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

@@ -2,9 +2,11 @@
  * The listening GET stream once open: what the listener reads and cancels. Its SSE handlers are
  * its own methods, so an idle stream holds one object, not a handlers object of closures.
  */
-import { discardBody, type Body } from '../../core/response-body.js';
+import { errors, type Client } from 'undici';
+import type { Body } from '../../core/response-body.js';
 import { readSseStream, type SseHandlers } from '../sse-reader.js';
 import type { ListenerOpenResult } from '../transport.js';
+import type { EventStreamResult } from '../http-requests.js';
 
 type OpenListener = Extract<ListenerOpenResult, { kind: 'open' }>;
 type CursorHooks = Parameters<OpenListener['read']>[0];
@@ -18,7 +20,7 @@ export interface ListenerStreamOwner {
   recordListenerEventId(id: string, generation: number): void;
 }
 
-export class ListenerStream implements OpenListener, SseHandlers {
+class ListenerStream implements OpenListener, SseHandlers {
   readonly kind = 'open';
   /** Called unbound by the listener when it stops. */
   readonly cancel: () => void;
@@ -28,13 +30,21 @@ export class ListenerStream implements OpenListener, SseHandlers {
     private readonly owner: ListenerStreamOwner,
     private readonly body: Body,
     private readonly generation: number,
+    /** The stream's own client (pool.ts: streamClient): destroying it closes the socket, no reconnect. */
+    client: Client,
   ) {
-    this.cancel = () => discardBody(body);
+    this.cancel = () => {
+      body.on('error', ignoreError);
+      closeStreamClient(client);
+    };
   }
 
   read(hooks: CursorHooks): Promise<void> {
     this.hooks = hooks;
-    return readSseStream(this.body, this, this.owner.maxMessageBytes, this.owner.server);
+    const reading = readSseStream(this.body, this, this.owner.maxMessageBytes, this.owner.server);
+    // Ended or failed: its socket goes with it (a server that ends the stream may keep it alive).
+    reading.then(this.cancel, this.cancel);
+    return reading;
   }
 
   onEvent(data: string): void {
@@ -50,3 +60,36 @@ export class ListenerStream implements OpenListener, SseHandlers {
     this.hooks?.onRetry(ms);
   }
 }
+
+/** The listening GET on a client of its own (pool.ts: streamClient): the client goes when the stream does. */
+export async function openListenerStream(
+  owner: ListenerStreamOwner,
+  generation: number,
+  client: Client,
+  open: (client: Client) => Promise<EventStreamResult>,
+): Promise<ListenerOpenResult> {
+  let response: EventStreamResult;
+  try {
+    response = await open(client);
+  } catch (error) {
+    closeStreamClient(client);
+    throw error;
+  }
+  if (response.kind === 'open') return new ListenerStream(owner, response.body, generation, client);
+  closeStreamClient(client);
+  return response;
+}
+
+/**
+ * Closes a stream's own client at once: its socket is destroyed, its request fails with one shared
+ * error whose stack is already written (Node formats the stack of each error a stream is destroyed
+ * with; a `stop()` of 10,000 servers closes 10,000 of them).
+ */
+function closeStreamClient(client: Client): void {
+  client.destroy(STREAM_CLOSED).catch(ignoreError);
+}
+
+const STREAM_CLOSED: Error = new errors.ClientDestroyedError();
+void STREAM_CLOSED.stack;
+
+function ignoreError(): void {}

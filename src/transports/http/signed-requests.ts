@@ -3,7 +3,7 @@
  * DPoP proof when the credentials use one (RFC 9449 §7), and is sent once more when the server
  * answers with a nonce to put in the proof (RFC 9449 §9). With bearer tokens, signing is a no-op.
  */
-import type { Pool } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
 import type { HttpCredentials } from '../http-credentials.js';
@@ -49,7 +49,7 @@ export function postSigned(
 /** GETs the session's event stream; resolves once the response headers are in. */
 export async function getStreamSigned(
   endpoint: SignedEndpoint,
-  pool: Pool,
+  pool: Dispatcher,
   headersFor: HeadersFor,
   request: { signal: ExchangeSignal | undefined; headersTimeout: number; bodyTimeout: number },
   redact: (text: string) => string,

@@ -3,7 +3,7 @@
  * the negotiated protocol version, and the headers derived from them. Every message is a POST;
  * responses arrive as JSON or as an SSE stream; the GET listener is opened on request.
  */
-import type { Pool } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import {
   isResponse,
   parseMessages,
@@ -13,7 +13,7 @@ import {
 } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../../protocol/pending.js';
 import { ProtocolError } from '../../core/errors.js';
-import { acquirePool, hasRoom, releasePool, streamPool } from '../pool.js';
+import { acquirePool, hasRoom, releasePool, streamClient, streamPool } from '../pool.js';
 import { redact, secretsOf } from '../../core/redact.js';
 import { headerValue, lowercaseHeaders, mediaTypeEssence } from '../../core/headers.js';
 import { describeMessage, type EventStreamResult } from '../http-requests.js';
@@ -25,7 +25,7 @@ import { deleteSigned, getStreamSigned, postSigned, type SignedEndpoint } from '
 import { followResponseStream, resumeResponseStream, type ResponseStreamSource } from './resume.js';
 import { openSubscriptionStream } from './subscription-stream.js';
 import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
-import { ListenerStream } from './listener-stream.js';
+import { openListenerStream } from './listener-stream.js';
 import {
   realTimers,
   type ListenerOpenResult,
@@ -284,10 +284,10 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
   }
 
   async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
-    const generation = this.generation;
-    const response = await this.getStream(lastEventId ?? this.listenerEventId, undefined, this.listenerOpenTimeoutMs);
-    if (response.kind === 'unavailable') return response;
-    return new ListenerStream(this, response.body, generation);
+    const from = lastEventId ?? this.listenerEventId;
+    return openListenerStream(this, this.generation, streamClient(this.origin), (client) =>
+      this.getStream(from, undefined, this.listenerOpenTimeoutMs, 0, client),
+    );
   }
 
   recordListenerEventId(id: string, generation: number): void {
@@ -320,10 +320,11 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
     signal: ExchangeSignal | undefined,
     headersTimeout: number,
     bodyTimeout = 0,
+    dispatcher: Dispatcher = this.streams,
   ): Promise<EventStreamResult> {
     return getStreamSigned(
       this.endpoint,
-      this.streams,
+      dispatcher,
       () => this.sessionHeaders('text/event-stream', lastEventId),
       { signal, headersTimeout, bodyTimeout },
       (text) => this.redact(text),

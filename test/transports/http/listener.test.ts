@@ -171,6 +171,24 @@ describe('opening the GET stream (§1.4)', () => {
   });
 });
 
+describe('closing the GET stream', () => {
+  it('a listener stopped with its connection opens no connection after it (nodejs/undici#5845)', async () => {
+    const server = await scriptedServer(cleanup, (request, res) => {
+      if (request.method === 'GET') return startSse(res);
+      answerBasics(request, res, { sessionId: 'session-1' });
+    });
+    const sup = createSupervisor({ servers: { s: { url: server.url, type: 'http', keepalive: false } } });
+    cleanup.add(sup, (s) => s.stop());
+    await sup.start();
+    await until(() => gets(server.requests).length === 1);
+    const before = server.connections;
+    await sup.stop();
+    await settle(50);
+    // The DELETE goes on the message pool's kept socket; an aborted GET's pool client reconnected.
+    expect(server.connections).toBe(before);
+  });
+});
+
 describe('several streams, resumption and retry (§1.5, §1.6)', () => {
   it('§28 messages from the GET stream and from a POST stream reach the same router', async () => {
     const f = await fixture(cleanup, { responseMode: 'sse' });
