@@ -8,7 +8,10 @@ import { modelSuite } from './suite.js';
 const spec = keepaliveSpec(keepaliveMachine);
 
 modelSuite('keepalive', spec, {
-  variants: [{ label: 'keepalive: false', spec: { ...spec, input: { ...INPUT, settings: false } } }],
+  variants: [
+    { label: 'keepalive: false', spec: { ...spec, input: { ...INPUT, settings: false } } },
+    { label: "proof: 'server'", spec: { ...spec, input: { ...INPUT, settings: { ...SETTINGS, proof: 'server' } } } },
+  ],
 });
 
 describe('keepalive: scenarios', () => {
