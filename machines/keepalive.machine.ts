@@ -5,10 +5,11 @@
  * connection is dead; the connection is told, and reconnects.
  *
  * With `proof: 'origin'` (the default) a server's probe is also skipped when its origin answered
- * anything within the interval (a request, a sibling server's probe): request sockets are shared
- * per origin, so that answer proves this server's process and connection alive too. The skip is
- * one step (`waiting` → `waiting`), decided here on the runtime's evidence; per origin one probe
- * per interval stands for all its servers. A server with misses proves itself (no skip).
+ * anything within the interval (a request, a sibling server's probe), or a sibling's probe is on
+ * its way: request sockets are shared per origin, so that answer proves this server's process
+ * and connection alive too. The skip is one step (`waiting` → `waiting`), decided here on the
+ * runtime's evidence; per origin about one probe per interval stands for all its servers. A
+ * server with misses proves itself (no skip).
  */
 import { and, assign, sendParent, setup } from 'xstate';
 
@@ -25,8 +26,12 @@ export interface KeepaliveSettings {
 
 /** What the runtime knows of the server's liveness without sending anything. */
 export interface LivenessEvidence {
-  /** Whether the server's origin answered anything within the last `ms`. */
-  answeredWithin(ms: number): boolean;
+  /**
+   * Whether the server's origin proved alive within the last `intervalMs`: it answered anything
+   * (a request, a sibling's probe), or a sibling's probe is on its way and the origin's last
+   * answer is less than `intervalMs + timeoutMs` old.
+   */
+  provedAliveWithin(intervalMs: number, timeoutMs: number): boolean;
 }
 
 export interface KeepaliveInput {
@@ -94,8 +99,9 @@ export const keepaliveMachine = setup({
     'proves by origin': ({ context }) => context.settings !== false && context.settings.proof !== 'server',
     // Misses in a row: the server proves itself until it answers (a frozen backend behind a live proxy).
     'no misses': ({ context }) => context.missed === 0,
-    'origin answered within the interval': ({ context }) =>
-      context.settings !== false && context.evidence?.answeredWithin(context.settings.intervalMs) === true,
+    'origin proved alive': ({ context }) =>
+      context.settings !== false &&
+      context.evidence?.provedAliveWithin(context.settings.intervalMs, context.settings.timeoutMs) === true,
     'too many misses': ({ context }) => context.settings !== false && context.missed >= context.settings.maxMissed,
   },
   delays: {
@@ -124,7 +130,7 @@ export const keepaliveMachine = setup({
         'keepalive interval': [
           // Proved alive by its origin: one step, no probe; the next interval is due from now.
           {
-            guard: and(['proves by origin', 'no misses', 'origin answered within the interval']),
+            guard: and(['proves by origin', 'no misses', 'origin proved alive']),
             target: 'waiting',
             reenter: true,
           },

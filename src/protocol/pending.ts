@@ -137,7 +137,7 @@ export class PendingRequests {
   answered = 0;
   /**
    * Stamped with `Date.now()` at every response: the origin's record when the keepalive proves
-   * liveness per origin (transports/origin-liveness.ts, set by runtime/probes), else this one's own.
+   * liveness per origin (transports/origin-liveness.ts, set by runtime/recovery/origin-membership.ts), else this one's own.
    */
   answers: { lastAnswerAt: number } = { lastAnswerAt: -Infinity };
   private readonly deadlines = new Deadlines<PendingRequest>(

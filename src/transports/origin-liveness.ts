@@ -12,10 +12,23 @@
 export class OriginLiveness {
   /** `Date.now()` of the origin's last answer (any server of it); -Infinity before the first. */
   lastAnswerAt = -Infinity;
+  /** `Date.now()` of the last keepalive probe sent to the origin (by any server of it). */
+  private probeSentAt = -Infinity;
 
-  /** Whether the origin answered anything within the last `ms`. */
-  answeredWithin(ms: number): boolean {
-    return Date.now() - this.lastAnswerAt < ms;
+  /**
+   * Whether the origin proved alive within the last `intervalMs`: it answered anything, or a
+   * sibling's probe went out since its last answer (the answer is coming) and that answer is
+   * less than `intervalMs + timeoutMs` old. Servers whose intervals come due together so send
+   * one probe, not one each; a frozen origin hides behind a probe no longer than its timeout.
+   */
+  provedAliveWithin(intervalMs: number, timeoutMs: number): boolean {
+    const age = Date.now() - this.lastAnswerAt;
+    return age < intervalMs || (this.probeSentAt > this.lastAnswerAt && age < intervalMs + timeoutMs);
+  }
+
+  /** A keepalive probe of one of the origin's servers went out. */
+  probeSent(): void {
+    this.probeSentAt = Date.now();
   }
 
   /** Shared runtime state, not a value of a snapshot: a machine context holding it serializes without it. */

@@ -1,7 +1,7 @@
 /**
  * The keepalive machine's model: probe outcomes in each state, the interval, the death report,
  * and the skip on the origin's evidence. The interval's event comes in two kinds: the origin
- * answered within the interval (`originAnswered`, what the provided guard reads) or it did not.
+ * proved alive within the interval (`originAnswered`, what the provided guard reads) or it did not.
  */
 import { expect } from 'vitest';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
@@ -102,7 +102,7 @@ export const keepaliveSpec = (machine: AnyStateMachine = keepaliveMachine): Mode
     },
     guards: {
       // The runtime's evidence: the model's event while exploring, what `drive` set while replaying.
-      'origin answered within the interval': ({ event }: { event: AnyEventObject }) =>
+      'origin proved alive': ({ event }: { event: AnyEventObject }) =>
         (event.originAnswered ?? h.scratch?.originAnswered) === true,
     },
   }),
