@@ -1,32 +1,43 @@
 /**
- * CPU of the agent process per keepalive probe: `n` idle servers in one supervisor probed every
- * `intervalMs`, the process's CPU time (user + system, `process.cpuUsage()`) over `rounds`
- * intervals divided by the probes the server counted in that window (its `/__stats` POSTs). The
- * server runs in a process of its own, so its CPU is not counted; idle servers answer nothing
- * between probes, so every server is probed every interval (no skip for recent traffic).
+ * CPU of the agent process per keepalive step: `n` idle servers in one supervisor (spread over
+ * origins of 100 servers each, bench/clients.ts) ticking every `intervalMs`, the process's CPU time
+ * (user + system, `process.cpuUsage()`) over `rounds` intervals, measured twice in one run:
+ *
+ * - `proof: 'server'` (the behaviour before issue #31): every idle server is probed every
+ *   interval, so the CPU divided by the probes the server counted (its `/__stats` POSTs) is the
+ *   CPU of one real probe;
+ * - `proof: 'origin'` (the default): a server whose origin answered within the interval skips its
+ *   probe in one machine step, so about one probe per origin per interval goes out; the CPU left
+ *   after those probes (at the first run's price), divided by the steps that sent nothing, is the
+ *   CPU of one skipped step.
  *
  *   node .bench-build/bench/keepalive-cpu.js [url|-] [servers=1000] [intervalMs=2000] [rounds=5]
  *
  * Without a url (or with `-`) it starts bench/server.ts (json mode) itself; a url must be such a
  * server (`node .bench-build/bench/server.js --mode json` prints its port).
  *
- * Prints `{"servers", "probes", "cpuMsPerProbe", "idleCpuPercentAt10k"}`: the last is the share of
- * one core 10,000 servers at the default 30 s interval would take (333 probes a second). With
- * `KEEPALIVE_CPU_PROFILE=<file>`, also writes a CPU profile of the measured window (open it in
- * Chrome's dev tools).
+ * Prints `{"servers", "intervalMs", "server": {...}, "origin": {...}}`: for each, the probes the
+ * server counted, the CPU per server per interval, and `idleCpuPercentAt10k`, the share of one
+ * core 10,000 servers at the default 30 s interval would take (333 keepalive steps a second);
+ * `cpuMsPerProbe` and `cpuMsPerSkippedStep`. With `KEEPALIVE_CPU_PROFILE=<file>`, also writes a
+ * CPU profile of the `origin` window (open it in Chrome's dev tools).
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
+import type { KeepaliveProof } from '../machines/keepalive.machine.js';
 import { createSupervisor, type ServerConfigInput } from '../src/index.js';
 import { spreadOverOrigins } from './clients.js';
 import { startServer } from './measure.js';
 
-interface KeepaliveCpuReport {
-  servers: number;
-  intervalMs: number;
+interface WindowReport {
+  /** Keepalive steps in the window: every server once per interval. */
+  steps: number;
+  /** Probes the server counted in the window. */
   probes: number;
-  cpuMsPerProbe: number;
+  cpuMs: number;
+  /** CPU per server per interval. */
+  cpuMsPerStep: number;
   idleCpuPercentAt10k: number;
 }
 
@@ -39,14 +50,15 @@ const PROFILE = process.env.KEEPALIVE_CPU_PROFILE;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function measureKeepaliveCpu(
+async function measureWindow(
   url: string,
   n: number,
   intervalMs: number,
   rounds: number,
-): Promise<KeepaliveCpuReport> {
+  proof: KeepaliveProof | 'off',
+): Promise<WindowReport> {
   const servers: Record<string, ServerConfigInput> = {};
-  const keepalive = { intervalMs, timeoutMs: 10_000, maxMissed: 3 };
+  const keepalive = proof === 'off' ? false : { intervalMs, timeoutMs: 10_000, maxMissed: 3, proof };
   for (let i = 0; i < n; i++) servers[`s${i}`] = { url: spreadOverOrigins(url, i), keepalive };
   const supervisor = createSupervisor({ servers });
   await supervisor.start();
@@ -54,7 +66,7 @@ async function measureKeepaliveCpu(
     // One round to warm the probe path up (and to let the handshakes' answers age past the skip).
     await sleep(2 * intervalMs);
     const postsBefore = await postsAt(url);
-    const profiler = PROFILE ? new Session() : undefined;
+    const profiler = PROFILE && proof === 'origin' ? new Session() : undefined;
     if (profiler) {
       profiler.connect();
       await profiler.post('Profiler.enable');
@@ -65,13 +77,14 @@ async function measureKeepaliveCpu(
     const { user, system } = process.cpuUsage(cpu);
     if (profiler) writeFileSync(PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
     const probes = (await postsAt(url)) - postsBefore;
-    const cpuMsPerProbe = (user + system) / 1000 / probes;
+    const cpuMs = (user + system) / 1000;
+    const steps = n * rounds;
     return {
-      servers: n,
-      intervalMs,
+      steps,
       probes,
-      cpuMsPerProbe,
-      idleCpuPercentAt10k: ((cpuMsPerProbe * 10_000) / 30_000) * 100,
+      cpuMs,
+      cpuMsPerStep: cpuMs / steps,
+      idleCpuPercentAt10k: (((cpuMs / steps) * 10_000) / 30_000) * 100,
     };
   } finally {
     await supervisor.stop();
@@ -82,7 +95,19 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [given = '-', n = '1000', intervalMs = '2000', rounds = '5'] = process.argv.slice(2);
   const server = given === '-' ? await startServer('json') : undefined;
   try {
-    const report = await measureKeepaliveCpu(server?.url ?? given, Number(n), Number(intervalMs), Number(rounds));
+    const url = server?.url ?? given;
+    const byServer = await measureWindow(url, Number(n), Number(intervalMs), Number(rounds), 'server');
+    const byOrigin = await measureWindow(url, Number(n), Number(intervalMs), Number(rounds), 'origin');
+    const off = await measureWindow(url, Number(n), Number(intervalMs), Number(rounds), 'off');
+    const cpuMsPerProbe = byServer.cpuMs / byServer.probes;
+    const skipped = byOrigin.steps - byOrigin.probes;
+    const report = {
+      servers: Number(n),
+      intervalMs: Number(intervalMs),
+      server: { ...byServer, cpuMsPerProbe },
+      origin: { ...byOrigin, cpuMsPerSkippedStep: (byOrigin.cpuMs - byOrigin.probes * cpuMsPerProbe) / skipped },
+      off,
+    };
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {
     server?.child.kill();

@@ -13,7 +13,7 @@ import type {
   TransportOpened,
 } from './connection.types.js';
 import type { FactOf } from './connection.facts.js';
-import type { ProbeOutput } from './keepalive.machine.js';
+import type { LivenessEvidence, ProbeOutput } from './keepalive.machine.js';
 
 /** One read of a listening stream: what the listener machine hears from it while it is open. */
 export interface ListenerCursorHooks {
@@ -33,6 +33,8 @@ export interface OriginTurn {
   turn(): Promise<void>;
   /** Entering a backoff: REQUESTS_WAITING is sent now if requests wait for the server. */
   ask(): void;
+  /** keepalive child, bound when it starts: when the origin last answered (`waiting` skips a probe on it). */
+  readonly liveness: LivenessEvidence;
 }
 
 export interface ConnectionHost {

@@ -28,6 +28,8 @@ export {
   type KeepaliveEvent,
   type KeepaliveInput,
   type KeepaliveSettings,
+  type KeepaliveProof,
+  type LivenessEvidence,
   type ProbeOutput,
 } from './keepalive.machine.js';
 export {

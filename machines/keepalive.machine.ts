@@ -3,13 +3,35 @@
  * or a cheap list request for servers that do not implement ping). A probe is skipped while
  * requests are in flight: they prove liveness themselves. `maxMissed` misses in a row mean the
  * connection is dead; the connection is told, and reconnects.
+ *
+ * With `proof: 'origin'` (the default) a server's probe is also skipped when its origin answered
+ * anything within the interval (a request, a sibling server's probe), or a sibling's probe is on
+ * its way: request sockets are shared per origin, so that answer proves this server's process
+ * and connection alive too. The skip is one step (`waiting` → `waiting`), decided here on the
+ * runtime's evidence; per origin about one probe per interval stands for all its servers. A
+ * server with misses proves itself (no skip).
  */
-import { assign, sendParent, setup } from 'xstate';
+import { and, assign, sendParent, setup } from 'xstate';
+
+/** What proves a server alive between its own probes: any answer from its origin, or only its own. */
+export type KeepaliveProof = 'origin' | 'server';
 
 export interface KeepaliveSettings {
   intervalMs: number;
   timeoutMs: number;
   maxMissed: number;
+  /** Absent: `'origin'`. */
+  proof?: KeepaliveProof;
+}
+
+/** What the runtime knows of the server's liveness without sending anything. */
+export interface LivenessEvidence {
+  /**
+   * Whether the server's origin proved alive within the last `intervalMs`: it answered anything
+   * (a request, a sibling's probe), or a sibling's probe is on its way and the origin's last
+   * answer is less than `intervalMs + timeoutMs` old.
+   */
+  provedAliveWithin(intervalMs: number, timeoutMs: number): boolean;
 }
 
 export interface KeepaliveInput {
@@ -41,6 +63,8 @@ export interface KeepaliveContext {
   missed: number;
   lastRttMs: number | undefined;
   lastError: string | undefined;
+  /** The runtime's evidence, bound when the keepalive starts (`bind evidence`); none: every interval probes. */
+  evidence: LivenessEvidence | undefined;
 }
 
 export const keepaliveMachine = setup({
@@ -54,6 +78,8 @@ export const keepaliveMachine = setup({
     // PROBE_FAILED to this keepalive. A plain call, not a promise actor: at 10,000 servers a
     // probe is made 333 times a second, and an actor's creation, start and stop cost CPU each time.
     'send probe': (_, _params: ProbeInput) => {},
+    // Provided by src/runtime/actors: an assign of the server's evidence (its origin's answers).
+    'bind evidence': () => {},
     // A skipped probe proves nothing: the misses so far stand (requests in flight that time out
     // are the connection's evidence, see SESSION_IN_DOUBT).
     'record answer': assign((_, probe: ProbeOutput) =>
@@ -70,6 +96,12 @@ export const keepaliveMachine = setup({
   },
   guards: {
     'is disabled': ({ context }) => context.settings === false,
+    'proves by origin': ({ context }) => context.settings !== false && context.settings.proof !== 'server',
+    // Misses in a row: the server proves itself until it answers (a frozen backend behind a live proxy).
+    'no misses': ({ context }) => context.missed === 0,
+    'origin proved alive': ({ context }) =>
+      context.settings !== false &&
+      context.evidence?.provedAliveWithin(context.settings.intervalMs, context.settings.timeoutMs) === true,
     'too many misses': ({ context }) => context.settings !== false && context.missed >= context.settings.maxMissed,
   },
   delays: {
@@ -83,14 +115,28 @@ export const keepaliveMachine = setup({
     missed: 0,
     lastRttMs: undefined,
     lastError: undefined,
+    evidence: undefined,
   }),
   initial: 'starting',
   states: {
     starting: {
-      always: [{ guard: 'is disabled', target: 'off' }, { target: 'waiting' }],
+      always: [
+        { guard: 'is disabled', target: 'off' },
+        { target: 'waiting', actions: 'bind evidence' },
+      ],
     },
     waiting: {
-      after: { 'keepalive interval': 'probing' },
+      after: {
+        'keepalive interval': [
+          // Proved alive by its origin: one step, no probe; the next interval is due from now.
+          {
+            guard: and(['proves by origin', 'no misses', 'origin proved alive']),
+            target: 'waiting',
+            reenter: true,
+          },
+          { target: 'probing' },
+        ],
+      },
     },
     // Left only when the probe settles: one probe at a time, and its answer is the one awaited.
     probing: {

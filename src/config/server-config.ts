@@ -4,6 +4,7 @@
  */
 import type { BackoffPolicy, RestartPolicy } from '../../machines/restart-policy.js';
 import { z } from 'zod';
+import { leafIssues } from './union-issues.js';
 import type { SecretSources } from '../core/redact.js';
 import { PIN_VALUES, pinOf } from '../protocol/era.js';
 import { ConfigError } from '../core/errors.js';
@@ -58,6 +59,8 @@ const KeepaliveSchema = z.union([
     intervalMs: z.number().int().positive().default(30_000),
     timeoutMs: z.number().int().positive().default(10_000),
     maxMissed: z.number().int().positive().default(3),
+    /** What proves a server alive between probes: any answer from its origin (one probe per origin per interval), or only its own. */
+    proof: z.enum(['origin', 'server']).default('origin'),
   }),
 ]);
 
@@ -224,7 +227,10 @@ function formatPath(prefix: string, path: readonly PropertyKey[]): string {
 }
 
 function toConfigError(prefix: string, error: z.ZodError): ConfigError {
-  const issues = error.issues.map((issue) => ({ path: formatPath(prefix, issue.path), message: issue.message }));
+  const issues = leafIssues(error.issues).map((issue) => ({
+    path: formatPath(prefix, issue.path),
+    message: issue.message,
+  }));
   const lines = issues.map((i) => `${i.path}: ${i.message}`);
   return new ConfigError(`invalid configuration: ${lines.join('; ')}`, issues);
 }

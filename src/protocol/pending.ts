@@ -135,6 +135,11 @@ export class PendingRequests {
   private lastId = 0;
   /** Responses delivered so far: the keepalive skips its probe when one came since its last (probes/keepalive-probe.ts). */
   answered = 0;
+  /**
+   * Stamped with `Date.now()` at every response: the origin's record when the keepalive proves
+   * liveness per origin (transports/origin-liveness.ts, set by runtime/recovery/origin-membership.ts), else this one's own.
+   */
+  answers: { lastAnswerAt: number } = { lastAnswerAt: -Infinity };
   private readonly deadlines = new Deadlines<PendingRequest>(
     () => this.byId.values(),
     (request) => this.expire(request),
@@ -259,6 +264,7 @@ export class PendingRequests {
     const request = this.byId.get(response.id as number);
     if (!request) return false;
     this.answered++;
+    this.answers.lastAnswerAt = Date.now();
     this.finish(request);
     if ('error' in response) {
       const { code, message, data } = response.error;

@@ -99,7 +99,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     this.requests = new RequestPath(context, this, options.maxInputRounds);
     this.origin = new OriginMembership(context);
     this.recovery = this.requests.recovery = new Recovery(context, this.requests, this.origin);
-    this.probes = new Probes(context, this.requests);
+    this.probes = new Probes(context, this.requests, this.origin.liveness);
     this.opening = new SessionOpening(context, this.requests, this.probes, options.clientInfo, capabilities);
   }
 

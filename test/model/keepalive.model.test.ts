@@ -8,7 +8,10 @@ import { modelSuite } from './suite.js';
 const spec = keepaliveSpec(keepaliveMachine);
 
 modelSuite('keepalive', spec, {
-  variants: [{ label: 'keepalive: false', spec: { ...spec, input: { ...INPUT, settings: false } } }],
+  variants: [
+    { label: 'keepalive: false', spec: { ...spec, input: { ...INPUT, settings: false } } },
+    { label: "proof: 'server'", spec: { ...spec, input: { ...INPUT, settings: { ...SETTINGS, proof: 'server' } } } },
+  ],
 });
 
 describe('keepalive: scenarios', () => {
@@ -58,6 +61,32 @@ describe('keepalive: scenarios', () => {
     ]);
     h.clock.advance(10 * SETTINGS.intervalMs);
     await flush();
+    expect(h.controls.started.filter((s) => s.key === 'probe')).toHaveLength(SETTINGS.maxMissed);
+    h.stop();
+  });
+});
+
+describe("keepalive: proof 'origin'", () => {
+  it('skips while the origin proves the server alive, then probes on its own until dead once the origin is silent', async () => {
+    const h = startModel(spec);
+    h.scratch.originAnswered = true; // a sibling answered within the interval
+    h.clock.advance(SETTINGS.intervalMs);
+    await flush();
+    expect(snapshotOf(h).value).toBe('waiting');
+    expect(h.controls.started).toHaveLength(0);
+    h.scratch.originAnswered = false; // the origin froze: nobody hears from it any more
+    for (let i = 0; i < SETTINGS.maxMissed; i++) {
+      h.clock.advance(SETTINGS.intervalMs);
+      await flush();
+      expect(snapshotOf(h).value).toBe('probing');
+      h.controls.settle('probe', { error: new Error(`miss ${i + 1}`) });
+      await flush();
+      // The origin's evidence comes back, but a server with misses proves itself.
+      h.scratch.originAnswered = true;
+    }
+    expect(snapshotOf(h).value).toBe('dead');
+    // One skipped interval, then maxMissed probes: found one interval later than proof 'server' would.
+    expect(h.clock.now()).toBe((SETTINGS.maxMissed + 1) * SETTINGS.intervalMs);
     expect(h.controls.started.filter((s) => s.key === 'probe')).toHaveLength(SETTINGS.maxMissed);
     h.stop();
   });

@@ -1,4 +1,8 @@
-/** The keepalive machine's model: probe outcomes in each state, the interval, the death report. */
+/**
+ * The keepalive machine's model: probe outcomes in each state, the interval, the death report,
+ * and the skip on the origin's evidence. The interval's event comes in two kinds: the origin
+ * proved alive within the interval (`originAnswered`, what the provided guard reads) or it did not.
+ */
 import { expect } from 'vitest';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import {
@@ -18,7 +22,7 @@ export const TICK = 'xstate.after.keepalive interval.keepalive.waiting';
 const done = (output: unknown): AnyEventObject => ({ type: 'PROBE_ANSWERED', output });
 
 function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
-  if (snapshot.matches('waiting')) return [{ type: TICK }];
+  if (snapshot.matches('waiting')) return [{ type: TICK }, { type: TICK, originAnswered: true }];
   if (snapshot.matches('probing')) {
     return [
       done({ skipped: false, rttMs: 12 }),
@@ -51,14 +55,25 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
       : [],
   );
   if (died) expect(context.missed).toBe(SETTINGS.maxMissed);
-  if (after.matches('waiting') && !before.matches('waiting')) h.scratch.waitingSince = h.clock.now();
   if (event.type === TICK) {
     expect(h.clock.now() - (h.scratch.waitingSince ?? 0), 'probes every intervalMs').toBe(SETTINGS.intervalMs);
-    expect(h.controls.started.at(-1), 'the probe carries the per-probe timeout').toEqual({
-      key: 'probe',
-      input: { server: 'docs', timeoutMs: SETTINGS.timeoutMs },
-    });
+    const beforeContext = before.context as KeepaliveContext;
+    const settings = beforeContext.settings as KeepaliveSettings;
+    const proved = event.originAnswered === true && settings.proof !== 'server' && beforeContext.missed === 0;
+    expect(after.value, 'skipped exactly when proved alive by its origin (no misses)').toBe(
+      proved ? 'waiting' : 'probing',
+    );
+    if (proved) {
+      expect(h.controls.started, 'a skip sends no probe').toHaveLength(h.scratch.startedBefore);
+      h.scratch.waitingSince = h.clock.now();
+    } else {
+      expect(h.controls.started.at(-1), 'the probe carries the per-probe timeout').toEqual({
+        key: 'probe',
+        input: { server: 'docs', timeoutMs: settings.timeoutMs },
+      });
+    }
   }
+  if (after.matches('waiting') && !before.matches('waiting')) h.scratch.waitingSince = h.clock.now();
   if (event.type === 'PROBE_ANSWERED') {
     const output = event.output as { skipped: boolean; rttMs?: number };
     // A skip means requests were in flight (the connection was busy), not that the server answered.
@@ -85,14 +100,25 @@ export const keepaliveSpec = (machine: AnyStateMachine = keepaliveMachine): Mode
           ),
         ),
     },
+    guards: {
+      // The runtime's evidence: the model's event while exploring, what `drive` set while replaying.
+      'origin proved alive': ({ event }: { event: AnyEventObject }) =>
+        (event.originAnswered ?? h.scratch?.originAnswered) === true,
+    },
   }),
   // A probe's end comes from the probe in flight, never out of the blue.
   drive: (event: AnyEventObject, h: Harness) => {
+    if (event.type === TICK) {
+      h.scratch.originAnswered = event.originAnswered === true;
+      h.scratch.startedBefore = h.controls.started.length;
+      return false; // the clock delivers it
+    }
     if (event.type === 'PROBE_ANSWERED') h.controls.settle('probe', { output: event.output });
     else if (event.type === 'PROBE_FAILED') h.controls.settle('probe', { error: event.error });
     else return false;
     return true;
   },
+  scheduledAs: (event: AnyEventObject) => (event.type === TICK ? { type: TICK } : event),
   events,
   project,
   afterStep: checkSideEffects,

@@ -42,6 +42,11 @@ export interface ModelSpec {
   timed?: string[];
   /** Custom ways to produce an event; return true when handled. */
   drive?: (event: AnyEventObject, h: Harness) => boolean | Promise<boolean>;
+  /**
+   * The scheduled event a model event stands for: a model may tell one delayed event apart by
+   * the evidence a provided guard reads (`drive` sets that evidence, then the clock delivers it).
+   */
+  scheduledAs?: (event: AnyEventObject) => AnyEventObject;
   /** Side-effect assertions after every step. */
   afterStep?: (step: StepContext) => void;
 }
@@ -214,7 +219,7 @@ async function deliverScheduled(spec: ModelSpec, h: Harness, event: AnyEventObje
 
 async function realize(spec: ModelSpec, h: Harness, event: AnyEventObject): Promise<void> {
   if (await spec.drive?.(event, h)) return;
-  if (await deliverScheduled(spec, h, event)) return;
+  if (await deliverScheduled(spec, h, spec.scheduledAs?.(event) ?? event)) return;
   if (event.type.startsWith('xstate.after.') || spec.timed?.includes(event.type)) {
     throw new Error(`the model took ${describeEvent(event)} but no such event is scheduled`);
   }

@@ -70,6 +70,18 @@ describe('server config', () => {
     );
   });
 
+  it("keepalive proof: 'origin' by default, 'server' on request, anything else a ConfigError naming the field", () => {
+    expect(parseServerConfig('a', { url: 'http://h/mcp' }).keepalive).toMatchObject({ proof: 'origin' });
+    expect(parseServerConfig('a', { url: 'http://h/mcp', keepalive: { proof: 'server' } }).keepalive).toMatchObject({
+      proof: 'server',
+      intervalMs: 30_000,
+    });
+    const error = configError(() =>
+      parseServerConfig('a', { url: 'http://h/mcp', keepalive: { proof: 'session' as 'server' } }),
+    );
+    expect(error.message).toContain('servers.a.keepalive.proof');
+  });
+
   it('keepalive can be disabled with false', () => {
     expect(parseServerConfig('a', { url: 'http://h/mcp', keepalive: false }).keepalive).toBe(false);
   });

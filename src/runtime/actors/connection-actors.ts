@@ -19,7 +19,7 @@ import { listenerMachine } from '../../../machines/listener.machine.js';
 import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse-fallback.machine.js';
 import { supervisorMachine } from '../../../machines/supervisor.machine.js';
 import { followStreamActions } from './listener-actors.js';
-import { sendProbe } from './keepalive-actions.js';
+import { bindEvidence, sendProbe } from './keepalive-actions.js';
 import { followConnection } from '../lifecycle-facts.js';
 import { runtimeOf } from './runtime-registry.js';
 
@@ -35,7 +35,7 @@ export const providedConnectionMachine = connectionMachine.provide({
         ),
       },
     }),
-    keepalive: keepaliveMachine.provide({ actions: { 'send probe': sendProbe } }),
+    keepalive: keepaliveMachine.provide({ actions: { 'send probe': sendProbe, 'bind evidence': bindEvidence } }),
     'discover server': fromPromise<DiscoverVerdict, ServerRef>(({ input, system }) =>
       runtimeOf(system, input.server).discoverServer(),
     ),

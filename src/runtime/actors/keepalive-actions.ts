@@ -2,10 +2,16 @@
  * Binds the keepalive machine to a server's runtime: `send probe` is one call to the runtime's
  * probe, whose settling is sent to the keepalive as PROBE_ANSWERED or PROBE_FAILED (a stopped
  * keepalive is not told). No promise actor per probe: two closures settle it, nothing else.
+ * `bind evidence` puts the runtime's liveness evidence (its origin's last answer) in the
+ * keepalive's context, where the machine's guard reads it at each interval.
  */
-import type { AnyActorRef } from 'xstate';
-import type { KeepaliveEvent, ProbeInput, ProbeOutput } from '../../../machines/keepalive.machine.js';
+import { assign, type AnyActorRef } from 'xstate';
+import type { KeepaliveContext, KeepaliveEvent, ProbeInput, ProbeOutput } from '../../../machines/keepalive.machine.js';
 import { runtimeOf } from './runtime-registry.js';
+
+export const bindEvidence = assign<KeepaliveContext, KeepaliveEvent, unknown, KeepaliveEvent, never>(
+  ({ context, system }) => ({ evidence: runtimeOf(system, context.server).origin.liveness }),
+);
 
 export function sendProbe({ self, system }: { self: AnyActorRef; system: object }, input: ProbeInput): void {
   let probe: Promise<ProbeOutput>;

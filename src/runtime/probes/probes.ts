@@ -11,6 +11,7 @@ import { ConnectionClosedError, McpError } from '../../core/errors.js';
 import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { probeVerdict } from '../recovery/evidence.js';
 import type { RequestPath } from '../requests/request-path.js';
+import type { OriginLiveness } from '../../transports/origin-liveness.js';
 import type { ServerContext } from '../context/server-context.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
 
@@ -20,6 +21,8 @@ export class Probes {
   constructor(
     private readonly context: ServerContext,
     private readonly requests: RequestPath,
+    /** Its origin's record: a probe sent is marked there, so siblings due meanwhile wait for its answer. */
+    private readonly liveness: OriginLiveness,
   ) {}
 
   /**
@@ -32,6 +35,7 @@ export class Probes {
     if (pending.size - gate.waiting > 0) return { skipped: true };
     // A 429/503 window: the server answered (it is alive) and asked for nothing to be sent.
     if (gate.limited > 0 || this.requests.limits.until !== undefined) return { skipped: true };
+    this.liveness.probeSent();
     const answered = () => pending.answered;
     // The modern era has no `ping`; `server/discover` is the one request every modern server serves.
     const probe = this.context.facts?.envelope

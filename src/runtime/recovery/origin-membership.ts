@@ -3,12 +3,14 @@
  * actor and `ask about waiting requests` action, the REQUESTS_WAITING it is told when requests
  * start to wait, the first attempt's turn (`beforeAttempt`), and the verdicts its moves give the origin (read from the machine's facts: a
  * session started, the connection went down, it gave up or closed). A stdio server has no
- * origin: its turn is always now.
+ * origin: its turn is always now. And its origin's liveness: every answer the server gets stamps
+ * the origin's record (a stdio server's own), which the keepalive reads (`proof: 'origin'`).
  */
 import { TransportError } from '../../core/errors.js';
 import type { ConnectionFact } from '../../../machines/connection.facts.js';
 import { statusOf } from '../../../machines/connection.types.js';
 import { DEFAULT_WAITING_RECONNECT_MS, type BackoffPolicy } from '../../../machines/restart-policy.js';
+import { originLiveness, type OriginLiveness } from '../../transports/origin-liveness.js';
 import type { ServerContext } from '../context/server-context.js';
 import { originKey, originTurns, type OriginMember, type OriginTurns } from './origin-turns.js';
 
@@ -16,6 +18,8 @@ export class OriginMembership implements OriginMember {
   readonly origin: string | undefined;
   readonly backoff: BackoffPolicy;
   readonly waitingReconnectMs: number;
+  /** When the origin last answered: shared by its servers, stamped by each one's answers. */
+  readonly liveness: OriginLiveness;
   /** REQUESTS_WAITING was told since the gate last emptied. */
   private told = false;
   /** The first attempt was made: later ones come after a turn (`waiting for origin`) or a `reconnect()`. */
@@ -31,6 +35,7 @@ export class OriginMembership implements OriginMember {
     this.origin = config.kind === 'url' ? originKey(config.url) : undefined;
     this.backoff = config.restart.backoff;
     this.waitingReconnectMs = config.restart.waitingReconnectMs ?? DEFAULT_WAITING_RECONNECT_MS;
+    context.pending.answers = this.liveness = originLiveness(this.origin);
   }
 
   hasWaitingRequests(): boolean {
