@@ -29,7 +29,7 @@ import { silentLogger } from './observe/logger.js';
 import { createSanitizer, type Sanitizer } from './observe/inspection.js';
 import { secretsOf } from './core/redact.js';
 import { ConfigError, ConnectionClosedError } from './core/errors.js';
-import { forgetStoredTools, ToolCatalog, type CatalogSignal } from './catalog/catalog.js';
+import { ToolCatalog, type CatalogSignal } from './catalog/catalog.js';
 import { resolveCatalogOptions } from './catalog/options.js';
 import type { CatalogSnapshot } from './catalog/types.js';
 import type { ClientCapabilities, Implementation } from './protocol/messages.js';
@@ -106,7 +106,7 @@ export class Supervisor implements HandleOwner {
   /** What the catalog hears of the servers (supervisor-events.ts); before it is built, only what outlives it. */
   observeCatalog(signal: CatalogSignal): void {
     if (this.builtCatalog) this.builtCatalog.observe(signal);
-    else if (signal.type === 'listChanged') forgetStoredTools(this.handles.get(signal.server));
+    else if (signal.type === 'listChanged') this.handles.get(signal.server)?.storedTools?.forgetTools();
   }
 
   /** Every tool of every server, and the servers whose tools are missing: `catalog.list()`. */

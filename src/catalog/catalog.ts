@@ -94,11 +94,6 @@ interface ServerEntry {
   overdue: boolean;
 }
 
-/** A server's tool list changed: a list kept in the store is forgotten, whether or not a catalog is built. */
-export function forgetStoredTools(server: { readonly storedTools?: StoredToolLists | undefined } | undefined): void {
-  server?.storedTools?.forgetTools();
-}
-
 export class ToolCatalog {
   /**
    * One entry per server, built on first use (a list, a snapshot, a listener): an agent that
@@ -222,7 +217,7 @@ export class ToolCatalog {
       }
       case 'listChanged': {
         const entry = this.table?.get(signal.server);
-        forgetStoredTools(this.servers.get(signal.server)); // no process may serve the old list
+        this.servers.get(signal.server)?.storedTools?.forgetTools(); // no process may serve the old list
         if (entry) this.markStale(entry, 'listChanged');
         return;
       }
