@@ -79,8 +79,11 @@ async function messageOf(response: Response): Promise<unknown> {
   return data.length === 0 ? undefined : JSON.parse(data.at(-1)!.slice(6));
 }
 
-/** A raw 2025 session: sends one request at a time on it. */
-async function legacySession(url: string): Promise<(method: string, params?: object, all?: boolean) => Promise<Reply>> {
+/** A raw 2025 session, initialized with `capabilities`: a POST of one message on it. */
+async function openLegacySession(
+  url: string,
+  capabilities: object = {},
+): Promise<(message: object) => Promise<Response>> {
   const init = await fetch(url, {
     method: 'POST',
     headers: base,
@@ -88,7 +91,7 @@ async function legacySession(url: string): Promise<(method: string, params?: obj
       jsonrpc: '2.0',
       id: 0,
       method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } },
     }),
   });
   await init.text();
@@ -99,6 +102,12 @@ async function legacySession(url: string): Promise<(method: string, params?: obj
   };
   const post = (message: object) => fetch(url, { method: 'POST', headers, body: JSON.stringify(message) });
   await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).text();
+  return post;
+}
+
+/** A raw 2025 session: sends one request at a time on it. */
+async function legacySession(url: string): Promise<(method: string, params?: object, all?: boolean) => Promise<Reply>> {
+  const post = await openLegacySession(url);
   return async (method, params, all = false) => {
     const response = await post({ jsonrpc: '2.0', id: 7, method, ...(params && { params }) });
     return { status: response.status, body: all ? await messagesOf(response) : await messageOf(response) };
@@ -202,29 +211,8 @@ describe('the direct path', () => {
   });
 
   it('ends a 2025 call the host cancelled, with no answer', async () => {
-    const init = await fetch(gw.http.url, {
-      method: 'POST',
-      headers: base,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        // A host that takes server requests: its call is answered on an SSE stream, open at once.
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: { roots: {} },
-          clientInfo: { name: 'raw', version: '1' },
-        },
-      }),
-    });
-    await init.text();
-    const headers = {
-      ...base,
-      'mcp-session-id': init.headers.get('mcp-session-id')!,
-      'mcp-protocol-version': '2025-11-25',
-    };
-    const post = (message: object) => fetch(gw.http.url, { method: 'POST', headers, body: JSON.stringify(message) });
-    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).text();
+    // A host that takes server requests: its call is answered on an SSE stream, open at once.
+    const post = await openLegacySession(gw.http.url, { roots: {} });
     const long = { name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 3 } };
     const pending = post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: long });
     const response = await pending;
