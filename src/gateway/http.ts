@@ -68,7 +68,8 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   const names: AllowedNames = {
     hostnames: [...localhostAllowedHostnames(), ...(options.allowedHosts ?? [])],
     origins: [...localhostAllowedOrigins(), ...(options.allowedHosts ?? [])],
-    accepted: new Set(),
+    acceptedHosts: new Set(),
+    acceptedOrigins: new Set(),
   };
   const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
   const directPath = options.directPath === false ? undefined : gateway.directPath();
@@ -187,16 +188,16 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
  */
 function refusal(req: IncomingMessage, names: AllowedNames, expected: Buffer | undefined): Response | undefined {
   const hostHeader = req.headers.host;
-  if (hostHeader === undefined || !names.accepted.has(hostHeader)) {
+  if (hostHeader === undefined || !names.acceptedHosts.has(hostHeader)) {
     const host = validateHostHeader(hostHeader, names.hostnames);
     if (!host.ok) return rpcError(403, -32000, host.message);
-    remember(names.accepted, hostHeader!);
+    remember(names.acceptedHosts, hostHeader!);
   }
   const originHeader = req.headers.origin;
-  if (originHeader !== undefined && !names.accepted.has(`origin ${originHeader}`)) {
+  if (originHeader !== undefined && !names.acceptedOrigins.has(originHeader)) {
     const origin = validateOriginHeader(originHeader, names.origins);
     if (!origin.ok) return rpcError(403, -32000, origin.message);
-    remember(names.accepted, `origin ${originHeader}`);
+    remember(names.acceptedOrigins, originHeader);
   }
   if (!expected) return undefined;
   const given = Buffer.from(req.headers.authorization ?? '');
@@ -213,8 +214,9 @@ function refusal(req: IncomingMessage, names: AllowedNames, expected: Buffer | u
 interface AllowedNames {
   hostnames: string[];
   origins: string[];
-  /** Host values, and Origin values prefixed `origin `, already accepted; at most MAX_ACCEPTED. */
-  accepted: Set<string>;
+  /** Host and Origin values already accepted; at most MAX_ACCEPTED each. */
+  acceptedHosts: Set<string>;
+  acceptedOrigins: Set<string>;
 }
 
 const MAX_ACCEPTED = 64;
