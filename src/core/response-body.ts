@@ -1,5 +1,5 @@
 /** Reading (or abandoning) an HTTP response body: bounded, and never an unhandled error. */
-import { errors, type Dispatcher } from 'undici';
+import { errors, type Client, type Dispatcher } from 'undici';
 import { ProtocolError } from './errors.js';
 import { excerpt } from './excerpt.js';
 import { headerValue, type HeaderValue } from './headers.js';
@@ -17,8 +17,24 @@ export function discardBody(body: Body): void {
   body.on('error', ignoreError).destroy(DISCARDED);
 }
 
-const DISCARDED: Error = new errors.RequestAbortedError();
-void DISCARDED.stack;
+/**
+ * Closes a long-lived stream's own client at once (transports/pool.ts `streamClient`): its socket
+ * is destroyed and its request fails, like a discarded body, with one shared error; `body`, when
+ * the stream is open, gets a listener for it.
+ */
+export function closeStreamClient(client: Client, body?: Body): void {
+  body?.on('error', ignoreError);
+  client.destroy(CLIENT_CLOSED).catch(ignoreError);
+}
+
+/** An error thrown many times over: its stack is formatted once, here, not by Node at each throw. */
+function shared<E extends Error>(error: E): E {
+  void error.stack;
+  return error;
+}
+
+const DISCARDED: Error = shared(new errors.RequestAbortedError());
+const CLIENT_CLOSED: Error = shared(new errors.ClientDestroyedError());
 
 function ignoreError(): void {}
 

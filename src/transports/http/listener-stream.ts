@@ -2,8 +2,8 @@
  * The listening GET stream once open: what the listener reads and cancels. Its SSE handlers are
  * its own methods, so an idle stream holds one object, not a handlers object of closures.
  */
-import { errors, type Client } from 'undici';
-import type { Body } from '../../core/response-body.js';
+import type { Client } from 'undici';
+import { closeStreamClient, type Body } from '../../core/response-body.js';
 import { readSseStream, type SseHandlers } from '../sse-reader.js';
 import type { ListenerOpenResult } from '../transport.js';
 import type { EventStreamResult } from '../http-requests.js';
@@ -33,10 +33,7 @@ class ListenerStream implements OpenListener, SseHandlers {
     /** The stream's own client (pool.ts: streamClient): destroying it closes the socket, no reconnect. */
     client: Client,
   ) {
-    this.cancel = () => {
-      body.on('error', ignoreError);
-      closeStreamClient(client);
-    };
+    this.cancel = () => closeStreamClient(client, body);
   }
 
   read(hooks: CursorHooks): Promise<void> {
@@ -79,17 +76,3 @@ export async function openListenerStream(
   closeStreamClient(client);
   return response;
 }
-
-/**
- * Closes a stream's own client at once: its socket is destroyed, its request fails with one shared
- * error whose stack is already written (Node formats the stack of each error a stream is destroyed
- * with; a `stop()` of 10,000 servers closes 10,000 of them).
- */
-function closeStreamClient(client: Client): void {
-  client.destroy(STREAM_CLOSED).catch(ignoreError);
-}
-
-const STREAM_CLOSED: Error = new errors.ClientDestroyedError();
-void STREAM_CLOSED.stack;
-
-function ignoreError(): void {}
