@@ -7,8 +7,13 @@
  *                                          expired -> discovering (modern: the server changed its versions)
  *                                  |  \-> probing -> ready | expired | reconnecting | authorizing
  *                                  \-> authorizing -> ready | connecting
- *   (any failure) -> reconnecting -> (supervisor: RESTART, or capped while requests wait) -> (origin's turn) -> connecting
- *                                \-> (supervisor: GIVE_UP) -> failed -> (revival) -> (origin's turn) -> connecting
+ *   (any failure) -> reconnecting -> (RESTART after the backoff, or capped while requests wait) -> (origin's turn) -> connecting
+ *                                \-> (GIVE_UP: the budget is spent) -> failed -> (revival) -> (origin's turn) -> connecting
+ *
+ * The restart policy (restart-policy.ts) is the connection's own when its input has `restart`
+ * (each server's root actor): `reconnecting` answers itself with RESTART after the backoff or
+ * GIVE_UP, counts restarts in a sliding window, and the budget resets once a session proved
+ * healthy. Without `restart` a parent answers the CONNECTION_DOWN report (`supervisorMachine`).
  *   any -> closing -> closed;   RECONNECT: any -> connecting
  *
  * The runtime reports evidence (SESSION_EXPIRED, SESSION_IN_DOUBT, SERVER_UNREACHABLE,
@@ -38,7 +43,7 @@ import { connecting, discovering, initializing } from './connection.opening.js';
 import { failed, reconnecting } from './connection.recovery.js';
 import { authorizing, expired, probing, ready, reconnectActions, reinitializing } from './connection.session.js';
 import { connectionSetup } from './connection.setup.js';
-import { DEFAULT_REVIVE, DEFAULT_WAITING_RECONNECT_MS } from './restart-policy.js';
+import { DEFAULT_REVIVE, DEFAULT_WAITING_RECONNECT_MS, NEW_RESTART_RECORD } from './restart-policy.js';
 
 export * from './connection.types.js';
 export * from './connection.facts.js';
@@ -62,11 +67,18 @@ export const connectionMachine = connectionSetup.createMachine({
     lastError: undefined,
     fatal: false,
     cause: { cause: 'start', error: undefined },
+    restart: input.restart,
+    restarts: NEW_RESTART_RECORD,
+    random: input.random ?? Math.random,
   }),
   initial: 'connecting',
   on: {
     CLOSE: { target: '.closing', actions: [tell({ type: 'close requested' }), because('close requested')] },
     RECONNECT: { target: '.connecting', actions: reconnectActions },
+    RESTART_WINDOW_PASSED: {
+      guard: { type: 'is current window', params: ({ event }) => event },
+      actions: 'forget one restart',
+    },
   },
   states: {
     connecting,

@@ -1,5 +1,6 @@
 /**
- * Down: `reconnecting` waits for the supervisor's verdict (RESTART after a backoff, or GIVE_UP),
+ * Down: `reconnecting` waits for the verdict (RESTART after a backoff, or GIVE_UP) — its own, under
+ * its restart policy (`decide restart`), or its parent's when it has none —
  * and `failed` either revives the server after a capped backoff or stays failed for good.
  *
  * Someone waiting cuts the wait short: requests held for the server (REQUESTS_WAITING) cap the
@@ -19,15 +20,17 @@ export const reconnecting = connectionSetup.createStateConfig({
     'tell connection down',
     'settle attempt',
     announce('reconnecting'),
+    'decide restart',
   ],
+  exit: 'cancel restart',
   initial: 'backing off',
   states: {
-    // The supervisor's backoff runs; the runtime says at once if requests already wait.
+    // The backoff runs; the runtime says at once if requests already wait.
     'backing off': {
       entry: 'ask about waiting requests',
       on: { RESTART: 'waiting for origin', REQUESTS_WAITING: 'hurrying' },
     },
-    // Requests wait: the backoff is capped at `waitingReconnectMs` (the supervisor's RESTART may come sooner).
+    // Requests wait: the backoff is capped at `waitingReconnectMs` (the RESTART may come sooner).
     hurrying: {
       after: { 'waiting reconnect delay': 'waiting for origin' },
       on: { RESTART: 'waiting for origin' },

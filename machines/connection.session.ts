@@ -59,7 +59,7 @@ export const ready = connectionSetup.createStateConfig({
       exit: 'hold requests',
     },
   },
-  after: { 'session proven delay': { actions: ['report session proven', 'forget revivals'] } },
+  after: { 'session proven delay': { actions: ['reset restart budget', 'report session proven', 'forget revivals'] } },
   on: {
     SESSION_EXPIRED: { guard: isCurrentSession, target: 'expired', actions: sessionExpired },
     LISTENER_REFUSED_SESSION: {

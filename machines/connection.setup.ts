@@ -3,7 +3,7 @@
  * (the ones on requests are provided by the runtime; the others keep the context), its guards
  * and its delays. connection.machine.ts says when each happens.
  */
-import { assign, emit, enqueueActions, sendParent, setup, type PromiseActorLogic } from 'xstate';
+import { assign, cancel, emit, enqueueActions, setup, type PromiseActorLogic } from 'xstate';
 import type { ConnectionFact, SessionEndReason } from './connection.facts.js';
 import {
   isCurrentSession,
@@ -25,7 +25,15 @@ import {
 } from './connection.types.js';
 import type { keepaliveMachine } from './keepalive.machine.js';
 import type { listenerMachine } from './listener.machine.js';
-import { reviveDelay } from './restart-policy.js';
+import {
+  countRestart,
+  forgetOneRestart,
+  giveUpReason,
+  hasRestartBudget,
+  resetRestartBudget,
+  restartDelay,
+  reviveDelay,
+} from './restart-policy.js';
 import type { sseFallbackMachine, SseFallbackOutput } from './sse-fallback.machine.js';
 
 /** Statuses on the Streamable HTTP initialize that send an `auto` server to legacy SSE (spec: 400, 404, 405). */
@@ -46,7 +54,10 @@ function sessionKept(context: ConnectionContext, session: SessionInfo): Partial<
   };
 }
 
-/** An action that emits facts decided from the context (and its params), nothing else typed in. */
+/**
+ * An action that enqueues what the context (and its params) decides — facts, reports, raised
+ * events — typed without the setup's own guards and delays (they would make its types circular).
+ */
 function tellFacts<Params>(
   decide: Parameters<
     typeof enqueueActions<
@@ -182,16 +193,47 @@ export const connectionSetup = setup({
     })),
     'count revival': assign(({ context }) => ({ revivals: context.revivals + 1 })),
     'forget revivals': assign({ revivals: 0 }),
-    'report connection down': sendParent(({ context }): ConnectionReport => ({
-      type: 'CONNECTION_DOWN',
-      server: context.server,
-      error: context.lastError ?? 'connection lost',
-      fatal: context.fatal,
-    })),
-    'report session proven': sendParent(({ context }): ConnectionReport => ({
-      type: 'CONNECTION_PROVEN',
-      server: context.server,
-    })),
+    // To a parent, when there is one (a server's root actor has none).
+    'report connection down': tellFacts<undefined>(({ context, self, enqueue }) => {
+      if (!self._parent) return;
+      const report: ConnectionReport = {
+        type: 'CONNECTION_DOWN',
+        server: context.server,
+        error: context.lastError ?? 'connection lost',
+        fatal: context.fatal,
+      };
+      enqueue.sendParent(report);
+    }),
+    'report session proven': tellFacts<undefined>(({ context, self, enqueue }) => {
+      if (!self._parent) return;
+      const report: ConnectionReport = { type: 'CONNECTION_PROVEN', server: context.server };
+      enqueue.sendParent(report);
+    }),
+
+    // The restart policy, when the connection decides its restarts itself (restart-policy.ts).
+    /**
+     * Down: a restart after the backoff while the budget lasts (the window's expiry scheduled with
+     * it), else GIVE_UP at once — what `supervisorMachine` answers a CONNECTION_DOWN.
+     */
+    'decide restart': tellFacts<undefined>(({ context, enqueue }) => {
+      const policy = context.restart;
+      if (!policy) return;
+      if (!context.fatal && hasRestartBudget(context.restarts, policy)) {
+        const restarts = countRestart(context.restarts);
+        enqueue.assign({ restarts });
+        // The record is counted: attempt 1 waits initialMs.
+        const delay = restartDelay(restarts.attempt - 1, policy.backoff, context.random);
+        enqueue.raise({ type: 'RESTART' }, { id: 'restart', delay });
+        enqueue.raise({ type: 'RESTART_WINDOW_PASSED', epoch: restarts.epoch }, { delay: policy.withinMs });
+        return;
+      }
+      const error = context.lastError ?? 'connection lost';
+      enqueue.raise({ type: 'GIVE_UP', reason: giveUpReason(error, context.fatal, policy), fatal: context.fatal });
+    }),
+    /** Out of `reconnecting` by another way (RECONNECT, CLOSE, GIVE_UP): the pending restart is void. */
+    'cancel restart': cancel('restart'),
+    'forget one restart': assign(({ context }) => ({ restarts: forgetOneRestart(context.restarts) })),
+    'reset restart budget': assign(({ context }) => ({ restarts: resetRestartBudget(context.restarts) })),
   },
   guards: {
     'should fall back to legacy SSE': ({ context }, params: { error: unknown }) => {
@@ -223,6 +265,7 @@ export const connectionSetup = setup({
     'session is lost': (_, probe: ProbeVerdict) => probe.verdict === 'session lost',
     'probe was refused': (_, probe: ProbeVerdict) => probe.verdict === 'unauthorized',
     'may revive': ({ context }) => context.revive !== false && !context.fatal,
+    'is current window': ({ context }, passed: { epoch: number }) => context.restarts.epoch === passed.epoch,
   },
   delays: {
     'listener open timeout': ({ context }) => context.listenerOpenTimeoutMs,

@@ -4,7 +4,7 @@
  */
 import type { KeepaliveReport, KeepaliveSettings } from './keepalive.machine.js';
 import type { ListenerReport } from './listener.machine.js';
-import type { ReviveSettings } from './restart-policy.js';
+import type { RestartPolicy, RestartRecord, ReviveSettings } from './restart-policy.js';
 
 export type TransportKind = 'http' | 'sse' | 'stdio';
 export type ConfiguredTransport = 'auto' | TransportKind;
@@ -33,6 +33,14 @@ export interface ConnectionInput {
   era?: EraPreference | undefined;
   /** While requests wait, the reconnect (and revival) backoff is capped at this (default 1000 ms). */
   waitingReconnectMs?: number | undefined;
+  /**
+   * The connection decides its own restarts under this policy (a server's root actor): a backoff,
+   * then RESTART, or GIVE_UP once the budget is spent. Without it a parent decides (it answers
+   * CONNECTION_DOWN with RESTART or GIVE_UP, as `supervisorMachine` does).
+   */
+  restart?: RestartPolicy | undefined;
+  /** Jitter source of the restart backoff; tests pass a fixed one. */
+  random?: (() => number) | undefined;
 }
 
 /** What the server told us: an `initialize` result (legacy), or a `server/discover` result (modern). */
@@ -70,6 +78,11 @@ export interface ConnectionContext {
   fatal: boolean;
   /** Why the top-level state last changed (set by the transition, reported by the state entered). */
   cause: Cause;
+  /** Set: the connection decides its restarts itself; unset: its parent does. */
+  restart: RestartPolicy | undefined;
+  /** The connection's restarts (when it decides them itself). */
+  restarts: RestartRecord;
+  random: () => number;
 }
 
 /** Evidence from the runtime, reports from the children, answers from the supervisor. */
@@ -90,6 +103,8 @@ export type ConnectionEvent =
   /** LISTENER_SETTLED / LISTENER_LOST / LISTENER_REFUSED_SESSION. */
   | ListenerReport
   | { type: 'RESTART' }
+  /** A restart left the sliding window (raised by the connection that decides its restarts). */
+  | { type: 'RESTART_WINDOW_PASSED'; epoch: number }
   /** Requests are held for the server while it is down: the backoff is capped (`waitingReconnectMs`). */
   | { type: 'REQUESTS_WAITING' }
   /** `fatal`: no restart was tried, the failure is one a restart cannot fix. */

@@ -1,6 +1,7 @@
 /**
- * Restart intensity and backoff, as pure functions. The supervisor machine keeps the counters;
- * this file says what they mean.
+ * Restart intensity and backoff, as pure functions. The connection machine keeps its own counters
+ * (each server's root actor decides its restarts; machines/connection.recovery.ts), and so does the
+ * supervisor machine for connections composed under it; this file says what they mean.
  *
  * Like an OTP supervisor: at most `maxRestarts` restarts within a sliding `withinMs` window,
  * else the server is failed. Each restart waits `initialMs * factor^attempt` (capped at
@@ -48,6 +49,26 @@ export const NEW_RESTART_RECORD: RestartRecord = { inWindow: 0, attempt: 0, tota
 
 export function hasRestartBudget(record: RestartRecord, policy: RestartPolicy): boolean {
   return record.inWindow < policy.maxRestarts;
+}
+
+/** One restart more: counted in the window, in the backoff's exponent and in the total. */
+export function countRestart(record: RestartRecord): RestartRecord {
+  return { ...record, inWindow: record.inWindow + 1, attempt: record.attempt + 1, total: record.total + 1 };
+}
+
+/** A restart left the sliding window. */
+export function forgetOneRestart(record: RestartRecord): RestartRecord {
+  return { ...record, inWindow: Math.max(0, record.inWindow - 1) };
+}
+
+/** A session proved healthy: the window and the backoff start over; expiries scheduled before are ignored. */
+export function resetRestartBudget(record: RestartRecord): RestartRecord {
+  return { ...record, inWindow: 0, attempt: 0, epoch: record.epoch + 1 };
+}
+
+/** Why a server is given up: a fatal failure as it is, else with the budget that was spent. */
+export function giveUpReason(error: string, fatal: boolean, policy: RestartPolicy): string {
+  return fatal ? error : `${error} (restart budget spent: ${policy.maxRestarts} restarts within ${policy.withinMs} ms)`;
 }
 
 export function restartDelay(attempt: number, backoff: BackoffPolicy, random: () => number): number {

@@ -7,8 +7,12 @@
 import { assign, cancel, enqueueActions, raise, sendTo, setup } from 'xstate';
 import type { connectionMachine, ConnectionInput, ConnectionReport, ServerRef } from './connection.machine.js';
 import {
+  countRestart,
+  forgetOneRestart,
+  giveUpReason,
   hasRestartBudget,
   NEW_RESTART_RECORD,
+  resetRestartBudget,
   restartDelay,
   type RestartPolicy,
   type RestartRecord,
@@ -127,13 +131,7 @@ export const supervisorMachine = setup({
       };
     }),
     'count restart': assign(({ context }, { server }: DownEvent) => {
-      const record = recordOf(context, server);
-      return {
-        restarts: {
-          ...context.restarts,
-          [server]: { ...record, inWindow: record.inWindow + 1, attempt: record.attempt + 1, total: record.total + 1 },
-        },
-      };
+      return { restarts: { ...context.restarts, [server]: countRestart(recordOf(context, server)) } };
     }),
     'schedule restart': enqueueActions(({ context, enqueue }, { server }: DownEvent) => {
       // The record was already counted: attempt 1 waits initialMs.
@@ -155,27 +153,18 @@ export const supervisorMachine = setup({
       { delay: ({ context }, { server }: DownEvent) => policyOf(context, server).withinMs },
     ),
     'forget one restart': assign(({ context }, { server }: ServerRef) => {
-      const record = recordOf(context, server);
-      return { restarts: { ...context.restarts, [server]: { ...record, inWindow: Math.max(0, record.inWindow - 1) } } };
+      return { restarts: { ...context.restarts, [server]: forgetOneRestart(recordOf(context, server)) } };
     }),
     'reset restart budget': assign(({ context }, { server }: ServerRef) => {
-      const record = recordOf(context, server);
-      return {
-        restarts: { ...context.restarts, [server]: { ...record, inWindow: 0, attempt: 0, epoch: record.epoch + 1 } },
-      };
+      return { restarts: { ...context.restarts, [server]: resetRestartBudget(recordOf(context, server)) } };
     }),
     'give up on server': sendTo(
       (_, down: DownEvent) => down.server,
-      ({ context }, down: DownEvent) => {
-        const policy = policyOf(context, down.server);
-        return {
-          type: 'GIVE_UP' as const,
-          reason: down.fatal
-            ? down.error
-            : `${down.error} (restart budget spent: ${policy.maxRestarts} restarts within ${policy.withinMs} ms)`,
-          fatal: down.fatal,
-        };
-      },
+      ({ context }, down: DownEvent) => ({
+        type: 'GIVE_UP' as const,
+        reason: giveUpReason(down.error, down.fatal, policyOf(context, down.server)),
+        fatal: down.fatal,
+      }),
     ),
     'close connections': enqueueActions(({ context, enqueue }) => {
       for (const server of context.servers) {

@@ -1,48 +1,50 @@
 /**
- * The supervisor's small helpers around the actor tree: one supervisor machine per server (its
- * own actor system), waiting for a connection to end or be forgotten, the status of a disabled
- * server, and what the supervisor machine needs of a config.
+ * The supervisor's small helpers around the actor tree: one root actor per server (its
+ * connection, in an actor system of its own), waiting for a connection to end, the status of a
+ * disabled server, and what the connection machine needs of a config.
  */
-import { createActor, type Actor, type ActorRefFrom, type InspectionEvent } from 'xstate';
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import type { Clock } from './runtime/actors/shared-clock.js';
 import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
 import type { SupervisedServer } from '../machines/supervisor.machine.js';
 import type { ServerConfig } from './config/server-config.js';
 import { pinOf } from './protocol/era.js';
 import type { ServerStatus } from './server-handle.js';
-import { providedSupervisorMachine, type providedConnectionMachine } from './runtime/actors/connection-actors.js';
+import { providedConnectionMachine } from './runtime/actors/connection-actors.js';
 import { registerRuntimes } from './runtime/actors/runtime-registry.js';
 import { followConnection } from './runtime/lifecycle-facts.js';
 import type { ServerRuntime } from './runtime/server-runtime.js';
 import { probeTimeoutMs } from './core/probe-timeout.js';
 
-type ConnectionRef = ActorRefFrom<typeof providedConnectionMachine>;
-
-export type ServerActor = Actor<typeof providedSupervisorMachine>;
+/** A server's root actor: its connection, which decides its own restarts (machines/connection.recovery.ts). */
+export type ServerActor = Actor<typeof providedConnectionMachine>;
 
 export interface ServerActorOptions {
   random: (() => number) | undefined;
   inspect: ((event: InspectionEvent) => void) | undefined;
-  /** Shared by every server of the supervisor (runtime/actors/shared-clock.ts). */
+  /** Shared by every server of the process (runtime/actors/shared-clock.ts). */
   clock?: Clock | undefined;
   /** The actor ended with an error (a bug in the machine): the server's requests fail with it. */
   onError: (error: Error) => void;
 }
 
 /**
- * Starts the supervisor machine for one server, as a root actor with an actor system of its own.
- * One machine (and system) per server, not one for all: XState copies a parent's children on each
- * spawn and stop, and walks every delayed event of a system on each actor's stop, so one parent of
- * N connections costs O(N) per spawn, per probe and per handshake (O(N²) at 10,000 servers). The
- * supervisor machine's rules are per server anyway: one server's restarts never touch another's.
+ * Starts a server's connection machine as a root actor with an actor system of its own, under its
+ * restart policy: no supervisor actor above it. One system per server, not one for all: XState
+ * copies a parent's children on each spawn and stop, and walks every delayed event of a system on
+ * each actor's stop, so one parent of N connections costs O(N) per spawn, per probe and per
+ * handshake (O(N²) at 10,000 servers). A connection that throws (a bug) fails its server only.
  */
 export function startServerActor(
   server: SupervisedServer,
   runtime: ServerRuntime,
   options: ServerActorOptions,
 ): ServerActor {
-  const actor = createActor(providedSupervisorMachine, {
-    input: { servers: [server], random: options.random },
+  const actor = createActor(providedConnectionMachine, {
+    input: { ...server.connection, restart: server.restart, random: options.random },
+    // Found by name in its system (runtime/context/server-context.ts), as when it was a child.
+    id: server.name,
+    systemId: server.name,
     inspect: options.inspect,
     ...(options.clock && { clock: options.clock }),
   });
@@ -51,35 +53,32 @@ export function startServerActor(
     return runtime;
   });
   actor.subscribe({
-    error: (error) => options.onError(error instanceof Error ? error : new Error(String(error))),
+    error: (error) => {
+      // The machine is gone and says nothing more: its runtime fails the server (the crash path).
+      runtime.onCrash(error);
+      options.onError(error instanceof Error ? error : new Error(String(error)));
+    },
   });
   runtime.system = actor.system;
   // status() compares a server's counters only, until one of its machines moves.
   runtime.view.watch();
-  // Spawned with the machine, started with it: followed now, before the first fact.
-  const connection = actor.system.get(runtime.name) as ConnectionRef | undefined;
-  if (connection) followConnection(connection, runtime);
+  // Followed now, before the first fact (emitted when it starts).
+  followConnection(actor, runtime);
   actor.start();
   return actor;
 }
 
-/** Sends STOP and resolves once the machine has closed its connection and stopped. */
+/** Closes the connection and resolves once it has ended (closed, or crashed) and stopped. */
 export function stopServerActor(actor: ServerActor): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const subscription = actor.subscribe({ complete: () => resolve(), error: () => resolve() });
-    if (actor.getSnapshot().status !== 'active') {
-      subscription.unsubscribe();
-      resolve();
-      return;
-    }
-    actor.send({ type: 'STOP' });
-  }).then(() => {
+  const ended = waitForEnd(actor);
+  if (actor.getSnapshot().status === 'active') actor.send({ type: 'CLOSE' });
+  return ended.then(() => {
     actor.stop();
   });
 }
 
 /** Resolves when an actor has ended (closed, or crashed). */
-export function waitForEnd(ref: ConnectionRef): Promise<void> {
+export function waitForEnd(ref: ServerActor): Promise<void> {
   return new Promise<void>((resolve) => {
     const subscription = ref.subscribe({ complete: () => resolve(), error: () => resolve() });
     if (ref.getSnapshot().status !== 'active') {
@@ -89,22 +88,9 @@ export function waitForEnd(ref: ConnectionRef): Promise<void> {
   });
 }
 
-/** Resolves when the supervisor machine no longer lists the server (or has stopped). */
-export function waitUntilForgotten(actor: Actor<typeof providedSupervisorMachine>, name: string): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const gone = () =>
-      actor.getSnapshot().status !== 'active' || !actor.getSnapshot().context.servers.some((s) => s.name === name);
-    const subscription = actor.subscribe({
-      next: () => {
-        if (gone()) {
-          subscription.unsubscribe();
-          resolve();
-        }
-      },
-      complete: () => resolve(),
-      error: () => resolve(),
-    });
-  });
+/** How many times a server's connection restarted (its own restart record). */
+export function restartsOf(actor: ServerActor | undefined): number {
+  return actor?.getSnapshot().context.restarts.total ?? 0;
 }
 
 /** A disabled server's status: its name and transport kind, nothing live. */
@@ -123,7 +109,7 @@ export function disabledStatus(config: ServerConfig): ServerStatus {
   };
 }
 
-/** What the supervisor machine needs of a server: its name, restart policy and connection input. */
+/** What a server's connection needs of its config: its name, restart policy and connection input. */
 export function supervisedServer(config: ServerConfig): SupervisedServer {
   return {
     name: config.name,

@@ -3,9 +3,8 @@
  * with their effects, and exposes the supervisor and per-server handles. Users never touch
  * XState; the optional `inspect` observer sees the whole actor tree.
  */
-import type { ActorRefFrom, InspectionEvent } from 'xstate';
+import type { InspectionEvent } from 'xstate';
 import type { SupervisorOptions } from './supervisor-options.js';
-import type { providedConnectionMachine } from './runtime/actors/connection-actors.js';
 import { sharedClock } from './runtime/actors/shared-clock.js';
 import {
   parseServerConfig,
@@ -18,11 +17,11 @@ import {
 import { routeWarnings } from './config/warning-route.js';
 import { planChanges, type ApplyResult } from './config/diff.js';
 import {
+  restartsOf,
   startServerActor,
   stopServerActor,
   supervisedServer,
   waitForEnd,
-  waitUntilForgotten,
   type ServerActor,
 } from './supervised-server.js';
 import { silentLogger } from './observe/logger.js';
@@ -51,8 +50,6 @@ const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: V
 /** Servers in their first attempt at once during `start()`, or closing at once during `stop()` (an origin's pool has 128 sockets). */
 const STARTING_AT_ONCE = 256;
 
-type ConnectionRef = ActorRefFrom<typeof providedConnectionMachine>;
-
 export class Supervisor implements HandleOwner {
   private readonly runtimes = new Map<string, ServerRuntime>();
   private readonly handles = new Map<string, ServerHandle>();
@@ -63,9 +60,9 @@ export class Supervisor implements HandleOwner {
   private applying: Promise<unknown> | undefined = undefined;
   private readonly events = new SupervisorEventRelay(this, () => this.runtimes.values());
   private sanitizer: Sanitizer | undefined;
-  /** Once started: each server's supervisor machine, a root actor of its own (supervised-server.ts). */
+  /** Once started: each server's connection machine, a root actor of its own (supervised-server.ts). */
   private actors: Map<string, ServerActor> | undefined;
-  /** The machines' long delays of every server share one timer. */
+  /** The machines' long delays of every server of the process share one timer. */
   private readonly clock = sharedClock();
   private starting: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -150,12 +147,8 @@ export class Supervisor implements HandleOwner {
     this.updateSanitizer();
     this.observeCatalog({ type: 'removed', server: name });
     const actor = this.actors?.get(name);
-    if (actor && this.connection(name)) {
-      // Forgotten by the supervisor machine, not only ended: the name can be added again at once.
-      const forgotten = waitUntilForgotten(actor, name);
-      actor.send({ type: 'REMOVE_SERVER', server: name });
-      await forgotten;
-    }
+    // Closed and ended: the name can be added again at once.
+    if (actor) await stopServerActor(actor);
     if (actor && this.actors?.get(name) === actor) {
       this.actors.delete(name);
       actor.stop();
@@ -262,7 +255,7 @@ export class Supervisor implements HandleOwner {
     await Promise.all(Array.from({ length: Math.min(STARTING_AT_ONCE, names.length) }, starter));
   }
 
-  /** Starts a server's supervisor machine; a machine that dies (a bug) fails that server's requests. */
+  /** Starts a server's connection machine; a machine that dies (a bug) fails that server's requests. */
   private startActor(name: string): void {
     const runtime = this.runtimes.get(name)!;
     const actor = startServerActor(supervisedServer(this.configs.get(name)!), runtime, {
@@ -363,7 +356,7 @@ export class Supervisor implements HandleOwner {
 
   /** How many times the supervisor restarted this server's connection. */
   restartsOf(name: string): number {
-    return this.actors?.get(name)?.getSnapshot().context.restarts[name]?.total ?? 0;
+    return restartsOf(this.actors?.get(name));
   }
 
   /** Closes one server (what its handle's `close()` does); the others go on. */
@@ -387,9 +380,9 @@ export class Supervisor implements HandleOwner {
     await attempt;
   }
 
-  /** A server's connection actor (its systemId is the server's name, in its own actor system). */
-  private connection(name: string): ConnectionRef | undefined {
-    return this.actors?.get(name)?.system.get(name) as ConnectionRef | undefined;
+  /** A server's connection actor: its root actor (systemId the server's name, in its own actor system). */
+  private connection(name: string): ServerActor | undefined {
+    return this.actors?.get(name);
   }
 }
 

@@ -177,6 +177,31 @@ describe('restarts', () => {
     expect(sup.status().bad?.state).toBe('failed');
   });
 
+  it('a connection actor that throws (a bug, here in an inspector) fails its server only, and stop() still ends', async () => {
+    const f = await fixture();
+    const errors: string[] = [];
+    const sup = createSupervisor({
+      servers: { good: { url: f.url }, bad: { url: f.url } },
+      inspect: (event) => {
+        const handshake = event.type === '@xstate.microstep' && event.event.type === 'xstate.done.actor.handshake';
+        if (handshake && (event.actorRef as { id?: string }).id === 'bad') throw new Error('inspector bug');
+      },
+    });
+    cleanups.push(() => sup.stop());
+    sup.on('transition', (t) => {
+      if (t.server === 'bad') errors.push(`${t.to}: ${t.cause}`);
+    });
+    await sup.start();
+    expect(sup.status().bad).toMatchObject({ state: 'failed' });
+    expect(sup.status().bad?.lastError).toContain('inspector bug');
+    expect(errors.at(-1)).toBe('failed: crashed');
+    await expect(sup.server('bad').callTool('echo', { text: 'x' })).rejects.toThrow(/inspector bug/);
+    expect(sup.status().good).toMatchObject({ state: 'ready', restarts: 0 });
+    expect((await sup.server('good').callTool('echo', { text: 'fine' })).content[0]?.text).toBe('fine');
+    await sup.stop();
+    expect(sup.status().good?.state).toBe('closed');
+  });
+
   it('stop() closes every server: DELETE for live sessions, all handles closed', async () => {
     const f1 = await fixture();
     const f2 = await fixture();

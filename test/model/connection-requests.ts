@@ -227,6 +227,8 @@ export function checkRequests({ h, event, before, after }: StepContext): void {
   const attemptOver =
     entered(before, after, { ready: 'serving' }) ||
     entered(before, after, 'reconnecting') ||
+    // Down with the restart budget spent (a connection that decides its restarts): given up at once.
+    (entered(before, after, 'failed') && !before.matches('reconnecting')) ||
     (after.status === 'done' && before.status === 'active');
   expect(settleAttempt, 'an attempt settles when serving, down, or closed').toBe(attemptOver ? 1 : 0);
 

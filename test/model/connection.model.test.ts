@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { CONNECTION_FACT_KINDS, connectionMachine } from '../../machines/connection.machine.js';
 import { ledgerOf } from './connection-requests.js';
-import { AUTO_ERA_INPUT, connectionSpec, INPUT, session, unsupportedVersion } from './connection.spec.js';
+import {
+  AUTO_ERA_INPUT,
+  connectionSpec,
+  INPUT,
+  OWN_RESTARTS_INPUT,
+  session,
+  unsupportedVersion,
+} from './connection.spec.js';
 import { flush, reportsOf, snapshotOf, type Harness } from './harness.js';
 import { startModel } from './runner.js';
 import { modelSuite } from './suite.js';
@@ -9,7 +16,10 @@ import { modelSuite } from './suite.js';
 const spec = connectionSpec(connectionMachine);
 
 const coverage = modelSuite('connection', spec, {
-  variants: [{ label: 'auto era', spec: connectionSpec(connectionMachine, AUTO_ERA_INPUT) }],
+  variants: [
+    { label: 'auto era', spec: connectionSpec(connectionMachine, AUTO_ERA_INPUT) },
+    { label: 'own restarts', spec: connectionSpec(connectionMachine, OWN_RESTARTS_INPUT) },
+  ],
 });
 
 describe('connection: fact coverage', () => {
@@ -133,6 +143,92 @@ describe('connection: requests around recovery', () => {
     h.actor.send({ type: 'GIVE_UP', reason: 'unsupported protocol version', fatal: true });
     expect(snapshotOf(h).value).toEqual({ failed: 'for good' });
     expect(ledger.history.get(held)).toEqual(['held', 'rejected: the server has failed: connect ECONNREFUSED']);
+    h.stop();
+  });
+});
+
+describe('connection: its own restarts (a server root actor)', () => {
+  const own = connectionSpec(connectionMachine, OWN_RESTARTS_INPUT);
+  const policy = OWN_RESTARTS_INPUT.restart!;
+  const refused = { error: new Error('connect ECONNREFUSED') };
+  const restartsOf = (h: Harness) => snapshotOf(h).context.restarts;
+
+  it('gives up once the window holds maxRestarts; the window passing gives the budget back, the backoff goes on growing', async () => {
+    const h = startModel(own);
+    h.controls.settle('transport', refused);
+    await flush();
+    expect(snapshotOf(h).value).toEqual({ reconnecting: 'backing off' });
+    h.clock.advance(policy.backoff.initialMs - 1);
+    expect(snapshotOf(h).value, 'not a millisecond before the backoff').toEqual({ reconnecting: 'backing off' });
+    h.clock.advance(1);
+    expect(snapshotOf(h).value).toEqual({ reconnecting: 'waiting for origin' });
+    h.controls.settle('origin', { output: undefined });
+    await flush();
+    h.controls.settle('transport', refused);
+    await flush();
+    expect(snapshotOf(h).value, 'the budget is spent: failed, to be revived').toEqual({ failed: 'waiting to revive' });
+    expect(h.facts.filter((f) => f.type === 'gave up')).toEqual([
+      {
+        type: 'gave up',
+        reason: 'connect ECONNREFUSED (restart budget spent: 1 restarts within 600000 ms)',
+        fatal: false,
+      },
+    ]);
+    expect(reportsOf(h, 'CONNECTION_DOWN'), 'a parent still hears of each down').toHaveLength(2);
+    // The first restart leaves the window withinMs after it was counted.
+    h.clock.set(policy.withinMs - 1);
+    expect(restartsOf(h).inWindow).toBe(1);
+    h.clock.set(policy.withinMs);
+    expect(restartsOf(h)).toMatchObject({ inWindow: 0, attempt: 1, total: 1 });
+    // The revival's attempt fails: a restart again, after the next backoff step.
+    h.controls.settle('origin', { output: undefined });
+    await flush();
+    h.controls.settle('transport', refused);
+    await flush();
+    expect(snapshotOf(h).value).toEqual({ reconnecting: 'backing off' });
+    const downAt = h.clock.now();
+    h.clock.advance(policy.backoff.initialMs * policy.backoff.factor - 1);
+    expect(snapshotOf(h).value).toEqual({ reconnecting: 'backing off' });
+    h.clock.advance(1);
+    expect(snapshotOf(h).value).toEqual({ reconnecting: 'waiting for origin' });
+    expect(h.clock.now() - downAt).toBe(10_000);
+    expect(restartsOf(h).total).toBe(2);
+    h.stop();
+  });
+
+  it('a proven session resets the budget and the backoff; the window expiry of before is ignored', async () => {
+    const h = startModel(own);
+    h.controls.settle('transport', refused);
+    await flush();
+    h.clock.advance(policy.backoff.initialMs);
+    h.controls.settle('origin', { output: undefined });
+    await flush();
+    h.controls.settle('transport', { output: { transport: 'http' } });
+    await flush();
+    h.controls.settle('handshake', { output: session(1) });
+    await flush();
+    h.controls.emitFrom('listener', { type: 'LISTENER_SETTLED' });
+    h.clock.advance(policy.provenAfterMs);
+    expect(restartsOf(h)).toMatchObject({ inWindow: 0, attempt: 0, total: 1, epoch: 1 });
+    h.actor.send({ type: 'CONNECTION_LOST', error: 'socket hang up' });
+    expect(snapshotOf(h).value, 'a fresh budget: a restart, not giving up').toEqual({ reconnecting: 'backing off' });
+    expect(restartsOf(h)).toMatchObject({ inWindow: 1, attempt: 1, total: 2 });
+    const restartAt = h.clock.now() + policy.backoff.initialMs;
+    h.clock.set(policy.withinMs);
+    expect(restartsOf(h).inWindow, 'the first window ended before the reset: its expiry counts nothing').toBe(1);
+    expect(h.clock.now()).toBeGreaterThan(restartAt);
+    h.stop();
+  });
+
+  it('a fatal failure gives up at once, whatever the budget', async () => {
+    const h = startModel(own);
+    h.controls.settle('transport', { output: { transport: 'http' } });
+    await flush();
+    h.controls.settle('handshake', { error: unsupportedVersion() });
+    await flush();
+    expect(snapshotOf(h).value).toEqual({ failed: 'for good' });
+    expect(restartsOf(h).total).toBe(0);
+    expect(h.facts.filter((f) => f.type === 'gave up').map((f) => f.fatal)).toEqual([true]);
     h.stop();
   });
 });

@@ -7,6 +7,7 @@ import {
 } from '../../src/core/errors.js';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import { connectionMachine, type ConnectionInput, type SessionInfo } from '../../machines/connection.machine.js';
+import { giveUpReason, restartDelay, type RestartPolicy, type RestartRecord } from '../../machines/restart-policy.js';
 import { checkRequests, driveRequests, requestActions } from './connection-requests.js';
 import { reportsOf, snapshotOf, type Harness } from './harness.js';
 import type { ModelSpec, StepContext } from './runner.js';
@@ -21,6 +22,23 @@ export const INPUT: ConnectionInput = {
 };
 /** The default: a `server/discover` probe decides the era (the `auto era` variant of the model). */
 export const AUTO_ERA_INPUT: ConnectionInput = { ...INPUT, era: 'auto' };
+/**
+ * A server's root actor: the connection decides its restarts itself (the `own restarts` variant).
+ * One restart in the window; a backoff longer than the waiting cap, so a waiting request always
+ * hurries it; a window longer than any path.
+ */
+export const OWN_RESTARTS_INPUT: ConnectionInput = {
+  ...INPUT,
+  // Streamable HTTP only: the fallback's paths are the parent-decided model's, and the budget is the point here.
+  transport: 'http',
+  restart: {
+    maxRestarts: 1,
+    withinMs: 600_000,
+    provenAfterMs: INPUT.provenAfterMs,
+    backoff: { initialMs: 5_000, maxMs: 20_000, factor: 2, jitter: 0 },
+  },
+  random: () => 0.5,
+};
 const OPEN_TIMEOUT = 'xstate.after.listener open timeout.connection.ready.opening listener';
 const PROVEN = 'xstate.after.session proven delay.connection.ready';
 const REVIVE = 'xstate.after.revive delay.connection.failed.waiting to revive';
@@ -166,23 +184,32 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
   if (children.includes('origin')) list.push(done('origin'), failure('origin', new Error('stopped')));
   if (snapshot.matches({ reconnecting: 'backing off' })) list.push({ type: 'REQUESTS_WAITING' });
   if (snapshot.matches({ reconnecting: 'hurrying' })) list.push({ type: HURRIED });
+  // The verdict: the parent's, or (own restarts) RESTART after the connection's own backoff (the clock delivers it).
+  // Own restarts: the backoff is longer than the cap, so only `backing off` sees its RESTART.
+  const ownRestart = snapshot.context.restart === undefined || snapshot.matches({ reconnecting: 'backing off' });
+  if (snapshot.matches('reconnecting') && ownRestart) list.push({ type: 'RESTART' });
   if (snapshot.matches('reconnecting'))
     list.push(
-      { type: 'RESTART' },
       { type: 'GIVE_UP', reason: 'restart budget spent' },
       { type: 'GIVE_UP', reason: 'unsupported protocol version', fatal: true },
     );
+  // A restart left the window (sent at once: the window outlasts every path; its timing is a scenario test).
+  const restarts = snapshot.context.restarts as RestartRecord;
+  if (restarts.inWindow > 0) list.push({ type: 'RESTART_WINDOW_PASSED', epoch: restarts.epoch });
   return list;
 }
 
 function project(snapshot: AnyMachineSnapshot) {
   const session = snapshot.context.session as SessionInfo | undefined;
+  const restarts = snapshot.context.restarts as RestartRecord;
   return {
     value: snapshot.value,
     generation: session?.sessionGeneration ?? null,
     fatal: snapshot.context.fatal,
     latched: snapshot.context.latchedTransport ?? null,
     era: snapshot.context.latchedEra ?? null,
+    // Own restarts: the budget left decides between a restart and giving up.
+    ...(snapshot.context.restart && { restarts: restarts.inWindow }),
   };
 }
 
@@ -203,7 +230,12 @@ function errorOf(event: AnyEventObject): string {
 }
 
 function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext): void {
-  const enteredReconnecting = after.matches('reconnecting') && !before.matches('reconnecting');
+  const policy = before.context.restart as RestartPolicy | undefined;
+  const wasDown = before.matches('reconnecting') || before.matches('failed');
+  // Own restarts with the budget spent: down and given up in one step.
+  const enteredReconnecting =
+    !wasDown && (after.matches('reconnecting') || (policy !== undefined && after.matches('failed')));
+  if (policy) checkOwnRestarts({ h, event, before, after, reportsFrom }, policy, enteredReconnecting);
   const down = reportsOf(h, 'CONNECTION_DOWN', reportsFrom).map((r) => r.event);
   expect(down, 'CONNECTION_DOWN is reported exactly on entering reconnecting').toEqual(
     enteredReconnecting
@@ -240,7 +272,8 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
     expect(after.context.transport).toBe(before.context.latchedTransport ?? 'http');
   if (event.type === 'xstate.error.actor.handshake' && before.matches('initializing')) {
     const status = (event.error as { status?: number }).status;
-    const fallsBack = status === 405 && before.context.latchedTransport === undefined;
+    const fallsBack =
+      status === 405 && before.context.configuredTransport === 'auto' && before.context.latchedTransport === undefined;
     expect(
       after.matches({ connecting: 'falling back' }),
       'only an unlatched auto server refused with 400/404/405 falls back',
@@ -252,7 +285,7 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
   }
   if (event.type === 'xstate.done.actor.handshake')
     expect(after.context.latchedTransport).toBe(before.context.latchedTransport ?? before.context.transport);
-  if (after.matches('failed') && !before.matches('failed'))
+  if (event.type === 'GIVE_UP' && after.matches('failed') && !before.matches('failed'))
     expect(after.context.lastError).toBe(before.context.lastError ?? event.reason);
   // A lost session is re-initialized; a modern server (no session) is discovered again.
   const again = before.context.latchedEra === 'modern' ? 'discovering' : 'reinitializing';
@@ -272,13 +305,14 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
   if (event.type === 'LISTENER_REFUSED_SESSION')
     expect(after.value, 'a refused listening stream means the session is gone').toBe(again);
   if (event.type === 'SERVER_UNREACHABLE') {
-    expect(after.matches('reconnecting'), 'an unreachable server is a connection event').toBe(true);
+    expect(enteredReconnecting, 'an unreachable server is a connection event').toBe(true);
     expect(after.context.lastError).toBe(event.error);
   }
   if (event.type === 'xstate.done.actor.probe') {
     const { verdict } = event.output as { verdict: string };
     const target = { alive: { ready: 'opening listener' }, 'session lost': again }[verdict];
-    const expected = target ?? (verdict === 'unauthorized' ? 'authorizing' : { reconnecting: 'backing off' });
+    const down = enteredReconnecting ? after.value : { reconnecting: 'backing off' };
+    const expected = target ?? (verdict === 'unauthorized' ? 'authorizing' : down);
     expect(after.value, `probe verdict '${verdict}'`).toEqual(expected);
     if (verdict === 'alive') expect(after.context.session, 'the session lives on').toEqual(before.context.session);
   }
@@ -320,6 +354,35 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
   }
 }
 
+/** The connection that decides its restarts: the backoff, the budget, the reason it gives up with. */
+function checkOwnRestarts({ h, event, before, after }: StepContext, policy: RestartPolicy, wentDown: boolean): void {
+  const was = before.context.restarts as RestartRecord;
+  const now = after.context.restarts as RestartRecord;
+  if (wentDown) {
+    const budget = !after.context.fatal && was.inWindow < policy.maxRestarts;
+    expect(after.matches('reconnecting'), 'a restart while the budget lasts, else giving up at once').toBe(budget);
+    expect(now.total, 'each restart counted').toBe(was.total + (budget ? 1 : 0));
+    if (budget) h.scratch.downAt = h.clock.now();
+    else {
+      const gaveUp = h.facts.filter((f) => f.type === 'gave up').at(-1);
+      const error = (after.context.lastError as string | undefined) ?? 'connection lost';
+      expect(gaveUp, 'the reason it gives up with').toEqual({
+        type: 'gave up',
+        reason: giveUpReason(error, after.context.fatal as boolean, policy),
+        fatal: after.context.fatal,
+      });
+    }
+  }
+  if (event.type === 'RESTART' && before.matches({ reconnecting: 'backing off' })) {
+    const delay = restartDelay(was.attempt - 1, policy.backoff, () => 0.5);
+    expect(h.clock.now() - h.scratch.downAt, 'the restart comes after exactly its backoff').toBe(delay);
+  }
+  if (event.type === PROVEN)
+    expect(now, 'a proven session resets the budget').toMatchObject({ inWindow: 0, attempt: 0 });
+  if (event.type === 'RESTART_WINDOW_PASSED')
+    expect(now.inWindow, 'one restart left the window').toBe(was.inWindow - 1);
+}
+
 export const connectionSpec = (machine: AnyStateMachine = connectionMachine, input = INPUT): ModelSpec => ({
   machine,
   input,
@@ -348,7 +411,11 @@ export const connectionSpec = (machine: AnyStateMachine = connectionMachine, inp
   },
   drive: (event, h) => {
     driveRequests(event, h, snapshotOf(h));
-    return false;
+    // Sent at once, not by the clock (the window outlasts every path), for the current window
+    // (the model does not tell epochs apart: each proven session bumps it).
+    if (event.type !== 'RESTART_WINDOW_PASSED') return false;
+    h.actor.send({ ...event, epoch: (snapshotOf(h).context.restarts as RestartRecord).epoch });
+    return true;
   },
   afterStep: (step) => {
     checkSideEffects(step);

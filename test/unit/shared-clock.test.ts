@@ -1,9 +1,9 @@
 /**
- * One supervisor's clock: the machines' long delays of every server share one timer, and each
+ * The process's clock: the machines' long delays of every server share one timer, and each
  * still fires at its own due time, in the order it was set; a cleared one never fires.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { sharedClock } from '../../src/runtime/actors/shared-clock.js';
+import { createSharedClock, sharedClock } from '../../src/runtime/actors/shared-clock.js';
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
@@ -14,7 +14,7 @@ afterEach(() => {
 
 describe('shared clock', () => {
   it('a thousand keepalive intervals are one timer, each firing at its own time', () => {
-    const clock = sharedClock();
+    const clock = createSharedClock();
     const fired: Array<[number, number]> = [];
     const start = Date.now();
     for (let i = 0; i < 1_000; i++) clock.setTimeout(() => fired.push([i, Date.now() - start]), 3_000 + (i % 10));
@@ -33,7 +33,7 @@ describe('shared clock', () => {
   });
 
   it('in a big supervisor, delays of 10 s or more fire together on a 250 ms grid: never early, at most 250 ms late', () => {
-    const clock = sharedClock();
+    const clock = createSharedClock();
     const fired: Array<[number, number]> = [];
     const wakeUps = new Set<number>();
     // A big supervisor: 300 other delays pending (later ones: restart windows).
@@ -58,7 +58,7 @@ describe('shared clock', () => {
   });
 
   it('a cleared delay never fires, and the timer follows the earliest one left', () => {
-    const clock = sharedClock();
+    const clock = createSharedClock();
     const fired: string[] = [];
     const early = clock.setTimeout(() => fired.push('early'), 5_000);
     clock.setTimeout(() => fired.push('late'), 20_000);
@@ -75,7 +75,7 @@ describe('shared clock', () => {
   });
 
   it('a delay under a second keeps a timer of its own', () => {
-    const clock = sharedClock();
+    const clock = createSharedClock();
     const fired: string[] = [];
     clock.setTimeout(() => fired.push('long'), 1_000);
     const short = clock.setTimeout(() => fired.push('short'), 10);
@@ -85,5 +85,19 @@ describe('shared clock', () => {
     clock.clearTimeout(short); // already fired: nothing happens
     vi.advanceTimersByTime(990);
     expect(fired).toEqual(['short', 'long']);
+  });
+
+  it('is one per process, and a clock armed under other timers is armed again under the timers of now', () => {
+    expect(sharedClock(), 'one clock for every supervisor').toBe(sharedClock());
+    const clock = createSharedClock();
+    const fired: string[] = [];
+    clock.setTimeout(() => fired.push('early'), 5_000);
+    // Other fake timers than the ones the clock was armed with (a test that swapped them).
+    vi.useRealTimers();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    clock.setTimeout(() => fired.push('later'), 6_000);
+    expect(vi.getTimerCount(), 'armed with the timers installed now').toBe(1);
+    vi.advanceTimersByTime(6_000);
+    expect(fired).toEqual(['early', 'later']);
   });
 });

@@ -4,7 +4,7 @@
  * server of every supervisor (a `provide` per connection would rebuild every state node of
  * every machine).
  */
-import { fromPromise, type ActorRefFrom } from 'xstate';
+import { fromPromise } from 'xstate';
 import {
   connectionMachine,
   type ConnectTransportInput,
@@ -17,10 +17,8 @@ import {
 import { keepaliveMachine } from '../../../machines/keepalive.machine.js';
 import { listenerMachine } from '../../../machines/listener.machine.js';
 import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse-fallback.machine.js';
-import { supervisorMachine } from '../../../machines/supervisor.machine.js';
 import { followStreamActions } from './listener-actors.js';
 import { bindEvidence, sendProbe } from './keepalive-actions.js';
-import { followConnection } from '../lifecycle-facts.js';
 import { runtimeOf } from './runtime-registry.js';
 
 export const providedConnectionMachine = connectionMachine.provide({
@@ -67,18 +65,5 @@ export const providedConnectionMachine = connectionMachine.provide({
     'settle attempt': ({ context, system }) => runtimeOf(system, context.server).settleAttempt(),
     'replace transport': ({ context, system }) => runtimeOf(system, context.server).replaceTransport(),
     'ask about waiting requests': ({ context, system }) => runtimeOf(system, context.server).origin.ask(),
-  },
-});
-
-export const providedSupervisorMachine = supervisorMachine.provide({
-  actors: { connection: providedConnectionMachine },
-  actions: {
-    'fail crashed server': ({ system }, { server, error }) => runtimeOf(system, server).onCrash(error),
-    // Each connection actor's facts go to its runtime from the first on (machines/connection.facts.ts):
-    // a server added at run time is followed when the supervisor machine spawns it, before it starts.
-    'follow connection': ({ system }, { server }) => {
-      const connection = system.get(server) as ActorRefFrom<typeof providedConnectionMachine> | undefined;
-      if (connection) followConnection(connection, runtimeOf(system, server));
-    },
   },
 });

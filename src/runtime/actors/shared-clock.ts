@@ -1,5 +1,6 @@
 /**
- * The clock of every actor system of one supervisor (one system per server): the machines' long
+ * The clock of every actor system of the process (one system per server, in every supervisor and
+ * every `connect()`): the machines' long
  * delays (the keepalive interval, the session-proven delay, restart windows, revivals) share one
  * Node timer, armed for the earliest of them, instead of one timer each per server. A delay
  * fires at its own due time, those due together in the order set; short delays (under a second:
@@ -10,7 +11,8 @@
  * times (a wake-up costs more CPU than the keepalive step it runs).
  *
  * Times are read from `Date.now()` and the timer is set with the global `setTimeout` when armed,
- * so fake timers drive it like any other.
+ * so fake timers drive it like any other (a clock armed with other timers than today's global ones,
+ * fake timers installed or removed since, is armed again with these).
  */
 import type { ActorOptions, AnyActorLogic } from 'xstate';
 
@@ -40,13 +42,23 @@ class Delay {
 
 const before = (a: Delay, b: Delay) => a.fireAt < b.fireAt || (a.fireAt === b.fireAt && a.order < b.order);
 
-/** One supervisor's clock: a binary heap of delays and one timer for its earliest. */
+let processClock: Clock | undefined;
+
+/** The process's clock, built at first use: one heap and one timer for every server. */
 export function sharedClock(): Clock {
+  return (processClock ??= createSharedClock());
+}
+
+/** A clock of its own: a binary heap of delays and one timer for its earliest (tests; `sharedClock()` otherwise). */
+export function createSharedClock(): Clock {
   const heap: Delay[] = [];
   let order = 0;
   let cancelled = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let armedFor: number | undefined;
+  /** The timer functions the timer was set with (the global ones then). */
+  let armedWith: typeof setTimeout | undefined;
+  let disarm: typeof clearTimeout = clearTimeout;
 
   const push = (delay: Delay) => {
     heap.push(delay);
@@ -93,10 +105,12 @@ export function sharedClock(): Clock {
       cancelled--;
     }
     const next = heap[0]?.fireAt;
-    if (next === armedFor) return;
-    if (timer !== undefined) clearTimeout(timer);
+    if (next === armedFor && armedWith === globalThis.setTimeout) return;
+    if (timer !== undefined) disarm(timer);
     timer = undefined;
     armedFor = next;
+    armedWith = globalThis.setTimeout;
+    disarm = globalThis.clearTimeout;
     if (next !== undefined) timer = setTimeout(fire, Math.max(0, next - Date.now()));
   };
 
@@ -125,7 +139,7 @@ export function sharedClock(): Clock {
       const coalesced = ms >= COALESCED_FROM_MS && heap.length >= COALESCED_WHEN_PENDING;
       const delay = new Delay(Date.now() + ms, order++, fn, coalesced);
       push(delay);
-      if (armedFor === undefined || delay.fireAt < armedFor) arm();
+      if (armedFor === undefined || delay.fireAt < armedFor || armedWith !== globalThis.setTimeout) arm();
       return delay;
     },
     clearTimeout(id: unknown): void {
