@@ -1,8 +1,13 @@
 /**
- * The supervisor: one connection actor per server (child id and systemId = server name), each
- * restarted under its own restart policy. A connection that goes down reports CONNECTION_DOWN;
- * the supervisor answers RESTART after a backoff while the restart budget lasts, else GIVE_UP.
- * One server's restarts never touch another's counters.
+ * The supervisor: one parent for many connection actors (child id and systemId = server name),
+ * each restarted under its own restart policy. A connection that goes down reports
+ * CONNECTION_DOWN; the supervisor answers RESTART after a backoff while the restart budget lasts,
+ * else GIVE_UP. One server's restarts never touch another's counters.
+ *
+ * For composition (`mcp-supervisor/machines`): the runtime does not use it. It gives each server
+ * its connection actor as a root of its own, which decides its restarts itself (the same rules,
+ * restart-policy.ts; see `ConnectionInput.restart`). Leave `connection.restart` unset here: the
+ * supervisor's verdict is then the only one.
  */
 import { assign, cancel, enqueueActions, raise, sendTo, setup } from 'xstate';
 import type { connectionMachine, ConnectionInput, ConnectionReport, ServerRef } from './connection.machine.js';
