@@ -19,8 +19,9 @@ export const reconnecting = connectionSetup.createStateConfig({
     'report connection down',
     'tell connection down',
     'settle attempt',
-    announce('reconnecting'),
+    // Its verdict (RESTART after the backoff, or GIVE_UP) is raised: taken after this entry.
     'decide restart',
+    announce('reconnecting'),
   ],
   exit: 'cancel restart',
   initial: 'backing off',

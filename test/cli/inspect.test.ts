@@ -43,7 +43,7 @@ describe('mcp-supervisor inspect', () => {
       // The bridge replays what it has buffered, then forwards live events.
       await expect
         .poll(() => ws.messages.map((m) => (JSON.parse(m) as StatelyEvent).name).filter(Boolean), { timeout: 10_000 })
-        .toEqual(expect.arrayContaining(['supervisor', 'docs', 'listener', 'keepalive']));
+        .toEqual(expect.arrayContaining(['docs', 'listener', 'keepalive']));
       const text = ws.messages.join('\n');
       expect(text).not.toContain('s3cret-inspect');
       for (const id of fixture.sessions) expect(text).not.toContain(id);

@@ -27,7 +27,7 @@ describe('docs/machines diagrams', () => {
     const text = toMermaid(MACHINES.connection);
     expect(text).toContain('expired : entry / forget session');
     expect(text).toContain('initializing : invoke handshake');
-    expect(text).toContain('ready --> ready: after session proven delay / report session proven');
+    expect(text).toContain('ready --> ready: after session proven delay / reset restart budget, report session proven');
     expect(text).toContain('ready --> expired: SESSION_EXPIRED [is current session]');
     expect(text).toContain('any_state --> closing: CLOSE');
     expect(text).toContain('ready__opening_listener --> ready__serving: after listener open timeout');
