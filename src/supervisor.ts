@@ -74,9 +74,13 @@ export class Supervisor implements HandleOwner {
   /** The validated extra capabilities, shared by every server. */
   private readonly capabilities: ClientCapabilities | undefined;
 
-  constructor(private readonly options: SupervisorOptions) {
+  /** `servers` apart from the options (what `connect()` passes): the options are kept as given, not copied. */
+  constructor(
+    private readonly options: SupervisorOptions,
+    servers: SupervisorOptions['servers'] = options.servers,
+  ) {
     this.capabilities = extraCapabilities(options);
-    for (const config of parseServers(options.servers, this.parseOptions(options))) this.admit(config);
+    for (const config of parseServers(servers, this.parseOptions(options))) this.admit(config);
     resolveCatalogOptions(options.catalog); // bad catalog options are a ConfigError now, not at first use
     this.updateSanitizer();
   }
