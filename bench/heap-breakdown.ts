@@ -96,11 +96,7 @@ const named = (kind: string, name: string) => kind === 'object' && !GENERIC.has(
  * New objects' bytes by owner (see the head of the file): [owner, objects, bytes] per connection.
  * With `only`, the objects of that one owner instead, by kind and name (what a `Supervisor` holds).
  */
-export function byOwner(
-  prefix: string,
-  n: number,
-  only?: string,
-): { rows: [string, number, number][]; total: number } {
+export function byOwner(prefix: string, n: number, only?: string): { rows: [string, number, number][]; total: number } {
   const before = new Set(read(`${prefix}-before.heapsnapshot`).keys());
   const data = JSON.parse(readFileSync(`${prefix}-after.heapsnapshot`, 'utf8')) as Snapshot;
   const meta = data.snapshot.meta;

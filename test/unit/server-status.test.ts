@@ -70,7 +70,11 @@ describe('a server status', () => {
     let moved = false;
     const view = { lastStatus: undefined as unknown, unchanged: () => !moved, confirmed: () => (moved = false) };
     const pending = { size: 0 };
-    const session = { era: 'legacy', protocolVersion: '2025-11-25', serverInfo: { name: 'files', version: '1' } } as const;
+    const session = {
+      era: 'legacy',
+      protocolVersion: '2025-11-25',
+      serverInfo: { name: 'files', version: '1' },
+    } as const;
     const url = source('ready', {
       config: { kind: 'url' },
       transportKind: 'http',
