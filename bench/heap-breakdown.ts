@@ -12,6 +12,7 @@
  * compiled code left out (an approximation: an object held by two owners counts for the first).
  *
  *   node .bench-build/bench/heap-breakdown.js /tmp/ours 300 40 owner
+ *   node .bench-build/bench/heap-breakdown.js /tmp/ours 300 40 owner Supervisor   (that owner's objects by kind and name)
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -91,8 +92,11 @@ const GENERIC = new Set(['Object', 'Array', 'Map', 'Set', 'WeakMap', 'Promise', 
 
 const named = (kind: string, name: string) => kind === 'object' && !GENERIC.has(name) && !name.startsWith('system');
 
-/** New objects' bytes by owner (see the head of the file): [owner, objects, bytes] per connection. */
-export function byOwner(prefix: string, n: number): { rows: [string, number, number][]; total: number } {
+/**
+ * New objects' bytes by owner (see the head of the file): [owner, objects, bytes] per connection.
+ * With `only`, the objects of that one owner instead, by kind and name (what a `Supervisor` holds).
+ */
+export function byOwner(prefix: string, n: number, only?: string): { rows: [string, number, number][]; total: number } {
   const before = new Set(read(`${prefix}-before.heapsnapshot`).keys());
   const data = JSON.parse(readFileSync(`${prefix}-after.heapsnapshot`, 'utf8')) as Snapshot;
   const meta = data.snapshot.meta;
@@ -132,10 +136,12 @@ export function byOwner(prefix: string, n: number): { rows: [string, number, num
   for (let i = 0; i < count; i++) {
     if (!isNew(i) || kindOf(i) === 'code') continue;
     const owner = ownerOf(i);
-    const entry = groups.get(owner) ?? [0, 0];
+    if (only !== undefined && owner !== only) continue;
+    const key = only === undefined ? owner : `${kindOf(i)} ${nameOf(i).slice(0, 50).replaceAll('|', '/')}`;
+    const entry = groups.get(key) ?? [0, 0];
     entry[0]++;
     entry[1] += data.nodes[i * width + size]!;
-    groups.set(owner, entry);
+    groups.set(key, entry);
     total += data.nodes[i * width + size]!;
   }
   const rows = [...groups].map(([owner, [objects, bytes]]): [string, number, number] => [
@@ -148,8 +154,8 @@ export function byOwner(prefix: string, n: number): { rows: [string, number, num
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[5] === 'owner') {
-  const [prefix, n, limit] = process.argv.slice(2);
-  const { rows, total } = byOwner(prefix!, Number(n));
+  const [prefix, n, limit, , only] = process.argv.slice(2);
+  const { rows, total } = byOwner(prefix!, Number(n), only);
   const lines = ['| owner | objects/conn | bytes/conn |', '|---|---|---|'];
   for (const [owner, objects, bytes] of rows.slice(0, Number(limit ?? 40)))
     lines.push(`| ${owner} | ${objects.toFixed(1)} | ${bytes.toFixed(0)} |`);

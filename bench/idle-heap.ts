@@ -7,7 +7,8 @@
  *
  * `ours` keeps its keepalive off (one probe an hour), as the throughput clients do; `ours-defaults`
  * is `connect({ url })` with nothing else (keepalive every 30 s, the listening stream, era `auto`).
- * Prints `{"bytesPerConnection":N,"withCodeBytesPerConnection":M}` (compiled code left out of N, see IdleHeap). With `IDLE_HEAP_SNAPSHOTS=<prefix>`, also writes
+ * Prints `{"bytesPerConnection":N,"withCodeBytesPerConnection":M}` (compiled code left out of N, see IdleHeap), read once
+ * the group has rested past the pools' idle socket time (SETTLE_MS). With `IDLE_HEAP_SNAPSHOTS=<prefix>`, also writes
  * `<prefix>-before.heapsnapshot` and `<prefix>-after.heapsnapshot` around the measured group
  * (bench/heap-breakdown.ts reads them).
  */
@@ -82,6 +83,15 @@ const WARM_UP = 100;
 
 const SNAPSHOTS = process.env.IDLE_HEAP_SNAPSHOTS;
 
+/**
+ * How long the measured group rests before the reading: past the pools' idle socket time (10 s,
+ * src/transports/pool.ts), so the sockets that only the opening burst needed (a supervisor's
+ * start opens hundreds of handshakes at once) have closed, as they have in a long-running agent.
+ * Read 300 ms after the start, one supervisor of 300 counted ~4 KB per server more.
+ * `IDLE_HEAP_SETTLE_MS` overrides it (300 gives the figure as read before 27 Nov, branch `supheap`).
+ */
+const SETTLE_MS = Number(process.env.IDLE_HEAP_SETTLE_MS ?? 10_500);
+
 /** Connections opened together and closed together. */
 interface Group {
   close(): Promise<void>;
@@ -94,11 +104,12 @@ async function perConnection(
 ): Promise<IdleHeap> {
   const resident = await openGroup(1, 'resident');
   await (await openGroup(Math.min(WARM_UP, n), 'warm')).close();
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // The warm-up's idle sockets in the resident's pool close too, or the reading after would gain them.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(500, SETTLE_MS)));
   const before = await heap();
   if (SNAPSHOTS) writeHeapSnapshot(`${SNAPSHOTS}-before.heapsnapshot`);
   const group = await openGroup(n, 'server');
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const after = await heap();
   if (SNAPSHOTS) writeHeapSnapshot(`${SNAPSHOTS}-after.heapsnapshot`);
   await group.close();

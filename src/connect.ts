@@ -4,23 +4,26 @@
 import type { ServerConfigInput } from './config/server-config.js';
 import { ConnectionClosedError } from './core/errors.js';
 import type { ServerHandle } from './server-handle.js';
-import { createSupervisor, type SupervisorOptions } from './supervisor.js';
+import { Supervisor, type SupervisorOptions } from './supervisor.js';
 
 export interface ConnectOptions extends Omit<SupervisorOptions, 'servers'> {
   /** The server's name in status, errors and events; defaults to the URL's host. */
   name?: string;
 }
 
+/** `connect(config)` without options: one shared object, never written to. */
+const NO_OPTIONS: ConnectOptions = Object.freeze({});
+
 /**
  * Resolves with a ready handle. When the first attempt fails, rejects with its typed error
  * (TransportError, UnsupportedProtocolVersionError, …) and leaves nothing running.
  * `handle.close()` ends the session and stops the supervisor.
  */
-export async function connect(config: ServerConfigInput, options: ConnectOptions = {}): Promise<ServerHandle> {
+export async function connect(config: ServerConfigInput, options: ConnectOptions = NO_OPTIONS): Promise<ServerHandle> {
   const name = options.name ?? defaultName(config);
-  // Object.assign, not `{ ...options, servers }`: on Node 20 (V8 11) every object built by a spread
-  // followed by more properties gets a hidden class of its own (~0.2 KB held per connection).
-  const supervisor = createSupervisor(Object.assign({}, options, { servers: { [name]: config } }));
+  // The caller's options as they are, the server apart: a merged copy (and the one-entry record
+  // keyed by this server's name, a hidden class of its own on Node 20) was kept for the connection's life.
+  const supervisor = new Supervisor(options as SupervisorOptions, { [name]: config });
   await supervisor.start();
   const handle = supervisor.server(name);
   const status = handle.status();

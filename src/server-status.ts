@@ -66,107 +66,95 @@ export interface StatusSource {
   keepalive(): { lastRttMs: number | undefined; missed: number };
   states?(): Record<string, string> | undefined;
   /**
-   * The connection's snapshot now (a status is derived again only when it or a counter changed),
-   * and where the last status is kept between calls (a field: cheaper than a WeakMap of thousands).
+   * Where the last status is kept between `sup.status()` calls (a field: cheaper than a WeakMap of
+   * thousands), and whether the machines it was read from have moved since.
    */
   readonly view?: {
-    snapshot(): { readonly children: object } | undefined;
-    /** `states()`, frozen and shared: a new object only when a snapshot changed. */
-    currentStates(): Readonly<Record<string, string>> | undefined;
+    /** A `Readonly<ServerStatus>` (typed by what keeps it, the runtime, which knows no status). */
     lastStatus: unknown;
     /**
-     * True while the server's machines are watched (ConnectionView.watch), none moved since the
-     * last status was derived or confirmed, and the connection's snapshot is still `snapshot`:
-     * then only the counters kept outside the machines are compared.
+     * True while the server's machines are watched (ConnectionView.watch) and none moved since the
+     * last status was confirmed: then only the counters kept outside the machines are compared.
      */
-    unchanged(snapshot: object): boolean;
-    /** The last status is confirmed as current. */
+    unchanged(): boolean;
+    /** The last status is current (a move of a machine from now on marks it). */
     confirmed(): void;
   };
   redact<T extends string | undefined>(text: T): T;
 }
 
-/** What a status was derived from: the snapshots and counters it reads. */
-interface Derived {
-  snapshot: object;
-  /** currentStates(): the same object while the connection's and its children's snapshots are (keepalive's too). */
-  states: unknown;
-  restarts: number;
-  transport: StatusSource['transport'];
-  hasSession: boolean | undefined;
-  nextAttemptAt: number | undefined;
-  pending: number;
-  waiting: number;
-  limited: number | undefined;
-  backpressure: ServerStatus['backpressure'];
-  status: Readonly<ServerStatus>;
-}
-
-const sameCounts = (a: ServerStatus['backpressure'], b: ServerStatus['backpressure']): boolean =>
-  a === b || (a?.until === b?.until && a?.held === b?.held && a?.retried === b?.retried);
-
 /**
  * The status now, frozen (its nested objects too, but the server's own `serverInfo` and `auth`):
- * for a URL server without auth the same object is returned while nothing it is read from
- * changed, so `sup.status()` of 10,000 servers compares instead of deriving (and the supervisor
- * keeps its table of all while no entry changed).
+ * for a URL server without auth the same object is returned while it would read the same, so
+ * `sup.status()` of 10,000 servers compares instead of deriving (and the supervisor keeps its
+ * table of all while no entry changed). What is kept per server is that object only: no snapshot,
+ * no derived states, no record of the counters (they are compared with the status itself).
  */
 export function sharedStatus(source: StatusSource, restartsOf: (name: string) => number): Readonly<ServerStatus> {
   const view = source.view;
-  const last = view?.lastStatus as Derived | undefined;
-  if (last !== undefined && view!.unchanged(last.snapshot) && sameCounters(last, source)) return last.status;
-  const restarts = restartsOf(source.name);
-  const snapshot = view?.snapshot();
-  if (
-    view === undefined ||
-    snapshot === undefined ||
-    source.config.kind === 'command' ||
-    source.authorization.status() !== undefined
-  )
-    return frozen(deriveStatus(source, restarts, source.states?.()));
-  const states = view.currentStates();
-  const transport = source.transport;
-  const backpressure = source.limits?.counts();
-  if (
-    last?.snapshot === snapshot &&
-    last.states === states &&
-    last.restarts === restarts &&
-    sameCounters(last, source)
-  ) {
-    view.confirmed();
-    return last.status;
-  }
-  const status = frozen(deriveStatus(source, restarts, states));
-  view.lastStatus = {
-    snapshot,
-    states,
-    restarts,
-    transport,
-    hasSession: transport?.hasSession,
-    nextAttemptAt: source.nextAttemptAt,
-    pending: source.pending.size,
-    waiting: source.gate.waiting,
-    limited: source.gate.limited,
-    backpressure,
-    status,
-  } satisfies Derived;
+  const last = view?.lastStatus as Readonly<ServerStatus> | undefined;
+  if (last !== undefined && view!.unchanged() && sameCounters(last, source)) return last;
+  const status = deriveStatus(source, restartsOf(source.name), source.states?.());
+  if (view === undefined || source.config.kind === 'command' || status.auth !== undefined) return frozen(status);
+  // A move that changed nothing a status says (a keepalive step) keeps the object, and the table.
+  if (last === undefined || !sameStatus(last, status)) view.lastStatus = frozen(status);
   view.confirmed();
-  return status;
+  return view.lastStatus as Readonly<ServerStatus>;
 }
 
-/** What a status reads outside the machines (requests, limits, the transport, the revival) is as it was. */
-function sameCounters(last: Derived, source: StatusSource): boolean {
+/** What a status reads outside the machines (requests, limits, the transport, the revival) reads as in `last`. */
+function sameCounters(last: Readonly<ServerStatus>, source: StatusSource): boolean {
   const transport = source.transport;
-  const limits = source.limits;
+  const waiting = source.gate.waiting;
+  const requests = last.requests;
+  const backpressure = last.backpressure;
+  const counts = source.limits?.counts();
   return (
-    last.pending === source.pending.size &&
-    last.waiting === source.gate.waiting &&
-    last.limited === source.gate.limited &&
-    last.transport === transport &&
-    last.hasSession === transport?.hasSession &&
-    last.nextAttemptAt === source.nextAttemptAt &&
-    (limits === undefined ? last.backpressure === undefined : sameCounts(last.backpressure, limits.counts()))
+    requests.waiting === waiting &&
+    requests.inFlight === Math.max(0, source.pending.size - waiting) &&
+    requests.throttled === (source.gate.limited ?? 0) &&
+    last.transport === source.transportKind &&
+    (last.protocolVersion === undefined || (last.sessionId !== undefined) === (transport?.hasSession === true)) &&
+    last.nextAttemptAt === (last.state === 'failed' ? source.nextAttemptAt : undefined) &&
+    (counts === undefined
+      ? backpressure === undefined
+      : backpressure !== undefined &&
+        counts.until === backpressure.until &&
+        counts.held === backpressure.held &&
+        counts.retried === backpressure.retried)
   );
+}
+
+/** Two statuses of a URL server read alike (top-level fields, and the nested objects field by field). */
+function sameStatus(a: Readonly<ServerStatus>, b: ServerStatus): boolean {
+  return (
+    a.state === b.state &&
+    a.transport === b.transport &&
+    a.protocolVersion === b.protocolVersion &&
+    a.era === b.era &&
+    a.serverInfo === b.serverInfo &&
+    a.sessionId === b.sessionId &&
+    a.restarts === b.restarts &&
+    a.lastError === b.lastError &&
+    a.nextAttemptAt === b.nextAttemptAt &&
+    a.pid === b.pid &&
+    a.keepalive.lastRttMs === b.keepalive.lastRttMs &&
+    a.keepalive.missed === b.keepalive.missed &&
+    a.requests.inFlight === b.requests.inFlight &&
+    a.requests.waiting === b.requests.waiting &&
+    a.requests.throttled === b.requests.throttled &&
+    sameRecord(a.backpressure, b.backpressure) &&
+    sameRecord(a.states, b.states)
+  );
+}
+
+function sameRecord(a: object | undefined, b: object | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  for (const key in x) if (!(key in y) || x[key] !== y[key]) return false;
+  for (const key in y) if (!(key in x)) return false;
+  return true;
 }
 
 /**

@@ -9,42 +9,49 @@ import { describeError } from '../core/errors.js';
 import { observeMove } from '../observe/telemetry/server-telemetry.js';
 import type { ConnectionState } from './context/events.js';
 import { factsOfMove } from './lifecycle-facts.js';
-import type { ConnectionSnapshot, ServerContext } from './context/server-context.js';
+import type { ServerContext } from './context/server-context.js';
 import { shareActorOptions } from './shared-actor-options.js';
 
 /** Each machine's state path (`ready.serving`): `connection`, then its machine children by id (`keepalive`, `listener`, `sse-fallback`). */
 export type MachineStates = Record<string, string>;
 
+/**
+ * Paths built from nested state values, one string each: a status row keeps its paths for as long
+ * as it is current, and 10,000 rows saying `ready.serving` hold one string, not 10,000. Bounded by
+ * the machines' states.
+ */
+const PATHS = new Map<string, string>();
+
 /** A state value as one path: `ready.serving`; parallel regions joined by ` | `. */
 function statePath(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const path = nestedPath(value);
+  const known = PATHS.get(path);
+  if (known !== undefined) return known;
+  PATHS.set(path, path);
+  return path;
+}
+
+function nestedPath(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value !== 'object' || value === null) return '';
   return Object.entries(value)
     .map(([key, inner]) => {
-      const rest = statePath(inner);
+      const rest = nestedPath(inner);
       return rest ? `${key}.${rest}` : key;
     })
     .join(' | ');
 }
 
-/** The children (by id, in order) still have the snapshots `seen`. */
-function sameChildren(children: Record<string, { getSnapshot(): unknown } | undefined>, seen: unknown[]): boolean {
-  let i = 0;
-  for (const id in children) if (children[id]?.getSnapshot() !== seen[i++]) return false;
-  return i === seen.length;
-}
-
-/** Each machine's state path, and the children's snapshots they were read from (in order). */
-function deriveStates(snapshot: { value: unknown; children: object }): { states: MachineStates; children: unknown[] } {
+/** Each machine's state path. */
+function deriveStates(snapshot: { value: unknown; children: object }): MachineStates {
   const states: MachineStates = { connection: statePath(snapshot.value) };
-  const children: unknown[] = [];
   const refs = snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>;
   for (const id in refs) {
     const child = refs[id]?.getSnapshot() as { value?: unknown } | undefined;
-    children.push(child);
     if (child?.value !== undefined) states[id] = statePath(child.value);
   }
-  return { states, children };
+  return states;
 }
 
 /** An actor whose snapshots can be observed. */
@@ -68,7 +75,7 @@ export class ConnectionView {
   private settleFirstOutcome!: () => void;
   /** Waiting for the outcome of the next attempt (`handle.reconnect()`). */
   private attemptWaiters: (() => void)[] | undefined = undefined;
-  /** What status() derived last (server-status.ts): kept while nothing it was read from changed. */
+  /** What `sup.status()` said last (server-status.ts): kept while it would say the same. */
   lastStatus: unknown = undefined;
 
   constructor(private readonly context: ServerContext) {
@@ -110,34 +117,11 @@ export class ConnectionView {
     return { lastRttMs: child?.context.lastRttMs, missed: child?.context.missed ?? 0 };
   }
 
-  /** The connection's full state and each machine child's (a copy of its own each call). */
+  /** The connection's full state and each machine child's (a new object each call). */
   states(): MachineStates | undefined {
-    // Derived without keeping it, until a status memo keeps it (currentStates): a handle's status()
-    // read once must not leave the cache behind on an idle connection.
-    if (this.statesCache === undefined) {
-      const snapshot = this.context.snapshot();
-      return snapshot?.status === 'active' ? deriveStates(snapshot).states : undefined;
-    }
-    const states = this.currentStates();
-    return states && { ...states };
-  }
-
-  /**
-   * The same, frozen and shared: the paths are derived again only when a snapshot changed, so a
-   * `status()` of thousands of servers compares each one's snapshots.
-   */
-  currentStates(): Readonly<MachineStates> | undefined {
     const snapshot = this.context.snapshot();
-    if (!snapshot || snapshot.status !== 'active') return undefined;
-    const cached = this.statesCache;
-    if (cached?.connection === snapshot && sameChildren(snapshot.children, cached.children)) return cached.states;
-    const { states, children } = deriveStates(snapshot);
-    this.statesCache = { connection: snapshot, children, states: Object.freeze(states) };
-    return this.statesCache.states;
+    return snapshot?.status === 'active' ? deriveStates(snapshot) : undefined;
   }
-  /** The snapshots the last `states()` was derived from, and what it said. */
-  private statesCache: { connection: object; children: unknown[]; states: Readonly<MachineStates> } | undefined =
-    undefined;
 
   /** The machine's `state changed` fact, as a transition event (observation only: nothing is started here). */
   onTransition(change: FactOf<'state changed'>): void {
@@ -173,23 +157,23 @@ export class ConnectionView {
   /**
    * Watches the server's machines for status(), from its first status on (confirmed()): the
    * connection actor and its machine children by snapshot observers, a new connection actor by
-   * its first move (onTransition). While none moved, status() compares only the connection's
-   * snapshot and the counters kept outside the machines (a poll of 10,000 servers otherwise
-   * reads some 25 objects of each and misses the CPU caches on most). Snapshot observers, not
-   * `system.inspect`: an inspection observer makes XState spread every event, action and
-   * snapshot (~60 % more per transition).
+   * its first move (onTransition). While none moved, status() compares only the counters kept
+   * outside the machines (a poll of 10,000 servers otherwise reads some 25 objects of each and
+   * misses the CPU caches on most). Snapshot observers, not `system.inspect`: an inspection
+   * observer makes XState spread every event, action and snapshot (~60 % more per transition).
    */
   watch(): void {
     this.watched = true;
   }
 
   /**
-   * No watched machine moved since confirmed() and the connection's snapshot is still `snapshot`
-   * (false when not watched). The snapshot is read too: a fact the connection emits is told after
-   * its new snapshot is in place but before the observers hear of it.
+   * No watched machine moved since confirmed() (false when not watched). The connection's
+   * snapshot is compared too: a fact the connection emits is told after its new snapshot is in
+   * place but before the observers hear of it. That snapshot is let go at the first move seen
+   * (`mark`), so a server nobody polls keeps no old snapshot.
    */
-  unchanged(snapshot: object): boolean {
-    return this.watched && !this.moved && this.observed[0]?.getSnapshot() === snapshot;
+  unchanged(): boolean {
+    return this.watched && !this.moved && this.observed[0]?.getSnapshot() === this.seen;
   }
 
   /** The last status is current: from now on a move of the connection or of a machine child marks it. */
@@ -207,7 +191,8 @@ export class ConnectionView {
           if (child && value !== undefined) this.observe(child, seen);
         }
       }
-      this.observed = seen;
+      this.observed = seen.length === 0 ? NONE_OBSERVED : seen;
+      this.seen = snapshot;
     }
     this.moved = false;
   }
@@ -215,17 +200,19 @@ export class ConnectionView {
   private observe(ref: Watchable, seen: Watchable[]): void {
     seen.push(ref);
     // Snapshots only (a done one included): an observer object would cost three bound functions.
-    if (!this.observed.includes(ref)) ref.subscribe((this.mark ??= () => void (this.moved = true)));
+    if (!this.observed.includes(ref)) ref.subscribe((this.mark ??= () => this.markMoved()));
+  }
+
+  private markMoved(): void {
+    this.moved = true;
+    this.seen = undefined;
   }
 
   private watched = false;
   private moved = true;
+  /** The connection's snapshot as of the last confirmed() (until a move is seen). */
+  private seen: unknown = undefined;
   /** The actors observed as of the last confirmed(): the connection first, then its machine children. */
   private observed: readonly Watchable[] = NONE_OBSERVED;
   private mark: (() => void) | undefined = undefined;
-
-  /** The connection actor's snapshot now (status() derives again only when it changed). */
-  snapshot(): ConnectionSnapshot | undefined {
-    return this.context.snapshot();
-  }
 }

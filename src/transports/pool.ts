@@ -10,6 +10,11 @@
  * socket of the bounded pool no longer than its requests' timeouts. A handshake never queues
  * behind exchanges still in flight: when the message pool has no room it goes through the
  * stream pool (`hasRoom`).
+ *
+ * Both pools let a socket idle for `IDLE_SOCKET_MS` at most, whatever the server's `Keep-Alive`
+ * hint says (undici would follow a hint of up to 10 minutes): a pool hands each request to its
+ * first free client, so the sockets in use stay warm while those only a burst needed (a start's
+ * hundreds of handshakes at once) close soon after it, sockets and parsers with them.
  */
 import { buildConnector, Client, Pool } from 'undici';
 
@@ -26,6 +31,13 @@ const pools = new Map<string, Entry>();
 /** Connections of an origin's message pool. */
 const MESSAGE_CONNECTIONS = 128;
 
+/**
+ * How long a pooled socket may idle, the server's hint included. Long enough for an agent's calls
+ * a few seconds apart to reuse their socket; short enough that a start's extra sockets close
+ * (300 servers in one supervisor held ~4 KB more each while they stayed: docs/performance.md).
+ */
+const IDLE_SOCKET_MS = 10_000;
+
 export function acquirePool(origin: string): Pool {
   let entry = pools.get(origin);
   if (!entry) {
@@ -33,7 +45,8 @@ export function acquirePool(origin: string): Pool {
       pool: new Pool(origin, {
         connections: MESSAGE_CONNECTIONS,
         pipelining: 1,
-        keepAliveTimeout: 30_000,
+        keepAliveTimeout: IDLE_SOCKET_MS,
+        keepAliveMaxTimeout: IDLE_SOCKET_MS,
         // Long-lived SSE bodies must not be cut by undici's default 300 s body timeout;
         // every request sets its own timeouts.
         bodyTimeout: 0,
@@ -52,7 +65,13 @@ export function acquirePool(origin: string): Pool {
 export function streamPool(origin: string): Pool {
   const entry = pools.get(origin);
   if (!entry) throw new Error(`no pool acquired for ${origin}`);
-  entry.streams ??= new Pool(origin, { connections: null, pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0 });
+  entry.streams ??= new Pool(origin, {
+    connections: null,
+    pipelining: 1,
+    keepAliveTimeout: IDLE_SOCKET_MS,
+    keepAliveMaxTimeout: IDLE_SOCKET_MS,
+    bodyTimeout: 0,
+  });
   return entry.streams;
 }
 

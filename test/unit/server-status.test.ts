@@ -56,20 +56,44 @@ describe('a server status', () => {
   });
 
   it("a handle's status builds no memo (an idle connection read once keeps none); one sup.status() built is used", () => {
-    const snapshot = { children: {} };
-    const view = {
-      snapshot: () => snapshot,
-      currentStates: () => Object.freeze({ connection: 'ready' }),
-      lastStatus: undefined as unknown,
-      unchanged: () => false,
-      confirmed: () => {},
-    };
-    const url = source('ready', { config: { kind: 'url' }, transportKind: 'http', view, states: () => undefined });
+    const view = { lastStatus: undefined as unknown, unchanged: () => false, confirmed: () => {} };
+    const states = () => ({ connection: 'ready' });
+    const url = source('ready', { config: { kind: 'url' }, transportKind: 'http', view, states });
     expect(serverStatus(url, 0).state).toBe('ready');
     expect(view.lastStatus).toBeUndefined();
     const shared = sharedStatus(url, () => 0);
-    expect(view.lastStatus).toBeDefined();
+    expect(view.lastStatus).toBe(shared);
     expect(serverStatus(url, 0)).toEqual({ ...shared, states: { connection: 'ready' } });
+  });
+
+  it('sup.status() keeps only the frozen status: the same object while it reads the same, a new one when a counter moves', () => {
+    let moved = false;
+    const view = { lastStatus: undefined as unknown, unchanged: () => !moved, confirmed: () => (moved = false) };
+    const pending = { size: 0 };
+    const session = {
+      era: 'legacy',
+      protocolVersion: '2025-11-25',
+      serverInfo: { name: 'files', version: '1' },
+    } as const;
+    const url = source('ready', {
+      config: { kind: 'url' },
+      transportKind: 'http',
+      view,
+      pending,
+      gate: { waiting: 0 },
+      session: () => session,
+    });
+    const first = sharedStatus(url, () => 0);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.requests)).toBe(true);
+    expect(sharedStatus(url, () => 0)).toBe(first);
+    // A machine moved but the status reads the same (a keepalive step): the object is kept.
+    moved = true;
+    expect(sharedStatus(url, () => 0)).toBe(first);
+    pending.size = 2;
+    const busy = sharedStatus(url, () => 0);
+    expect(busy).not.toBe(first);
+    expect(busy.requests).toEqual({ inFlight: 2, waiting: 0, throttled: 0 });
+    expect(sharedStatus(url, () => 0)).toBe(busy);
   });
 
   it('never counts fewer than zero requests in flight', () => {
