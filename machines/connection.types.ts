@@ -59,6 +59,8 @@ export interface ConnectionContext {
   keepalive: KeepaliveSettings | false;
   session: SessionInfo | undefined;
   listenerOpenTimeoutMs: number;
+  /** A listener child is running (`ready` only): LISTEN_WANTED tells it, or starts one. */
+  listening: boolean;
   provenAfterMs: number;
   revive: ReviveSettings | false;
   /** Revival attempts since the server last proved healthy: the revival backoff's exponent. */
@@ -87,8 +89,10 @@ export type ConnectionEvent =
   | KeepaliveReport
   /** A request was refused for want of credentials (401, or 403 `insufficient_scope`) and an auth provider can fix it. */
   | { type: 'AUTHORIZATION_REQUIRED'; error: string }
-  /** LISTENER_SETTLED / LISTENER_LOST / LISTENER_REFUSED_SESSION. */
+  /** LISTENER_SETTLED / LISTENER_LOST / LISTENER_REFUSED_SESSION / NOTHING_TO_LISTEN. */
   | ListenerReport
+  /** From the runtime: what to listen for changed (modern era); the listener opens with it, started if none runs. */
+  | { type: 'LISTEN_WANTED' }
   | { type: 'RESTART' }
   /** Requests are held for the server while it is down: the backoff is capped (`waitingReconnectMs`). */
   | { type: 'REQUESTS_WAITING' }

@@ -142,7 +142,12 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     // listenerOpenTimeoutMs < provenAfterMs: the proven timer can only fire once serving.
     if (snapshot.matches({ ready: 'opening listener' }))
       list.push({ type: 'LISTENER_SETTLED' }, { type: OPEN_TIMEOUT });
-    else list.push({ type: PROVEN });
+    else {
+      list.push({ type: PROVEN });
+      // The runtime: what to listen for changed; the listener: nothing to listen to (it settled first).
+      list.push({ type: 'LISTEN_WANTED' });
+      if (children.includes('listener')) list.push({ type: 'NOTHING_TO_LISTEN' });
+    }
   }
   if (children.includes('probe')) {
     const generation = (snapshot.context.session as SessionInfo).sessionGeneration;
@@ -183,6 +188,7 @@ function project(snapshot: AnyMachineSnapshot) {
     fatal: snapshot.context.fatal,
     latched: snapshot.context.latchedTransport ?? null,
     era: snapshot.context.latchedEra ?? null,
+    listening: snapshot.context.listening,
   };
 }
 
@@ -202,7 +208,28 @@ function errorOf(event: AnyEventObject): string {
   return event.error instanceof Error ? event.error.message : String(event.error);
 }
 
-function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext): void {
+/** A listener child runs only in `ready`, and `listening` says whether one does. */
+function checkListener({ h, event, before, after }: StepContext): void {
+  const listener = after.children.listener;
+  expect(after.context.listening, '`listening` says whether a listener child runs').toBe(listener !== undefined);
+  if (!after.matches('ready')) expect(listener, 'no listener outside ready').toBeUndefined();
+  if (after.matches('ready') && !before.matches('ready'))
+    expect(listener, 'entering ready starts a listener').toBeDefined();
+  if (event.type === 'NOTHING_TO_LISTEN') expect(listener, 'nothing to listen to: the listener stops').toBeUndefined();
+  if (event.type === 'LISTEN_WANTED') {
+    expect(listener, 'something to listen to: a listener runs').toBeDefined();
+    const told = h.controls.received('listener').filter((e) => e.type === 'SUBSCRIPTIONS_CHANGED').length;
+    h.scratch.subscriptionChanges ??= 0;
+    expect(told - h.scratch.subscriptionChanges, 'a running listener is told; a new one is not').toBe(
+      before.context.listening ? 1 : 0,
+    );
+  }
+  h.scratch.subscriptionChanges = h.controls.received('listener').filter((e) => e.type === 'SUBSCRIPTIONS_CHANGED').length;
+}
+
+function checkSideEffects(step: StepContext): void {
+  checkListener(step);
+  const { h, event, before, after, reportsFrom } = step;
   const enteredReconnecting = after.matches('reconnecting') && !before.matches('reconnecting');
   const down = reportsOf(h, 'CONNECTION_DOWN', reportsFrom).map((r) => r.event);
   expect(down, 'CONNECTION_DOWN is reported exactly on entering reconnecting').toEqual(
@@ -344,6 +371,7 @@ export const connectionSpec = (machine: AnyStateMachine = connectionMachine, inp
     LISTENER_SETTLED: 'listener',
     LISTENER_LOST: 'listener',
     LISTENER_REFUSED_SESSION: 'listener',
+    NOTHING_TO_LISTEN: 'listener',
     CONNECTION_LOST: 'keepalive',
   },
   drive: (event, h) => {
