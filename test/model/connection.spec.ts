@@ -224,7 +224,9 @@ function checkListener({ h, event, before, after }: StepContext): void {
       before.context.listening ? 1 : 0,
     );
   }
-  h.scratch.subscriptionChanges = h.controls.received('listener').filter((e) => e.type === 'SUBSCRIPTIONS_CHANGED').length;
+  h.scratch.subscriptionChanges = h.controls
+    .received('listener')
+    .filter((e) => e.type === 'SUBSCRIPTIONS_CHANGED').length;
 }
 
 function checkSideEffects(step: StepContext): void {
