@@ -60,6 +60,7 @@ export const connectionMachine = connectionSetup.createMachine({
     keepalive: input.keepalive,
     session: undefined,
     listenerOpenTimeoutMs: input.listenerOpenTimeoutMs,
+    listening: false,
     provenAfterMs: input.provenAfterMs,
     revive: input.revive ?? DEFAULT_REVIVE,
     revivals: 0,

@@ -67,6 +67,8 @@ export interface ConnectionContext {
   keepalive: KeepaliveSettings | false;
   session: SessionInfo | undefined;
   listenerOpenTimeoutMs: number;
+  /** A listener child is running (`ready` only): LISTEN_WANTED tells it, or starts one. */
+  listening: boolean;
   provenAfterMs: number;
   revive: ReviveSettings | false;
   /** Revival attempts since the server last proved healthy: the revival backoff's exponent. */
@@ -100,8 +102,10 @@ export type ConnectionEvent =
   | KeepaliveReport
   /** A request was refused for want of credentials (401, or 403 `insufficient_scope`) and an auth provider can fix it. */
   | { type: 'AUTHORIZATION_REQUIRED'; error: string }
-  /** LISTENER_SETTLED / LISTENER_LOST / LISTENER_REFUSED_SESSION. */
+  /** LISTENER_SETTLED / LISTENER_LOST / LISTENER_REFUSED_SESSION / NOTHING_TO_LISTEN. */
   | ListenerReport
+  /** From the runtime: what to listen for changed (modern era); the listener opens with it, started if none runs. */
+  | { type: 'LISTEN_WANTED' }
   | { type: 'RESTART' }
   /** A restart left the sliding window (raised by the connection that decides its restarts). */
   | { type: 'RESTART_WINDOW_PASSED'; epoch: number }

@@ -69,7 +69,9 @@ export type ListenerReport =
   /** The stream had been open, and reopening it was answered 400/404: the server no longer knows the session. */
   | { type: 'LISTENER_REFUSED_SESSION'; status: number }
   /** Reopening the stream could not reach the server: the connection reconnects now. */
-  | { type: 'SERVER_UNREACHABLE'; error: string };
+  | { type: 'SERVER_UNREACHABLE'; error: string }
+  /** Nothing to listen to (no listening stream here, or a modern server with nothing asked for): stop me. */
+  | { type: 'NOTHING_TO_LISTEN' };
 
 /** Statuses that, on a stream that had been open, say the session is gone. */
 const SESSION_REFUSED_STATUSES = [400, 404];
@@ -103,6 +105,7 @@ export const listenerMachine = setup({
     'forget reopens': assign({ reopens: 0 }),
     'remember opened': assign({ opened: true }),
     'report settled': sendParent({ type: 'LISTENER_SETTLED' } satisfies ListenerReport),
+    'report nothing to listen': sendParent({ type: 'NOTHING_TO_LISTEN' } satisfies ListenerReport),
     'report refused session': sendParent(({ context }): ListenerReport => ({
       type: 'LISTENER_REFUSED_SESSION',
       status: context.unavailableStatus ?? 0,
@@ -215,6 +218,8 @@ export const listenerMachine = setup({
     },
     /** The server offers no listening stream; nothing more to do (modern: until the subscriptions change). */
     unavailable: {
+      // The connection stops an idle listener (and starts one again when something is wanted).
+      entry: 'report nothing to listen',
       on: { SUBSCRIPTIONS_CHANGED: 'connected' },
     },
     /** The server could not be reached to reopen the stream: the connection reconnects, and a new listener starts. */

@@ -287,7 +287,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     return openListener(
       this.context,
       lastEventId,
-      () => this.modernListening(),
+      (build) => (build ? this.modernListening() : this.listening),
       (refusal) => this.recovery.requestAuthorization(refusal),
       this.requests.limits,
     );

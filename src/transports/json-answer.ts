@@ -72,7 +72,7 @@ export type PostAnswer =
 type Callback = (error: Error | null, answer?: PostAnswer, readingBody?: boolean) => void;
 type Abort = (reason?: Error) => void;
 
-interface LegacyHandler {
+export interface LegacyHandler {
   onConnect(abort: Abort, context: unknown): void;
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
   onData(chunk: Buffer): boolean;
@@ -98,6 +98,8 @@ function undiciInternals(): UndiciInternals | undefined {
 }
 
 const internals = undiciInternals();
+/** For the listening GET read in its own dispatch handler (http/listener-stream.ts). */
+export const undiciRequestInternals = internals;
 
 /** Whether this undici keeps the internals where undici 7 does (a test guards it on upgrades). */
 export const readsJsonWhole = internals !== undefined;

@@ -44,6 +44,16 @@ const OWN_RESTARTS_ONLY: Record<string, string> = {
 };
 
 /**
+ * A change of what to listen for: the scripted server offers nothing to listen for (no listChanged,
+ * no resources.subscribe, no tasks), so no caller can make one (the pure model takes these;
+ * test/integration/modern/lazy-listener.test.ts takes them on a real server).
+ */
+const LISTEN_CHANGES: Record<string, string> = {
+  "#connection.ready --LISTEN_WANTED[0]--> (stays) if 'isListening'": 'a subscription change told to the listener',
+  '#connection.ready --LISTEN_WANTED[1]--> (stays)': 'a subscription change that starts a listener',
+};
+
+/**
  * The era transitions (issue 18): the legacy-pinned paths never take them; the `auto era` variant
  * (the default `protocolVersion`: every connection probes with `server/discover`) must take them all.
  */
@@ -122,10 +132,15 @@ describe('connection through the runtime: transition coverage', () => {
       expect(all, `known-unreachable transition no longer exists: ${key}`).toContain(key);
       expect(taken(key), `known-unreachable transition was taken: ${key}`).toBe(false);
     }
-    for (const key of Object.keys({ ...IDLE_ONLY, ...OWN_RESTARTS_ONLY }))
-      expect(all, `idle-only transition no longer exists: ${key}`).toContain(key);
+    for (const key of Object.keys({ ...IDLE_ONLY, ...OWN_RESTARTS_ONLY, ...LISTEN_CHANGES }))
+      expect(all, `idle-only, own-restart or listen-change transition no longer exists: ${key}`).toContain(key);
     const missing = all.filter(
-      (key) => !taken(key) && !(key in UNREACHABLE) && !(key in IDLE_ONLY) && !(key in OWN_RESTARTS_ONLY),
+      (key) =>
+        !taken(key) &&
+        !(key in UNREACHABLE) &&
+        !(key in IDLE_ONLY) &&
+        !(key in OWN_RESTARTS_ONLY) &&
+        !(key in LISTEN_CHANGES),
     );
     const { covered, total } = coverage.summary();
     console.info(

@@ -160,7 +160,12 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     // listenerOpenTimeoutMs < provenAfterMs: the proven timer can only fire once serving.
     if (snapshot.matches({ ready: 'opening listener' }))
       list.push({ type: 'LISTENER_SETTLED' }, { type: OPEN_TIMEOUT });
-    else list.push({ type: PROVEN });
+    else {
+      list.push({ type: PROVEN });
+      // The runtime: what to listen for changed; the listener: nothing to listen to (it settled first).
+      list.push({ type: 'LISTEN_WANTED' });
+      if (children.includes('listener')) list.push({ type: 'NOTHING_TO_LISTEN' });
+    }
   }
   if (children.includes('probe')) {
     const generation = (snapshot.context.session as SessionInfo).sessionGeneration;
@@ -210,6 +215,7 @@ function project(snapshot: AnyMachineSnapshot) {
     era: snapshot.context.latchedEra ?? null,
     // Own restarts: the budget left decides between a restart and giving up.
     ...(snapshot.context.restart && { restarts: restarts.inWindow }),
+    listening: snapshot.context.listening,
   };
 }
 
@@ -229,7 +235,30 @@ function errorOf(event: AnyEventObject): string {
   return event.error instanceof Error ? event.error.message : String(event.error);
 }
 
-function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext): void {
+/** A listener child runs only in `ready`, and `listening` says whether one does. */
+function checkListener({ h, event, before, after }: StepContext): void {
+  const listener = after.children.listener;
+  expect(after.context.listening, '`listening` says whether a listener child runs').toBe(listener !== undefined);
+  if (!after.matches('ready')) expect(listener, 'no listener outside ready').toBeUndefined();
+  if (after.matches('ready') && !before.matches('ready'))
+    expect(listener, 'entering ready starts a listener').toBeDefined();
+  if (event.type === 'NOTHING_TO_LISTEN') expect(listener, 'nothing to listen to: the listener stops').toBeUndefined();
+  if (event.type === 'LISTEN_WANTED') {
+    expect(listener, 'something to listen to: a listener runs').toBeDefined();
+    const told = h.controls.received('listener').filter((e) => e.type === 'SUBSCRIPTIONS_CHANGED').length;
+    h.scratch.subscriptionChanges ??= 0;
+    expect(told - h.scratch.subscriptionChanges, 'a running listener is told; a new one is not').toBe(
+      before.context.listening ? 1 : 0,
+    );
+  }
+  h.scratch.subscriptionChanges = h.controls
+    .received('listener')
+    .filter((e) => e.type === 'SUBSCRIPTIONS_CHANGED').length;
+}
+
+function checkSideEffects(step: StepContext): void {
+  checkListener(step);
+  const { h, event, before, after, reportsFrom } = step;
   const policy = before.context.restart as RestartPolicy | undefined;
   const wasDown = before.matches('reconnecting') || before.matches('failed');
   // Own restarts with the budget spent: down and given up in one step.
@@ -407,6 +436,7 @@ export const connectionSpec = (machine: AnyStateMachine = connectionMachine, inp
     LISTENER_SETTLED: 'listener',
     LISTENER_LOST: 'listener',
     LISTENER_REFUSED_SESSION: 'listener',
+    NOTHING_TO_LISTEN: 'listener',
     CONNECTION_LOST: 'keepalive',
   },
   drive: (event, h) => {

@@ -92,6 +92,8 @@ export class Controls {
   private readonly channels = new Map<string, (event: AnyEventObject) => void>();
   /** Every start of a controllable actor, with its input. */
   readonly started: Array<{ key: string; input: unknown }> = [];
+  /** Every event a callback actor received, in order. */
+  readonly receivedEvents: Array<{ key: string; event: AnyEventObject }> = [];
 
   /** A promise actor that settles only when the test says so. */
   promise() {
@@ -112,10 +114,11 @@ export class Controls {
 
   /** A callback actor whose `sendBack` the test uses to talk to the parent. */
   callback() {
-    return fromCallback<AnyEventObject, any>(({ self, input, sendBack }) => {
+    return fromCallback<AnyEventObject, any>(({ self, input, sendBack, receive }) => {
       const key = keyOf(self, input);
       this.started.push({ key, input });
       this.channels.set(key, sendBack);
+      receive((event) => this.receivedEvents.push({ key, event }));
       return () => {
         if (this.channels.get(key) === sendBack) this.channels.delete(key);
       };
@@ -139,6 +142,11 @@ export class Controls {
 
   close(key: string): void {
     this.channels.delete(key);
+  }
+
+  /** The events the callback actors `key` received (every one started under that key). */
+  received(key: string): AnyEventObject[] {
+    return this.receivedEvents.filter((r) => r.key === key).map((r) => r.event);
   }
 
   isRunning(key: string): boolean {

@@ -110,6 +110,12 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
     reportsOf(h, 'LISTENER_SETTLED', reportsFrom),
     'LISTENER_SETTLED once the stream opened or turned out unavailable',
   ).toHaveLength(settles ? 1 : 0);
+  // Nothing to listen to: the connection stops this listener (and starts one when something is wanted).
+  const idle = after.matches('unavailable') && !before.matches('unavailable');
+  expect(
+    reportsOf(h, 'NOTHING_TO_LISTEN', reportsFrom),
+    'NOTHING_TO_LISTEN exactly when the stream turned out unavailable',
+  ).toHaveLength(idle ? 1 : 0);
 
   const gaveUp = after.matches('gave up') && !before.matches('gave up');
   const context = after.context as ListenerContext;

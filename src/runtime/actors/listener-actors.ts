@@ -5,7 +5,8 @@
  * connection (evidence.ts): refused, or reset while opening; the machine decides what that means.
  *
  * Not a child actor (it was one, ~2 KB per idle connection): a `FollowedStream` per `connected`
- * of the listener, dropped when it is left (a listener with nothing to listen to holds none).
+ * of the listener, dropped when it is left. A listener with nothing to listen to is itself
+ * stopped by the connection (NOTHING_TO_LISTEN), and started again by LISTEN_WANTED.
  */
 import type { ActorRef, AnyActorRef, Snapshot, Subscription } from 'xstate';
 import type { ListenerCursorHooks, ListenerOpening } from '../../../machines/connection-host.js';

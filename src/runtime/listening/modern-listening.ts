@@ -1,21 +1,22 @@
 /**
  * The runtime's side of the modern listen (listen.ts): opening it with the set it asks for (the
  * subscribed resources, the tasks being polled), and telling the listener child when that set
- * changes (resource-subscriptions.ts, a task's wait). A runtime creates it at its first listen,
+ * changes (resource-subscriptions.ts, a task's wait: LISTEN_WANTED to the connection, which starts
+ * a listener child when none runs). A runtime creates it at its first listen,
  * task watch or subscription change: an idle server holds none.
  */
-import type { AnyActorRef, SnapshotFrom } from 'xstate';
-import type { connectionMachine, SessionInfo } from '../../../machines/connection.machine.js';
-import type { ListenerEvent } from '../../../machines/listener.machine.js';
+import type { SnapshotFrom } from 'xstate';
+import type { ConnectionEvent, connectionMachine, SessionInfo } from '../../../machines/connection.machine.js';
 import type { ListenerOpenResult, Transport } from '../../transports/transport.js';
 import { listenFilter, ModernListens, type ListenControl } from './listen.js';
 import { offersTaskNotifications, WatchedTasks } from './task-subscriptions.js';
 
-/** What the listen needs to know of the connection: its era, its listener child, its session. */
+/** What the listen needs to know of the connection: its era, its session; and how to tell it. */
 export interface ListeningHost {
   readonly name: string;
   snapshot(): SnapshotFrom<typeof connectionMachine> | undefined;
   session(): SessionInfo | undefined;
+  tell(event: ConnectionEvent): void;
 }
 
 const NOTHING_TO_LISTEN_FOR: ListenerOpenResult = { kind: 'unavailable', reason: 'nothing to listen for' };
@@ -78,9 +79,9 @@ export class ModernListening {
       capabilities: this.host.session()?.capabilities,
       changed: () => {
         const generation = listens.changed();
-        // The listener issues its listen again with the new set.
-        const listener = this.host.snapshot()?.children.listener as AnyActorRef | undefined;
-        listener?.send({ type: 'SUBSCRIPTIONS_CHANGED' } satisfies ListenerEvent);
+        // The listener issues its listen again with the new set; a connection that had nothing
+        // to listen to (no listener child) starts one. Outside `ready` the next listener opens with it.
+        this.host.tell({ type: 'LISTEN_WANTED' });
         return generation;
       },
       acknowledgedSince: (generation, timeoutMs, signal) => listens.acknowledgedSince(generation, timeoutMs, signal),

@@ -7,15 +7,26 @@ import type { ListenerOpening } from '../../../machines/connection-host.js';
 import { probeTimeoutMs } from '../../core/probe-timeout.js';
 import { ConnectionClosedError, type AuthorizationRequiredError } from '../../core/errors.js';
 import type { ServerContext } from '../context/server-context.js';
+import { listenFilter } from './listen.js';
 import type { ModernListening } from './modern-listening.js';
 import type { RequestLimits } from '../requests/request-limits.js';
 import { whileBusy } from '../session/handshake-busy.js';
 
+type Modern = (build: boolean) => ModernListening | undefined;
+
+const NOTHING_TO_LISTEN_FOR: ListenerOpening = { kind: 'unavailable', reason: 'nothing to listen for' };
+
+/** The server offers something of what the client wants: its list changes, a subscribed resource. */
+function wantsListen(context: ServerContext): boolean {
+  const capabilities = context.session()?.capabilities ?? {};
+  return listenFilter(capabilities, context.savedSessionState?.subscribedUris() ?? []) !== undefined;
+}
+
 export async function openListener(
   context: ServerContext,
   lastEventId: string | undefined,
-  /** Builds the modern listening on first use (a legacy server never needs it). */
-  modern: () => ModernListening,
+  /** The modern listening: built (`build`) on first use, or the one built before (a legacy server never needs it). */
+  modern: Modern,
   requestAuthorization: (refusal: AuthorizationRequiredError) => void,
   /** A 429/503 to the stream opens the server's Retry-After window; the stream waits it out. */
   limits: RequestLimits,
@@ -26,7 +37,7 @@ export async function openListener(
 async function openOnce(
   context: ServerContext,
   lastEventId: string | undefined,
-  modern: () => ModernListening,
+  modern: Modern,
   requestAuthorization: (refusal: AuthorizationRequiredError) => void,
 ): Promise<ListenerOpening> {
   const { transport, authorization } = context;
@@ -34,7 +45,10 @@ async function openOnce(
   const envelope = context.facts?.envelope;
   try {
     if (!envelope) return await transport.openListener(lastEventId);
-    return await modern().open(transport, envelope, probeTimeoutMs(context.config));
+    // Nothing built yet and nothing to listen for: none is built (an idle modern server, the usual case).
+    const listening = modern(false) ?? (wantsListen(context) ? modern(true) : undefined);
+    if (!listening) return NOTHING_TO_LISTEN_FOR;
+    return await listening.open(transport, envelope, probeTimeoutMs(context.config));
   } catch (error) {
     if (authorization.isFixable(error) && !authorization.isOutdated(error)) requestAuthorization(error);
     throw error;

@@ -154,6 +154,26 @@ describe('bad input from the server', () => {
     expect(transitions).toEqual([]);
     expect((await handle.callTool('echo', { text: 'x' })).content[0]!.text).toBe('ok');
   });
+
+  it('an event on the GET stream over maxMessageBytes ends that stream; the listener resumes after its last event id', async () => {
+    const gets: Array<string | undefined> = [];
+    const server = await scriptedServer(cleanup, (request, res) => {
+      if (request.method === 'GET') {
+        gets.push(request.headers['last-event-id'] as string | undefined);
+        startSse(res);
+        // The first stream: an id and `retry` in its first chunk, then an event past the bound.
+        if (gets.length === 1) res.write(`id: g-1\nretry: 10\ndata: \n\ndata: ${'x'.repeat(5_000)}\n\n`);
+        return;
+      }
+      if (answerBasics(request, res, { sessionId: 'sid-big-get' })) return;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(toolResult(request.body.id, 'ok')));
+    });
+    const { handle } = await open(cleanup, server.url, { maxMessageBytes: 4_096 });
+    await until(() => gets.length === 2);
+    expect(gets).toEqual([undefined, 'g-1']);
+    expect(handle.status().state).toBe('ready');
+    expect((await handle.callTool('echo', { text: 'x' })).content[0]!.text).toBe('ok');
+  });
 });
 
 describe('failed exchanges', () => {
