@@ -218,6 +218,11 @@ export class ConnectionView {
     if (!this.observed.includes(ref)) ref.subscribe((this.mark ??= () => void (this.moved = true)));
   }
 
+  /** Something status() reads outside the machines changed (its origin keepalive's figures). */
+  touch(): void {
+    this.moved = true;
+  }
+
   private watched = false;
   private moved = true;
   /** The actors observed as of the last confirmed(): the connection first, then its machine children. */

@@ -22,6 +22,7 @@ import { followStreamActions } from './listener-actors.js';
 import { bindEvidence, sendProbe } from './keepalive-actions.js';
 import { followConnection } from '../lifecycle-facts.js';
 import { runtimeOf } from './runtime-registry.js';
+import type { ActorClock } from '../../../machines/connection-host.js';
 
 export const providedConnectionMachine = connectionMachine.provide({
   actors: {
@@ -67,6 +68,14 @@ export const providedConnectionMachine = connectionMachine.provide({
     'settle attempt': ({ context, system }) => runtimeOf(system, context.server).settleAttempt(),
     'replace transport': ({ context, system }) => runtimeOf(system, context.server).replaceTransport(),
     'ask about waiting requests': ({ context, system }) => runtimeOf(system, context.server).origin.ask(),
+    'join origin keepalive': ({ context, system, self }) => {
+      if (context.keepalive === false) return;
+      runtimeOf(system, context.server).originKeepalive?.join(
+        context.keepalive,
+        (self as { clock?: ActorClock }).clock,
+      );
+    },
+    'leave origin keepalive': ({ context, system }) => runtimeOf(system, context.server).originKeepalive?.leave(),
   },
 });
 
