@@ -8,9 +8,8 @@
  * member CONNECTION_LOST, as its own keepalive would have.
  *
  * Members join on entering `ready` and leave on leaving it (machines/connection.keepalive.ts); the
- * last one out stops the actor, so no timer is left. Keepalives are kept per clock (one supervisor's
- * shared clock, or XState's own for `connect()`) and per settings: servers of one origin with
- * different intervals keep one keepalive each.
+ * last one out stops the actor, so no timer is left. Keepalives are kept per origin and settings, for the
+ * whole process (servers of one origin with different intervals keep one keepalive each).
  */
 import { assign, createActor, type Actor } from 'xstate';
 import {
@@ -154,10 +153,12 @@ export class OriginKeepalive {
   }
 }
 
-/** The origin keepalives of each clock, by settings and origin. */
-const keepalives = new WeakMap<object, Map<string, OriginKeepalive>>();
-/** `connect()`'s connections: XState's own clock. */
-const DEFAULT_CLOCK = {};
+/**
+ * The origin keepalives of the process, by settings and origin: servers of one origin in many
+ * supervisors (each `connect()` is one) share one. It runs on the clock of the member that
+ * started it (a supervisor's shared clock keeps working after its supervisor stopped).
+ */
+const keepalives = new Map<string, OriginKeepalive>();
 
 /** `ready`: `member` joins the keepalive of its origin (started by the first member). */
 export function joinOriginKeepalive(
@@ -167,17 +168,13 @@ export function joinOriginKeepalive(
   settings: KeepaliveSettings,
   clock: Clock | undefined,
 ): OriginKeepalive {
-  const scope = clock ?? DEFAULT_CLOCK;
-  let ofClock = keepalives.get(scope);
-  if (!ofClock) keepalives.set(scope, (ofClock = new Map<string, OriginKeepalive>()));
   const key = `${settings.intervalMs}/${settings.timeoutMs}/${settings.maxMissed} ${origin}`;
-  let keepalive = ofClock.get(key);
+  let keepalive = keepalives.get(key);
   if (!keepalive) {
-    const ofThisClock = ofClock;
     const created = new OriginKeepalive(origin, settings, liveness, clock, () => {
-      if (ofThisClock.get(key) === created) ofThisClock.delete(key);
+      if (keepalives.get(key) === created) keepalives.delete(key);
     });
-    ofClock.set(key, (keepalive = created));
+    keepalives.set(key, (keepalive = created));
   }
   keepalive.join(member);
   return keepalive;
