@@ -26,7 +26,7 @@ import { settleProbe } from '../actors/keepalive-actions.js';
 import type { Clock } from '../actors/shared-clock.js';
 
 /** What an origin's keepalive needs of a member server (its runtime). */
-export interface KeepaliveMember {
+interface KeepaliveMember {
   state(): string;
   readonly context: { tell(report: KeepaliveReport): void };
   readonly probes: { busy(): boolean; probeNow(timeoutMs: number): Promise<ProbeOutput> };
@@ -43,7 +43,7 @@ let created = 0;
 
 const NOTHING_TO_PROBE: ProbeOutput = { skipped: true };
 
-export const originKeepaliveMachine = keepaliveMachine.provide({
+const originKeepaliveMachine = keepaliveMachine.provide({
   actions: {
     'bind evidence': assign<KeepaliveContext, KeepaliveEvent, unknown, KeepaliveEvent, never>(({ context }) => ({
       evidence: running.get(context.server)?.liveness,
@@ -54,7 +54,7 @@ export const originKeepaliveMachine = keepaliveMachine.provide({
   },
 });
 
-export class OriginKeepalive {
+class OriginKeepalive {
   /** In probe order: a probed member moves to the end. */
   private readonly members = new Set<KeepaliveMember>();
   /** Created after the first member's step: not inside the machine action that joins (XState warns of that). */
@@ -161,7 +161,7 @@ export class OriginKeepalive {
 const keepalives = new Map<string, OriginKeepalive>();
 
 /** `ready`: `member` joins the keepalive of its origin (started by the first member). */
-export function joinOriginKeepalive(
+function joinOriginKeepalive(
   member: KeepaliveMember,
   origin: string,
   liveness: OriginLiveness,
