@@ -6,10 +6,12 @@
  * - `proof: 'server'` (the behaviour before issue #31): every idle server is probed every
  *   interval, so the CPU divided by the probes the server counted (its `/__stats` POSTs) is the
  *   CPU of one real probe;
- * - `proof: 'origin'` (the default): a server whose origin answered within the interval skips its
- *   probe in one machine step, so about one probe per origin per interval goes out; the CPU left
- *   after those probes (at the first run's price), divided by the steps that sent nothing, is the
- *   CPU of one skipped step.
+ * - `proof: 'origin'` (the default): one keepalive per origin (src/runtime/keepalive/), one step
+ *   per origin per interval, which skips its probe when the origin answered within the interval
+ *   and else probes one of its servers: one probe per origin per interval at most, and no actor
+ *   or delay per server. `steps` counts the origin keepalives' steps; the CPU left after the
+ *   probes (at the first run's price), divided by the steps that sent nothing, is the CPU of one
+ *   skipped step (with nothing skipped, of the origin's step and its share of the idle process).
  *
  *   node .bench-build/bench/keepalive-cpu.js [url|-] [servers=1000] [intervalMs=2000] [rounds=5]
  *
@@ -18,7 +20,7 @@
  *
  * Prints `{"servers", "intervalMs", "server": {...}, "origin": {...}}`: for each, the probes the
  * server counted, the CPU per server per interval, and `idleCpuPercentAt10k`, the share of one
- * core 10,000 servers at the default 30 s interval would take (333 keepalive steps a second);
+ * core 10,000 servers at the default 30 s interval would take (333 keepalive steps a second with `proof: 'server'`; 4 per interval per 4 origins with `'origin'`);
  * `cpuMsPerProbe` and `cpuMsPerSkippedStep`. With `KEEPALIVE_CPU_PROFILE=<file>`, also writes a
  * CPU profile of the `origin` window (open it in Chrome's dev tools).
  */
@@ -31,13 +33,15 @@ import { spreadOverOrigins } from './clients.js';
 import { startServer } from './measure.js';
 
 interface WindowReport {
-  /** Keepalive steps in the window: every server once per interval. */
+  /** Keepalive steps in the window: every server once per interval (`proof: 'server'`), every origin once (`'origin'`). */
   steps: number;
   /** Probes the server counted in the window. */
   probes: number;
   cpuMs: number;
-  /** CPU per server per interval. */
+  /** CPU per keepalive step. */
   cpuMsPerStep: number;
+  /** CPU per server per interval (what 10,000 servers multiply). */
+  cpuMsPerServerInterval: number;
   idleCpuPercentAt10k: number;
 }
 
@@ -78,13 +82,16 @@ async function measureWindow(
     if (profiler) writeFileSync(PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
     const probes = (await postsAt(url)) - postsBefore;
     const cpuMs = (user + system) / 1000;
-    const steps = n * rounds;
+    const origins = Math.ceil(n / 100); // spreadOverOrigins: 100 servers per origin
+    const steps = (proof === 'origin' ? origins : n) * rounds;
+    const perServer = cpuMs / (n * rounds);
     return {
       steps,
       probes,
       cpuMs,
       cpuMsPerStep: cpuMs / steps,
-      idleCpuPercentAt10k: (((cpuMs / steps) * 10_000) / 30_000) * 100,
+      cpuMsPerServerInterval: perServer,
+      idleCpuPercentAt10k: ((perServer * 10_000) / 30_000) * 100,
     };
   } finally {
     await supervisor.stop();
@@ -105,7 +112,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       servers: Number(n),
       intervalMs: Number(intervalMs),
       server: { ...byServer, cpuMsPerProbe },
-      origin: { ...byOrigin, cpuMsPerSkippedStep: (byOrigin.cpuMs - byOrigin.probes * cpuMsPerProbe) / skipped },
+      origin: {
+        ...byOrigin,
+        cpuMsPerSkippedStep: skipped > 0 ? (byOrigin.cpuMs - byOrigin.probes * cpuMsPerProbe) / skipped : undefined,
+      },
       off,
     };
     process.stdout.write(`${JSON.stringify(report)}\n`);

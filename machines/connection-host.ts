@@ -5,6 +5,7 @@
  * implements it; the actors and actions (src/runtime/actors/) call nothing else. Each member
  * says which state calls it, and when; the last two are how the machine's facts reach it.
  */
+import type { ActorOptions, AnyActorLogic } from 'xstate';
 import type {
   ConfiguredTransport,
   DiscoverVerdict,
@@ -13,7 +14,18 @@ import type {
   TransportOpened,
 } from './connection.types.js';
 import type { FactOf } from './connection.facts.js';
-import type { LivenessEvidence, ProbeOutput } from './keepalive.machine.js';
+import type { KeepaliveSettings, LivenessEvidence, ProbeOutput } from './keepalive.machine.js';
+
+/** XState's clock (`createActor(logic, { clock })`): the origin's keepalive runs on its members' clock. */
+export type ActorClock = NonNullable<ActorOptions<AnyActorLogic>['clock']>;
+
+/** `ready` with `proof: 'origin'` over HTTP: the server's part in its origin's one keepalive (src/runtime/keepalive/). */
+export interface OriginKeepaliveShare {
+  /** Entering `ready`: joins (the first member starts it); `clock` is the connection actor's. */
+  join(settings: KeepaliveSettings, clock: ActorClock | undefined): void;
+  /** Leaving `ready` (or closing): leaves (the last member out stops it). */
+  leave(): void;
+}
 
 /** One read of a listening stream: what the listener machine hears from it while it is open. */
 export interface ListenerCursorHooks {
@@ -39,6 +51,8 @@ export interface OriginTurn {
 
 export interface ConnectionHost {
   readonly origin: OriginTurn;
+  /** `ready`, proved by its origin: its part in the origin's keepalive; undefined without a shared origin (stdio). */
+  readonly originKeepalive: OriginKeepaliveShare | undefined;
 
   // ---- actors: effects a state waits for (a rejection is the state's error)
 

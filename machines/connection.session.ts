@@ -13,6 +13,7 @@ import {
   rememberEventError,
   rememberLostConnection,
 } from './connection.failures.js';
+import { startKeepalive, stopKeepalive } from './connection.keepalive.js';
 import { connectionSetup } from './connection.setup.js';
 
 /** The session is gone (a 404 on a request that carried it, or a 400 naming it). */
@@ -51,13 +52,9 @@ const isListening = ({ context }: { context: { listening: boolean } }) => contex
 
 export const ready = connectionSetup.createStateConfig({
   // Serving again clears the last failure before the move is told (a listener reads status() in it).
-  entry: ['forget error', announce('ready')],
-  exit: stopListener,
-  invoke: {
-    id: 'keepalive',
-    src: 'keepalive',
-    input: ({ context }) => ({ server: context.server, settings: context.keepalive }),
-  },
+  // The keepalive: its origin's (joined, no actor per server) or a child of its own (connection.setup.ts).
+  entry: ['forget error', announce('ready'), startKeepalive],
+  exit: [stopKeepalive, ...stopListener],
   initial: 'opening listener',
   states: {
     // Server-to-client requests are dropped by servers with no open stream, so requests

@@ -132,6 +132,10 @@ export const connectionSetup = setup({
     'replace transport': () => {},
     /** Down: the runtime answers REQUESTS_WAITING now if requests are held for the server (later ones send it themselves). */
     'ask about waiting requests': () => {},
+    /** `ready`, proved by its origin: the server joins its origin's one keepalive (it probes, and tells CONNECTION_LOST). */
+    'join origin keepalive': () => {},
+    /** Leaving `ready`: the server leaves its origin's keepalive (the last one out stops it). */
+    'leave origin keepalive': () => {},
 
     // What happened (connection.facts.ts): the cause of a move, the state entered, the lifecycle facts.
     'note cause': assign((_, cause: Cause) => ({ cause })),
@@ -266,6 +270,8 @@ export const connectionSetup = setup({
     'probe was refused': (_, probe: ProbeVerdict) => probe.verdict === 'unauthorized',
     'may revive': ({ context }) => context.revive !== false && !context.fatal,
     'is current window': ({ context }, passed: { epoch: number }) => context.restarts.epoch === passed.epoch,
+    /** Over HTTP the server's request sockets are its origin's, so the origin's answers are its own (not stdio). */
+    'origin is shared': ({ context }) => context.transport !== undefined && context.transport !== 'stdio',
   },
   delays: {
     'listener open timeout': ({ context }) => context.listenerOpenTimeoutMs,

@@ -8,8 +8,11 @@
  * anything within the interval (a request, a sibling server's probe), or a sibling's probe is on
  * its way: request sockets are shared per origin, so that answer proves this server's process
  * and connection alive too. The skip is one step (`waiting` → `waiting`), decided here on the
- * runtime's evidence; per origin about one probe per interval stands for all its servers. A
- * server with misses proves itself (no skip).
+ * runtime's evidence. A keepalive with misses probes at every interval (no skip).
+ *
+ * One machine, two uses: a child of a connection (`proof: 'server'`, stdio), or the one keepalive
+ * of an origin (`proof: 'origin'` over HTTP, src/runtime/keepalive/), whose `server` is the origin,
+ * whose probe goes to one of its ready servers in turn, and whose CONNECTION_LOST goes to all of them.
  */
 import { and, assign, sendParent, setup } from 'xstate';
 
@@ -57,6 +60,14 @@ export type KeepaliveEvent = { type: 'PROBE_ANSWERED'; output: ProbeOutput } | {
 /** What the keepalive tells its connection: `maxMissed` probes in a row got no answer. */
 export type KeepaliveReport = { type: 'CONNECTION_LOST'; error: string };
 
+/** What `maxMissed` misses in a row tell the connection (each member's, for an origin's keepalive). */
+export function connectionLost(context: Pick<KeepaliveContext, 'missed' | 'lastError'>): KeepaliveReport {
+  return {
+    type: 'CONNECTION_LOST',
+    error: `${context.missed} keepalive probes in a row got no answer (last: ${context.lastError ?? 'no answer'})`,
+  };
+}
+
 export interface KeepaliveContext {
   server: string;
   settings: KeepaliveSettings | false;
@@ -89,10 +100,8 @@ export const keepaliveMachine = setup({
       missed: context.missed + 1,
       lastError: params.error instanceof Error ? params.error.message : String(params.error),
     })),
-    'report connection dead': sendParent(({ context }): KeepaliveReport => ({
-      type: 'CONNECTION_LOST',
-      error: `${context.missed} keepalive probes in a row got no answer (last: ${context.lastError ?? 'no answer'})`,
-    })),
+    // An origin's keepalive (src/runtime/keepalive/) tells every member server instead.
+    'report connection dead': sendParent(({ context }) => connectionLost(context)),
   },
   guards: {
     'is disabled': ({ context }) => context.settings === false,

@@ -208,6 +208,11 @@ export class ConnectionView {
     this.seen = undefined;
   }
 
+  /** Something status() reads outside the machines changed (its origin keepalive's figures). */
+  touch(): void {
+    this.moved = true;
+  }
+
   private watched = false;
   private moved = true;
   /** The connection's snapshot as of the last confirmed() (until a move is seen). */

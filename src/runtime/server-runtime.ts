@@ -38,6 +38,7 @@ import type { ListenControl } from './listening/listen.js';
 import { ModernListening } from './listening/modern-listening.js';
 import { openListener } from './listening/open-listener.js';
 import { Probes } from './probes/probes.js';
+import { OriginKeepaliveShare } from './keepalive/origin-keepalive.js';
 import { OriginMembership } from './recovery/origin-membership.js';
 import { Recovery } from './recovery/recovery.js';
 import type { RequestGate } from './context/request-gate.js';
@@ -60,9 +61,6 @@ import { SessionOpening } from './session/session-opening.js';
 import type { SessionState } from './context/session-state.js';
 import { TransportSlot } from './transport/transport-slot.js';
 
-/** Notifications of cancelled server requests, before any server request was served. */
-const NO_SERVER_REQUESTS = { cancel(): void {} };
-
 /** The runtime is its transports' sink: a sink object of four closures would cost ~0.3 KB per server. */
 export class ServerRuntime implements ConnectionHost, TransportSink {
   /** What the parts share: identity, pending requests and gate, the transport, the session's facts. */
@@ -71,10 +69,11 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   readonly view: ConnectionView;
   private readonly requests: RequestPath;
   private readonly recovery: Recovery;
-  private readonly probes: Probes;
+  readonly probes: Probes;
   private readonly opening: SessionOpening;
-  /** Its origin's reconnect turns (recovery/origin-turns.ts). */
+  /** Its origin's reconnect turns (recovery/origin-turns.ts), and its part in the origin's one keepalive. */
   readonly origin: OriginMembership;
+  readonly originKeepalive: OriginKeepaliveShare | undefined;
   /** Answering the server (built by its first request, or the first multi round-trip answer). */
   private input: ServerInput | undefined = undefined;
   /** Modern era: the listen and the set it asks for (created by the first listen, task watch or change). */
@@ -100,6 +99,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     this.origin = new OriginMembership(context);
     this.recovery = this.requests.recovery = new Recovery(context, this.requests, this.origin);
     this.probes = new Probes(context, this.requests, this.origin.liveness);
+    this.originKeepalive = OriginKeepaliveShare.of(this);
     this.opening = new SessionOpening(context, this.requests, this.probes, options.clientInfo, capabilities);
   }
 
@@ -196,9 +196,9 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   lastError(): string | undefined {
     return this.view.lastError();
   }
-  /** Last keepalive round trip and misses in a row: the keepalive child's own count. */
+  /** Last keepalive round trip and misses in a row: the keepalive child's own, or its origin keepalive's. */
   keepalive(): { lastRttMs: number | undefined; missed: number } {
-    return this.view.keepalive();
+    return this.originKeepalive?.figures() ?? this.view.keepalive();
   }
   /** Every machine's state now: the connection's full path and its machine children's. */
   states(): MachineStates | undefined {
@@ -373,7 +373,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   /** Public for the telemetry, which delivers a notification inside the trace it carries. */
   deliver(notification: JsonRpcNotification): void {
     const { events, pending } = this.context;
-    dispatchNotification(notification, events, this.input?.requests ?? NO_SERVER_REQUESTS, pending);
+    dispatchNotification(notification, events, this.input?.requests, pending);
   }
 
   isAwaiting(id: string | number): boolean {

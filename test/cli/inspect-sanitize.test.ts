@@ -39,7 +39,8 @@ describe('inspection events', () => {
         docs: {
           url: fixture.url,
           headers: { authorization: 'Bearer s3cret-token-value' },
-          keepalive: { intervalMs: 50, timeoutMs: 1_000, maxMissed: 3 },
+          // A keepalive child of its own (proof 'server'): with 'origin' the origin's keepalive stands for it.
+          keepalive: { intervalMs: 50, timeoutMs: 1_000, maxMissed: 3, proof: 'server' },
         },
       },
       inspect: (event) => events.push(event),

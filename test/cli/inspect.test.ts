@@ -21,7 +21,7 @@ interface StatelyEvent {
 }
 
 describe('mcp-supervisor inspect', () => {
-  it('sends the actor tree (connection, listener, keepalive) to the inspector, without the token or session ids', async () => {
+  it('sends the actor tree (connection, listener) to the inspector, without the token or session ids', async () => {
     fixture = await startHttpFixture({ responseMode: 'sse' });
     const port = await freePort();
     const cli = spawnCli([
@@ -43,7 +43,7 @@ describe('mcp-supervisor inspect', () => {
       // The bridge replays what it has buffered, then forwards live events.
       await expect
         .poll(() => ws.messages.map((m) => (JSON.parse(m) as StatelyEvent).name).filter(Boolean), { timeout: 10_000 })
-        .toEqual(expect.arrayContaining(['docs', 'listener', 'keepalive']));
+        .toEqual(expect.arrayContaining(['docs', 'listener']));
       const text = ws.messages.join('\n');
       expect(text).not.toContain('s3cret-inspect');
       for (const id of fixture.sessions) expect(text).not.toContain(id);

@@ -4,15 +4,16 @@
  * interval proves them all alive and their probes are skipped; a frozen origin answers nobody,
  * so every server of it probes again and each is declared dead after its own maxMissed misses.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSupervisor, type ServerConfigInput, type Supervisor } from '../../src/index.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
-import { nextTransition, quickRestart, rpcPosts } from './helpers.js';
+import { quickRestart, recordTransitions, rpcPosts } from './helpers.js';
 
 let fixture: HttpFixture | undefined;
 let sup: Supervisor | undefined;
 
 afterEach(async () => {
+  vi.useRealTimers();
   await sup?.stop().catch(() => {});
   await fixture?.close();
   sup = undefined;
@@ -23,6 +24,9 @@ afterEach(async () => {
 const at = (f: HttpFixture, server: string) => `${f.url}?server=${server}`;
 const pingsOf = (f: HttpFixture, server: string) =>
   rpcPosts(f, 'ping').filter((r) => r.path.endsWith(`?server=${server}`)).length;
+
+/** Intervals driven by fake timers: nothing but the test moves the keepalive. */
+const slow = { intervalMs: 30_000, timeoutMs: 5_000, maxMissed: 2 };
 
 describe("keepalive proof: 'origin'", () => {
   it('does not probe a server whose sibling on the same origin answers; a server-proof one is probed', async () => {
@@ -47,27 +51,64 @@ describe("keepalive proof: 'origin'", () => {
     expect(sup.server('quiet').status()).toMatchObject({ state: 'ready', keepalive: { missed: 0 } });
   });
 
-  it('a frozen origin is still found: every server of it probes and is declared dead after its own maxMissed', async () => {
+  it('N idle servers of one origin get one probe per interval between them, in turn; a member removed is probed no more', async () => {
     const f = (fixture = await startHttpFixture());
-    const keepalive = { intervalMs: 60, timeoutMs: 150, maxMissed: 2 };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const names = ['a', 'b', 'c', 'd'];
+    sup = createSupervisor({
+      servers: Object.fromEntries(names.map((name) => [name, { url: at(f, name), keepalive: slow }])),
+    });
+    await sup.start();
+    const pings = () => rpcPosts(f, 'ping').length;
+    for (let interval = 1; interval <= 4; interval++) {
+      vi.advanceTimersByTime(slow.intervalMs);
+      await expect.poll(pings).toBe(interval);
+    }
+    // One probe per interval for the origin, each member's turn once: not one per server per interval.
+    expect(names.map((name) => pingsOf(f, name))).toEqual([1, 1, 1, 1]);
+    expect(sup.server('a').status()).toMatchObject({
+      state: 'ready',
+      keepalive: { missed: 0, lastRttMs: expect.any(Number) },
+    });
+
+    await sup.remove('d');
+    for (let interval = 5; interval <= 7; interval++) {
+      vi.advanceTimersByTime(slow.intervalMs);
+      await expect.poll(pings).toBe(interval);
+    }
+    expect(names.map((name) => pingsOf(f, name))).toEqual([2, 2, 2, 1]);
+  });
+
+  it('a frozen origin takes every member out of ready within maxMissed intervals; the last member out leaves no timer', async () => {
+    const f = (fixture = await startHttpFixture());
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const names = ['x', 'y', 'z'];
     const servers: Record<string, ServerConfigInput> = {};
-    for (const name of names) servers[name] = { url: at(f, name), keepalive, restart: quickRestart(5) };
+    for (const name of names) servers[name] = { url: at(f, name), keepalive: slow, restart: quickRestart(5) };
     sup = createSupervisor({ servers });
     await sup.start();
-    // Probes per origin: one interval of the siblings' probes, so some of them were skipped.
-    const before = Object.fromEntries(names.map((name) => [name, pingsOf(f, name)]));
+    const seen = recordTransitions(sup);
     f.faults.silentPings = true; // idle servers send nothing else: the origin answers nobody
-    const lost = await Promise.all(
-      names.map((name) => nextTransition(sup!.server(name), (t) => t.to === 'reconnecting')),
-    );
-    for (const transition of lost) {
-      expect(transition.cause).toBe('connection lost');
-      expect(transition.error).toMatch(/2 keepalive probes in a row got no answer/);
+    const started = Date.now();
+    for (let miss = 1; miss <= slow.maxMissed; miss++) {
+      vi.advanceTimersByTime(slow.intervalMs);
+      await expect.poll(() => rpcPosts(f, 'ping').length).toBe(miss);
+      vi.advanceTimersByTime(slow.timeoutMs); // the probe's timeout: a miss
+      if (miss < slow.maxMissed) await expect.poll(() => sup!.server('x').status().keepalive.missed).toBe(miss);
     }
-    // Each found it by its own probes, maxMissed of them: no sibling's evidence stood in for an answer.
-    for (const name of names) expect(pingsOf(f, name) - before[name]!, name).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => seen.filter((t) => t.from === 'ready').length).toBe(names.length);
+    for (const name of names) {
+      const left = seen.find((t) => t.server === name && t.from === 'ready')!;
+      expect(left).toMatchObject({ to: 'reconnecting', cause: 'connection lost' });
+      expect(left.error).toMatch(/2 keepalive probes in a row got no answer/);
+      // maxMissed intervals and probe timeouts, and what expect.poll advances the fake clock by (50 ms a poll).
+      expect(left.at - started).toBeLessThanOrEqual(slow.maxMissed * (slow.intervalMs + slow.timeoutMs) + 1_000);
+    }
     f.faults.silentPings = false;
     await expect.poll(() => names.map((name) => sup!.server(name).status().state)).toEqual(names.map(() => 'ready'));
+
+    // The last member leaving stops the origin's keepalive: no delay of it is left (the process may exit).
+    await sup.stop();
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -130,6 +130,8 @@ export function requestActions(h: Harness) {
     },
     'settle attempt': () => record('settle attempt'),
     'replace transport': () => record('replace transport'),
+    'join origin keepalive': () => record('join origin keepalive'),
+    'leave origin keepalive': () => record('leave origin keepalive'),
   };
 }
 

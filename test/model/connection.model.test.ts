@@ -39,6 +39,44 @@ async function startReady(): Promise<Harness> {
   return h;
 }
 
+/** The keepalive actions the machine took so far (a scenario's ledger is not reset between steps). */
+const keepaliveCalls = (h: Harness): string[] =>
+  ledgerOf(h)
+    .calls.map((call) => call.action)
+    .filter((action) => action.endsWith('origin keepalive'));
+
+describe('connection: whose keepalive', () => {
+  it("over HTTP with proof 'origin', ready joins its origin's keepalive and leaves it with ready: no child of its own", async () => {
+    const h = await startReady();
+    expect(keepaliveCalls(h)).toEqual(['join origin keepalive']);
+    expect(h.controls.isRunning('keepalive')).toBe(false);
+    expect(snapshotOf(h).children['keepalive']).toBeUndefined();
+    h.actor.send({ type: 'CONNECTION_LOST', error: '3 keepalive probes in a row got no answer (last: timeout)' });
+    expect(snapshotOf(h).value).toMatchObject({ reconnecting: expect.anything() as unknown });
+    expect(keepaliveCalls(h)).toEqual(['join origin keepalive', 'leave origin keepalive']);
+    h.stop();
+  });
+
+  it("with proof 'server', and over stdio, ready has a keepalive child of its own and joins nothing", async () => {
+    for (const [input, transport] of [
+      [{ ...INPUT, keepalive: { ...INPUT.keepalive, proof: 'server' as const } }, 'http'],
+      [INPUT, 'stdio'],
+    ] as const) {
+      const h = startModel({ ...spec, input });
+      h.controls.settle('transport', { output: { transport } });
+      await flush();
+      h.controls.settle('handshake', { output: session(1) });
+      await flush();
+      expect(snapshotOf(h).value).toEqual({ ready: 'opening listener' });
+      expect(h.controls.isRunning('keepalive'), transport).toBe(true);
+      expect(keepaliveCalls(h)).toEqual([]);
+      h.actor.send({ type: 'SESSION_EXPIRED', generation: 1 });
+      expect(h.controls.isRunning('keepalive'), 'stopped with ready').toBe(false);
+      h.stop();
+    }
+  });
+});
+
 describe('connection: timing scenarios', () => {
   it('reports CONNECTION_PROVEN after exactly provenAfterMs of ready, once', async () => {
     const h = await startReady();

@@ -20,6 +20,7 @@ import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse
 import { followStreamActions } from './listener-actors.js';
 import { bindEvidence, sendProbe } from './keepalive-actions.js';
 import { runtimeOf } from './runtime-registry.js';
+import type { ActorClock } from '../../../machines/connection-host.js';
 
 export const providedConnectionMachine = connectionMachine.provide({
   actors: {
@@ -65,5 +66,13 @@ export const providedConnectionMachine = connectionMachine.provide({
     'settle attempt': ({ context, system }) => runtimeOf(system, context.server).settleAttempt(),
     'replace transport': ({ context, system }) => runtimeOf(system, context.server).replaceTransport(),
     'ask about waiting requests': ({ context, system }) => runtimeOf(system, context.server).origin.ask(),
+    'join origin keepalive': ({ context, system, self }) => {
+      if (context.keepalive === false) return;
+      runtimeOf(system, context.server).originKeepalive?.join(
+        context.keepalive,
+        (self as { clock?: ActorClock }).clock,
+      );
+    },
+    'leave origin keepalive': ({ context, system }) => runtimeOf(system, context.server).originKeepalive?.leave(),
   },
 });

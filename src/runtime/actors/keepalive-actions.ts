@@ -14,17 +14,22 @@ export const bindEvidence = assign<KeepaliveContext, KeepaliveEvent, unknown, Ke
 );
 
 export function sendProbe({ self, system }: { self: AnyActorRef; system: object }, input: ProbeInput): void {
+  settleProbe(self, () => runtimeOf(system, input.server).probe(input.timeoutMs));
+}
+
+/** Runs one probe and tells `keepalive` how it settled (also an origin's keepalive, src/runtime/keepalive/). */
+export function settleProbe(keepalive: AnyActorRef, send: () => Promise<ProbeOutput>): void {
   let probe: Promise<ProbeOutput>;
   try {
-    probe = runtimeOf(system, input.server).probe(input.timeoutMs);
+    probe = send();
   } catch (error) {
     probe = Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
   // A keepalive stopped meanwhile (the connection left `ready`) is not told: XState warns of
   // events sent to a stopped actor.
   probe.then(
-    (output) => settle(self, { type: 'PROBE_ANSWERED', output }),
-    (error: unknown) => settle(self, { type: 'PROBE_FAILED', error }),
+    (output) => settle(keepalive, { type: 'PROBE_ANSWERED', output }),
+    (error: unknown) => settle(keepalive, { type: 'PROBE_FAILED', error }),
   );
 }
 

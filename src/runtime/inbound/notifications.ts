@@ -12,13 +12,14 @@ import type { ServerRequests } from '../server-input/server-requests.js';
 export function dispatchNotification(
   notification: JsonRpcNotification,
   events: Emitter<RuntimeEvents>,
-  serverRequests: Pick<ServerRequests, 'cancel'>,
+  /** Undefined before any server request was served: nothing to cancel. */
+  serverRequests: Pick<ServerRequests, 'cancel'> | undefined,
   pending: Pick<PendingRequests, 'progress'>,
 ): void {
   const params = notification.params ?? {};
   switch (notification.method) {
     case 'notifications/cancelled':
-      serverRequests.cancel(params.requestId, params.reason);
+      serverRequests?.cancel(params.requestId, params.reason);
       break;
     case 'notifications/progress':
       events.emit('progress', pending.progress(params as unknown as Progress));

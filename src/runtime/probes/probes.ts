@@ -30,9 +30,23 @@ export class Probes {
    * last probe (they prove liveness themselves).
    */
   async probe(timeoutMs: number): Promise<ProbeOutput> {
+    if (this.keepaliveProbe.heardSince(this.context.pending.answered)) return { skipped: true };
+    if (this.busy()) return { skipped: true };
+    return this.probeNow(timeoutMs);
+  }
+
+  /** Requests are in flight: they prove the server alive, or time out (its own evidence). */
+  busy(): boolean {
+    return this.context.pending.size - this.context.gate.waiting > 0;
+  }
+
+  /**
+   * One probe now, skipped only in a 429/503 window: also an origin keepalive's probe of one of its
+   * servers (src/runtime/keepalive/), sent whatever answer that server had last, so a frozen
+   * origin is found within `maxMissed` intervals.
+   */
+  async probeNow(timeoutMs: number): Promise<ProbeOutput> {
     const { pending, gate, telemetry } = this.context;
-    if (this.keepaliveProbe.heardSince(pending.answered)) return { skipped: true };
-    if (pending.size - gate.waiting > 0) return { skipped: true };
     // A 429/503 window: the server answered (it is alive) and asked for nothing to be sent.
     if (gate.limited > 0 || this.requests.limits.until !== undefined) return { skipped: true };
     this.liveness.probeSent();
