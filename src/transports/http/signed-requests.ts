@@ -9,6 +9,7 @@ import type { ExchangeSignal } from '../../protocol/pending.js';
 import type { HttpCredentials } from '../http-credentials.js';
 import { openEventStream, postForAnswer, type EventStreamResult, type PostOptions } from '../http-requests.js';
 import type { PostAnswer } from '../json-answer.js';
+import { sharedDeadline } from './shared-deadline.js';
 
 /** Where the signed requests go, and what signs them. */
 export interface SignedEndpoint {
@@ -94,7 +95,7 @@ export async function deleteSigned(
       path,
       method: 'DELETE',
       headers: signed instanceof Promise ? await signed : signed,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: sharedDeadline(timeoutMs),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
