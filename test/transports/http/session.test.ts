@@ -459,6 +459,6 @@ describe("the session's DELETE (transports/http/session-delete.ts)", () => {
     expect(sent.map((r) => header(r, 'mcp-session-id'))).toEqual(['sid-delete', 'sid-delete', 'sid-delete']);
     // The socket of the DELETE cut at its bound is gone; the next request goes on a sound one.
     await session();
-    expect(requestPosts(server.requests).at(-1)?.rpcMethod).toBe('initialize');
+    expect(posts(server.requests).at(-1)?.rpcMethod).toBe('initialize');
   });
 });
