@@ -103,6 +103,8 @@ function configs(prefix: string, n: number, ports: readonly number[]): Record<st
     servers[`${prefix}-${i}`] = {
       url: `http://127.0.0.1:${ports[i % ports.length]!}/mcp/${i}`,
       type: 'http',
+      // SCALE_PROTOCOL_VERSION=2025-06-18: the era pinned, no `server/discover` per server (a what-if).
+      ...(process.env.SCALE_PROTOCOL_VERSION && { protocolVersion: process.env.SCALE_PROTOCOL_VERSION }),
       // The keepalive as configured by default (every 30 s): the killed process is found by
       // its GET streams closing; the restart budget is not what is measured.
       restart: {

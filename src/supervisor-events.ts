@@ -7,7 +7,7 @@ import type { CatalogSignal } from './catalog/catalog.js';
 import { Emitter } from './core/emitter.js';
 import { StoreUnavailableError } from './store/errors.js';
 import { CallObserver, type CallEvent } from './observe/calls.js';
-import { logMove, type Logger } from './observe/logger.js';
+import { logMove, silentLogger, type Logger } from './observe/logger.js';
 import type { JsonRpcNotification } from './protocol/jsonrpc.js';
 import type { Progress } from './protocol/pending.js';
 import type {
@@ -104,7 +104,8 @@ export class SupervisorEventRelay {
       case 'transition': {
         const transition = payload as RuntimeEvents['transition'];
         const facts = factsOfMove(runtime);
-        logMove(logger, transition, facts, this.owner.restartsOf(server));
+        // The default logger hears nothing: no entry built, no restart count read (every move of 10,000 servers).
+        if (logger !== silentLogger) logMove(logger, transition, facts, this.owner.restartsOf(server));
         this.owner.observeCatalog({ type: 'transition', transition, facts });
         this.events.emit('transition', transition);
         break;

@@ -243,7 +243,7 @@ export class Recovery {
 
   rejectWaitingRequests(reason: string): void {
     this.context.gate.phase = 'closed';
-    this.closedReason = this.context.redact(reason);
+    this.closedReason = reason; // redacted when an error is made of it: most servers have nobody waiting
     this.origin?.onDrained();
     const waiting = this.context.gate.drainAll();
     // No error (and its stack) for a server nobody waits on: stop() of 10,000 servers.
@@ -263,7 +263,7 @@ export class Recovery {
   }
 
   closedError(): ConnectionClosedError {
-    return new ConnectionClosedError(this.closedReason, { server: this.context.name });
+    return new ConnectionClosedError(this.context.redact(this.closedReason), { server: this.context.name });
   }
 }
 

@@ -9,6 +9,8 @@ import type { ExchangeSignal } from '../../protocol/pending.js';
 import type { HttpCredentials } from '../http-credentials.js';
 import { openEventStream, postForAnswer, type EventStreamResult, type PostOptions } from '../http-requests.js';
 import type { PostAnswer } from '../json-answer.js';
+import { sharedDeadline } from './shared-deadline.js';
+import { sendDelete } from './session-delete.js';
 
 /** Where the signed requests go, and what signs them. */
 export interface SignedEndpoint {
@@ -88,13 +90,14 @@ export async function deleteSigned(
   timeoutMs: number,
 ): Promise<void> {
   const { credentials, url, path } = endpoint;
+  if (!credentials.signs) return sendDelete(pool, path, headersFor(), timeoutMs);
   for (let retried = false; ; retried = true) {
     const signed = credentials.sign('DELETE', url, headersFor());
     const { statusCode, headers, body } = await pool.request({
       path,
       method: 'DELETE',
       headers: signed instanceof Promise ? await signed : signed,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: sharedDeadline(timeoutMs),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });

@@ -427,3 +427,38 @@ describe('MCP-Protocol-Version (§1.8)', () => {
     expect(handle.status().protocolVersion).toBe('2025-06-18');
   });
 });
+
+describe("the session's DELETE (transports/http/session-delete.ts)", () => {
+  const initializeParams = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } };
+
+  it('carries the session id; any answer ends the session, one never sent is cut at its bound', async () => {
+    let deleteAnswer: 'body' | '405' | 'never' = 'body';
+    const server = await scriptedServer(cleanup, (request, res) => {
+      if (request.method === 'DELETE') {
+        if (deleteAnswer === 'body') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('gone');
+        if (deleteAnswer === '405') return void res.writeHead(405).end();
+        return; // never answered
+      }
+      answerBasics(request, res, { sessionId: 'sid-delete' });
+    });
+    const { transport, sink } = transportTo(cleanup, server.url, { terminateTimeoutMs: 150 });
+    const session = async () => {
+      transport.beginSession();
+      await call(transport, sink, 'initialize', initializeParams, true);
+    };
+    for (const answer of ['body', '405', 'never'] as const) {
+      deleteAnswer = answer;
+      await session();
+      const started = Date.now();
+      await transport.terminateSession();
+      if (answer === 'never') expect(Date.now() - started, 'cut at its bound').toBeGreaterThanOrEqual(140);
+      expect(Date.now() - started).toBeLessThan(1_500);
+    }
+    const sent = deletes(server.requests);
+    expect(sent).toHaveLength(3);
+    expect(sent.map((r) => header(r, 'mcp-session-id'))).toEqual(['sid-delete', 'sid-delete', 'sid-delete']);
+    // The socket of the DELETE cut at its bound is gone; the next request goes on a sound one.
+    await session();
+    expect(posts(server.requests).at(-1)?.rpcMethod).toBe('initialize');
+  });
+});
