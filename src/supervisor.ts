@@ -5,6 +5,7 @@
  */
 import type { InspectionEvent } from 'xstate';
 import type { SupervisorOptions } from './supervisor-options.js';
+import { inTurns } from './core/in-turns.js';
 import { sharedClock } from './runtime/actors/shared-clock.js';
 import {
   parseServerConfig,
@@ -253,24 +254,20 @@ export class Supervisor implements HandleOwner {
       this.sanitizer = createSanitizer(secretsOf([...this.configs()].map(([, config]) => secretSources(config))));
   }
 
-  /**
-   * At most STARTING_AT_ONCE servers are in their first attempt at a time: 10,000 handshakes begun
-   * together would wait in the origins' request queues with their timeouts running (all of them
-   * timed out, and their origins were marked down), instead of taking turns on the sockets.
-   */
+  /** At most STARTING_AT_ONCE servers are in their first attempt at a time (core/in-turns.ts says why). */
   private async launch(): Promise<void> {
-    this.actors = new Map();
-    const names = [...this.runtimes.keys()];
-    let next = 0;
-    const starter = async () => {
-      while (next < names.length && !this.stopping) {
-        const runtime = this.runtimes.get(names[next++]!);
-        if (!runtime || this.actors!.has(runtime.name)) continue;
-        this.startActor(runtime.name);
-        await runtime.firstOutcome;
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(STARTING_AT_ONCE, names.length) }, starter));
+    const actors = (this.actors = new Map());
+    await inTurns(
+      [...this.runtimes.keys()],
+      STARTING_AT_ONCE,
+      (name) => {
+        const runtime = this.runtimes.get(name);
+        if (!runtime || actors.has(name)) return;
+        this.startActor(name);
+        return runtime.firstOutcome;
+      },
+      () => this.stopping !== undefined,
+    );
   }
 
   /** Starts a server's connection machine; a machine that dies (a bug) fails that server's requests. */
@@ -312,13 +309,8 @@ export class Supervisor implements HandleOwner {
       return;
     }
     // No waiting for start(): a stop during connect ends the attempt (start() then resolves too).
-    // Paced like start(): 10,000 DELETEs at once wait in the origins' queues until their
-    // terminate timeouts abort them, and undici closes a socket for each request aborted there.
-    const stopping = [...actors.values()];
-    const stopper = async () => {
-      for (let actor = stopping.pop(); actor; actor = stopping.pop()) await stopServerActor(actor);
-    };
-    await Promise.all(Array.from({ length: Math.min(STARTING_AT_ONCE, stopping.length) }, stopper));
+    // Paced like start(): undici closes a socket for each DELETE aborted in an origin's queue.
+    await inTurns([...actors.values()].reverse(), STARTING_AT_ONCE, stopServerActor);
     // Servers whose turn to start had not come (a stop during start()).
     for (const runtime of this.runtimes.values())
       if (!actors.has(runtime.name)) runtime.rejectWaitingRequests('the supervisor was stopped');
@@ -379,7 +371,7 @@ export class Supervisor implements HandleOwner {
 
   /** Closes one server (what its handle's `close()` does); the others go on. */
   async closeServer(name: string): Promise<void> {
-    const ref = this.connection(name);
+    const ref = this.actors?.get(name);
     if (!ref || ref.getSnapshot().status !== 'active') return;
     const closed = waitForEnd(ref);
     ref.send({ type: 'CLOSE' });
@@ -389,18 +381,13 @@ export class Supervisor implements HandleOwner {
   /** `handle.reconnect()`: resolves when the connection serves again, or went down once more. */
   async reconnectServer(name: string): Promise<void> {
     const runtime = this.runtimes.get(name);
-    const ref = this.connection(name);
+    const ref = this.actors?.get(name);
     if (!runtime || !ref || ref.getSnapshot().status !== 'active' || runtime.state() === 'closing') {
       throw new ConnectionClosedError('cannot reconnect: the connection is closed', { server: name });
     }
     const attempt = runtime.nextAttempt();
     ref.send({ type: 'RECONNECT' });
     await attempt;
-  }
-
-  /** A server's connection actor: its root actor (systemId the server's name, in its own actor system). */
-  private connection(name: string): ServerActor | undefined {
-    return this.actors?.get(name);
   }
 }
 
