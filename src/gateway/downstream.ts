@@ -171,7 +171,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     );
   });
 
-  serveHostTasks(server, surface, options.holdMs);
+  serveHostTasks(server, surface, options.holdMs, sessions.taskInputs);
 
   server.setRequestHandler('logging/setLevel', async (request) => {
     parts.setLevel(request.params.level);

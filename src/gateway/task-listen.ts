@@ -166,7 +166,7 @@ export class TaskListens {
   private async read(hostTaskId: string, holdMs: number, signal: AbortSignal): Promise<ModernTask | undefined> {
     try {
       const { handle, name, taskId } = owner(this.surface, hostTaskId);
-      return await readTask(handle, name, taskId, holdMs, signal);
+      return await readTask(handle, name, taskId, holdMs, this.sessions.taskInputs, signal);
     } catch {
       return undefined;
     }
@@ -180,7 +180,7 @@ export class TaskListens {
     try {
       const { handle, name, taskId } = owner(this.surface, task.taskId);
       try {
-        return await readTask(handle, name, taskId, this.holdMs, signal);
+        return await readTask(handle, name, taskId, this.holdMs, this.sessions.taskInputs, signal);
       } catch (error) {
         const lost = error instanceof ProtocolError && (error.data as { reason?: unknown })?.reason === 'task_lost';
         const state = handle.status().state;

@@ -21,14 +21,16 @@ const MODERN = '2026-07-28';
 let jobs: TasksExtensionServer;
 let legacy: SdkTaskServer;
 let spare: TasksExtensionServer;
+let asks: SdkTaskServer;
 let gw: RunningGateway;
 let sdkPath: HttpService;
 
 beforeAll(async () => {
-  [jobs, legacy, spare] = await Promise.all([
+  [jobs, legacy, spare, asks] = await Promise.all([
     startTasksExtensionServer({ pollIntervalMs: 20 }),
     startSdkTaskServer({ stateful: false, pollIntervalMs: 20 }),
     startTasksExtensionServer({ pollIntervalMs: 20 }),
+    startSdkTaskServer({ stateful: true, pollIntervalMs: 20 }), // its `deploy` task asks for approval
   ]);
   const upstream = { keepalive: false, requestTimeoutMs: 2_000 } as const;
   gw = await startGateway({
@@ -37,6 +39,7 @@ beforeAll(async () => {
       jobs: { url: jobs.url, protocolVersion: 'modern', ...upstream },
       old: { url: legacy.url, protocolVersion: 'legacy', ...upstream },
       spare: { url: spare.url, protocolVersion: 'modern', ...upstream, requestTimeoutMs: 300 },
+      asks: { url: asks.url, protocolVersion: 'legacy', ...upstream },
     },
   });
   // The same gateway without its direct path: every request through the SDK's server.
@@ -46,7 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sdkPath?.close();
   await gw?.close();
-  await Promise.all([jobs?.close(), legacy?.close(), spare?.close().catch(() => {})]);
+  await Promise.all([jobs?.close(), legacy?.close(), spare?.close().catch(() => {}), asks?.close()]);
 });
 
 interface Reply {
@@ -192,6 +195,33 @@ describe('gateway tasks (2026-07-28 host)', () => {
       status: 'completed',
       result: { content: [{ type: 'text', text: 'built lib' }] },
     });
+  });
+
+  it('a 2025-11-25 upstream task waiting for input: the host reads its question on tasks/get, answers it with tasks/update', async () => {
+    const call = await rpc('tools/call', { name: 'asks__deploy', arguments: { target: 'prod' } });
+    const taskId = call.result!.taskId!;
+    expect(taskId).toMatch(/^asks\//);
+    let task: Reply['result'];
+    await expect
+      .poll(async () => (task = (await rpc('tasks/get', { taskId })).result)?.status, { timeout: 5_000 })
+      .toBe('input_required');
+    expect(task).toMatchObject({
+      taskId,
+      inputRequests: {
+        'input-1': {
+          method: 'elicitation/create',
+          params: { mode: 'form', message: 'Deploy prod?', requestedSchema: { type: 'object' } },
+        },
+      },
+    });
+    // The upstream's own task id stays upstream.
+    expect(JSON.stringify(task)).not.toContain('related-task');
+    const answer = { 'input-1': { action: 'accept', content: { ok: true } } };
+    expect(await rpc('tasks/update', { taskId, inputResponses: answer })).toMatchObject({ result: {} });
+    await expect
+      .poll(async () => (task = (await rpc('tasks/get', { taskId })).result)?.status, { timeout: 5_000 })
+      .toBe('completed');
+    expect(task).toMatchObject({ result: { content: [{ type: 'text', text: 'deploy prod: accept' }] } });
   });
 
   it('tasks/cancel is passed on and acknowledged; tasks/list and tasks/result are not part of the extension', async () => {
