@@ -30,6 +30,7 @@ import { STATUS_TOOL_NAME } from './options.js';
 import type { CallHost } from './sessions.js';
 import type { Surface } from './surface.js';
 import { callFailure, callUpstream, modernToolCall, type ToolCallParts } from './tool-calls.js';
+import { mayRunAsTask } from './upstream-task.js';
 
 type RequestId = string | number;
 type Params = Record<string, unknown>;
@@ -157,9 +158,9 @@ export class DirectPath {
       const handle = tool && surface.handle(tool.server);
       if (!tool || !handle) return failure(id, { code: -32602, message: `Unknown tool: ${params.name}` });
       // A host that declared no elicitation, sampling or roots is never put an input round, and
-      // one without the tasks extension gets no task: the call needs no exchange (tool-calls.ts
-      // answers it the same way, with one).
-      if (!needsExchange(host))
+      // a call that cannot become a task (the host has no tasks extension, or the upstream cannot
+      // run this tool as one) needs no exchange (tool-calls.ts answers it the same way, with one).
+      if (!needsExchange(host, handle, tool))
         return answer(
           id,
           this.modernResult(textFallback(await this.plainCall(tool, handle, params, host, id, { signal })), false),
@@ -295,14 +296,17 @@ function progressOptions(params: Params, notify: (notification: JSONRPCNotificat
   };
 }
 
-/** Whether the host declared a capability a server's request needs (tool-calls.ts puts those to it as input rounds). */
-function needsExchange(host: CallHost): boolean {
+/**
+ * Whether the call needs an exchange: the host declared a capability a server's request needs
+ * (tool-calls.ts puts those to it as input rounds), or the call may become a task.
+ */
+function needsExchange(host: CallHost, handle: ServerHandle, tool: CatalogTool): boolean {
   const declared = host.getClientCapabilities();
   return (
     declared?.elicitation !== undefined ||
     declared?.sampling !== undefined ||
     declared?.roots !== undefined ||
-    hostTakesTasks(declared)
+    (hostTakesTasks(declared) && mayRunAsTask(handle, tool))
   );
 }
 

@@ -18,7 +18,7 @@ import type { TaskInfo } from '../tasks/schemas.js';
 import type { CatalogTool } from '../catalog/types.js';
 import type { LegacyTaskInputs } from './legacy-task-input.js';
 import { upstreamTask } from './upstream-task.js';
-import { failureText, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
+import { failureText, isReady, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
 
 /** A task as a 2026-07-28 host reads it (`DetailedTask`): the host's id, the payload of its status inline. */
 export interface ModernTask {
@@ -165,7 +165,7 @@ async function withLegacyOutcome(handle: ServerHandle, task: TaskInfo, signal?: 
 }
 
 async function serving(handle: ServerHandle, holdMs: number, signal: AbortSignal | undefined): Promise<void> {
-  if (handle.status().state !== 'ready') await untilServing(handle, holdMs, signal);
+  if (!isReady(handle)) await untilServing(handle, holdMs, signal);
 }
 
 /** Errors as the host reads them: a lost task named, the server's own errors passed through, the rest naming the server. */

@@ -10,7 +10,7 @@ import type { ServerHandle } from '../server-handle.js';
 import { InputExchange, type InputExchanges, type Turn } from './input-exchange.js';
 import { hostTakesTasks, startTask, type CreatedTask } from './modern-tasks.js';
 import type { ResolvedGatewayOptions } from './options.js';
-import { failureText, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
+import { failureText, isReady, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
 import type { CallHost, Sessions } from './sessions.js';
 
 type RequestId = string | number;
@@ -30,7 +30,7 @@ export async function callUpstream(
   holdMs: number,
   options: RequestOptions,
 ): Promise<CallToolResult> {
-  if (handle.status().state !== 'ready') await untilServing(handle, holdMs, options.signal);
+  if (!isReady(handle)) await untilServing(handle, holdMs, options.signal);
   return await handle.callTool(tool.originalName, args, options);
 }
 
