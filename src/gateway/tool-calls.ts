@@ -22,16 +22,16 @@ export interface ToolCallParts {
   exchanges: InputExchanges;
 }
 
-/** The call on the upstream server, held while it is not serving (serving.ts). */
-export async function callUpstream(
+/** The call on the upstream server, held while it is not serving (serving.ts); no promise of its own when ready. */
+export function callUpstream(
   handle: ServerHandle,
   tool: CatalogTool,
   args: Record<string, unknown>,
   holdMs: number,
   options: RequestOptions,
 ): Promise<CallToolResult> {
-  if (!isReady(handle)) await untilServing(handle, holdMs, options.signal);
-  return await handle.callTool(tool.originalName, args, options);
+  if (isReady(handle)) return handle.callTool(tool.originalName, args, options);
+  return untilServing(handle, holdMs, options.signal).then(() => handle.callTool(tool.originalName, args, options));
 }
 
 /** A failed call: the server's JSON-RPC error passes through (thrown); anything else is a result the model reads. */
