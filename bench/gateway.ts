@@ -101,6 +101,11 @@ export interface GatewayReport {
   /** Through the gateway (in this process, 2025 session) minus direct, at the median. */
   addedMedianUs: number;
   addedModernMedianUs: number;
+  /**
+   * The gateway's own share of the added time: its median minus the floor's in the same place
+   * (in this process: 2025 session, 2026-07-28; its own process: `connect()`, the SDK v1 Client).
+   */
+  ownShareUs: { legacy: number; modern: number; processHttp: number; processHttpSdk: number };
   /** CPU of this process per call (client, and the gateway when it runs here): robust where latency is not (a loaded machine). */
   cpuPerCallUs: {
     direct: number;
@@ -274,6 +279,12 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
         },
         loadAverage: Number(loadavg()[0]!.toFixed(1)),
         addedModernMedianUs: us(median(latencies.modern) - direct),
+        ownShareUs: {
+          legacy: us(median(latencies.legacy) - median(latencies.floor)),
+          modern: us(median(latencies.modern) - median(latencies.floor)),
+          processHttp: us(median(latencies.processHttp) - median(latencies.processFloor)),
+          processHttpSdk: us(median(latencies.processHttpSdk) - median(latencies.processFloorSdk)),
+        },
         targetAddedUs: 200,
         hostSessions,
         upstreamSessionsOpened: after.posts - after.withSession - (before.posts - before.withSession),

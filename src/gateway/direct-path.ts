@@ -19,7 +19,7 @@ import {
   type JSONRPCMessage,
   type JSONRPCNotification,
   type JSONRPCRequest,
-  type Server,
+  Server,
 } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/types.js';
 import type { CallToolResult } from '../protocol/messages.js';
@@ -27,9 +27,10 @@ import type { RequestOptions } from '../runtime/context/events.js';
 import type { ServerHandle } from '../server-handle.js';
 import { hostTakesTasks } from './modern-tasks.js';
 import { STATUS_TOOL_NAME } from './options.js';
-import type { CallHost } from './sessions.js';
+import { takesRequests, type CallHost } from './sessions.js';
 import type { Surface } from './surface.js';
 import { callFailure, callUpstream, modernToolCall, type ToolCallParts } from './tool-calls.js';
+import { mayRunAsTask } from './upstream-task.js';
 
 type RequestId = string | number;
 type Params = Record<string, unknown>;
@@ -136,7 +137,7 @@ export class DirectPath {
 
   private async legacyCall(id: RequestId, params: CallParams, session: Server, options: RequestOptions): Answer {
     const { surface } = this.parts;
-    const tool = await surface.tool(params.name);
+    const tool = surface.knownTool(params.name) ?? (await surface.tool(params.name));
     const handle = tool && surface.handle(tool.server);
     if (!tool || !handle)
       return answer(id, { content: [{ type: 'text', text: `Unknown tool: ${params.name}` }], isError: true });
@@ -153,13 +154,13 @@ export class DirectPath {
   private async modernCall(id: RequestId, params: CallParams, host: CallHost, signal: AbortSignal): Answer {
     const { surface } = this.parts;
     try {
-      const tool = await surface.tool(params.name);
+      const tool = surface.knownTool(params.name) ?? (await surface.tool(params.name));
       const handle = tool && surface.handle(tool.server);
       if (!tool || !handle) return failure(id, { code: -32602, message: `Unknown tool: ${params.name}` });
       // A host that declared no elicitation, sampling or roots is never put an input round, and
-      // one without the tasks extension gets no task: the call needs no exchange (tool-calls.ts
-      // answers it the same way, with one).
-      if (!needsExchange(host))
+      // a call that cannot become a task (the host has no tasks extension, or the upstream cannot
+      // run this tool as one) needs no exchange (tool-calls.ts answers it the same way, with one).
+      if (!needsExchange(host, handle, tool))
         return answer(
           id,
           this.modernResult(textFallback(await this.plainCall(tool, handle, params, host, id, { signal })), false),
@@ -194,13 +195,15 @@ export class DirectPath {
     request: RequestOptions,
   ): Promise<CallToolResult> {
     const { sessions, options } = this.parts;
-    const call = sessions.beginCall(tool.server, host, id);
+    // The server's requests during the call go to this host only if it can take them (a 2025
+    // session that declared elicitation, sampling or roots; a 2026-07-28 host here takes none).
+    const call = host instanceof Server && takesRequests(host) ? sessions.beginCall(tool.server, host, id) : undefined;
     try {
       return await callUpstream(handle, tool, params.arguments ?? {}, options.holdMs, request);
     } catch (error) {
       return callFailure(tool.server, error);
     } finally {
-      sessions.endCall(tool.server, call);
+      if (call) sessions.endCall(tool.server, call);
     }
   }
 
@@ -295,14 +298,17 @@ function progressOptions(params: Params, notify: (notification: JSONRPCNotificat
   };
 }
 
-/** Whether the host declared a capability a server's request needs (tool-calls.ts puts those to it as input rounds). */
-function needsExchange(host: CallHost): boolean {
+/**
+ * Whether the call needs an exchange: the host declared a capability a server's request needs
+ * (tool-calls.ts puts those to it as input rounds), or the call may become a task.
+ */
+function needsExchange(host: CallHost, handle: ServerHandle, tool: CatalogTool): boolean {
   const declared = host.getClientCapabilities();
   return (
     declared?.elicitation !== undefined ||
     declared?.sampling !== undefined ||
     declared?.roots !== undefined ||
-    hostTakesTasks(declared)
+    (hostTakesTasks(declared) && mayRunAsTask(handle, tool))
   );
 }
 

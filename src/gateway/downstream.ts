@@ -125,8 +125,8 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     const route = await surface.resourceRoute(request.params.uri);
     if (!route) throw new ProtocolError(-32002, `Resource not found: ${request.params.uri}`);
     const handle = await serving(upstream, route.server, options.holdMs, ctx);
-    return await inRounds(parts, server, route.server, ctx, (signal) =>
-      handle.readResource(route.original, { ...requestOptions(ctx, request.params._meta), signal }),
+    return await inRounds(parts, server, route.server, ctx, request.params._meta, (options) =>
+      handle.readResource(route.original, options),
     );
   });
   server.setRequestHandler('resources/subscribe', async (request, ctx) => {
@@ -149,11 +149,8 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     const route = await surface.promptRoute(request.params.name);
     if (!route) throw new ProtocolError(-32602, `Unknown prompt: ${request.params.name}`);
     const handle = await serving(upstream, route.server, options.holdMs, ctx);
-    return (await inRounds(parts, server, route.server, ctx, (signal) =>
-      handle.getPrompt(route.original, request.params.arguments, {
-        ...requestOptions(ctx, request.params._meta),
-        signal,
-      }),
+    return (await inRounds(parts, server, route.server, ctx, request.params._meta, (options) =>
+      handle.getPrompt(route.original, request.params.arguments, options),
     )) as never;
   });
 
@@ -174,7 +171,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     );
   });
 
-  serveHostTasks(server, surface, options.holdMs);
+  serveHostTasks(server, surface, options.holdMs, sessions.taskInputs);
 
   server.setRequestHandler('logging/setLevel', async (request) => {
     parts.setLevel(request.params.level);
@@ -219,14 +216,18 @@ async function inRounds<T>(
   server: Server,
   upstream: string,
   ctx: ServerContext,
-  send: (signal: AbortSignal) => Promise<T>,
+  meta: Meta,
+  send: (options: RequestOptions) => Promise<T>,
 ): Promise<T> {
-  if (ctx.mcpReq.envelope === undefined) return await forwarded(upstream, () => send(ctx.mcpReq.signal));
+  const options = requestOptions(ctx, meta);
+  if (ctx.mcpReq.envelope === undefined) return await forwarded(upstream, () => send(options));
+  const { signal: _signal, ...progress } = options;
   const call = {
     requestId: ctx.mcpReq.id,
     signal: ctx.mcpReq.signal,
     requestState: ctx.mcpReq.requestState(),
     inputResponses: ctx.mcpReq.inputResponses,
+    progress,
   };
   const turn = await forwarded(upstream, () => modernExchange(parts, server, upstream, ctx.mcpReq.method, call, send));
   if ('done' in turn) return turn.done;

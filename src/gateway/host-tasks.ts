@@ -10,6 +10,7 @@ import type { CallToolResult } from '../protocol/messages.js';
 import type { ServerHandle } from '../server-handle.js';
 import type { TaskInfo } from '../tasks/schemas.js';
 import type { CatalogTool } from '../catalog/types.js';
+import type { LegacyTaskInputs } from './legacy-task-input.js';
 import { cancelTask, readTask, updateTask } from './modern-tasks.js';
 import { forwarded } from './serving.js';
 import { upstreamTask } from './upstream-task.js';
@@ -93,10 +94,10 @@ export async function startHostTask(
  * 2026-07-28 host's `tasks/get`, `tasks/update` and `tasks/cancel` are the extension's
  * (modern-tasks.ts), and the extension has no `tasks/result` or `tasks/list`.
  */
-export function serveHostTasks(server: Server, surface: Surface, holdMs: number): void {
+export function serveHostTasks(server: Server, surface: Surface, holdMs: number, inputs: LegacyTaskInputs): void {
   server.setRequestHandler('tasks/get', { params: BY_ID }, async (params, ctx) => {
     const { handle, name, taskId } = owner(surface, params.taskId);
-    if (isModern(ctx)) return { ...(await readTask(handle, name, taskId, holdMs, ctx.mcpReq.signal)) };
+    if (isModern(ctx)) return { ...(await readTask(handle, name, taskId, holdMs, inputs, ctx.mcpReq.signal)) };
     return { ...legacyTask(name, await forwarded(name, () => handle.tasks.get(taskId))) };
   });
   server.setRequestHandler('tasks/update', { params: UPDATE }, async (params, ctx) => {
@@ -106,7 +107,7 @@ export function serveHostTasks(server: Server, surface: Surface, holdMs: number)
     const responses = params.inputResponses ?? ctx.mcpReq.inputResponses;
     if (responses === undefined)
       throw new ProtocolError(-32602, 'Invalid params for tasks/update: inputResponses is required');
-    return await updateTask(handle, name, taskId, responses, holdMs, ctx.mcpReq.signal);
+    return await updateTask(handle, name, taskId, responses, holdMs, inputs, ctx.mcpReq.signal);
   });
   server.setRequestHandler('tasks/result', { params: BY_ID }, async (params, ctx) => {
     if (isModern(ctx)) throw notInExtension('tasks/result');

@@ -21,6 +21,7 @@ import {
   type McpHttpHandler,
 } from '@modelcontextprotocol/server';
 import { ConfigError } from '../core/errors.js';
+import { CallSignal } from './call-signal.js';
 import { BoundedEventStore } from './event-store.js';
 import type { Gateway } from './gateway.js';
 import { RETRY_MS, SessionTransport, writeJson } from './session-transport.js';
@@ -128,12 +129,13 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     // The common call of a 2025 session: straight onto Node's response (session-transport.ts).
     const direct = session && directRequest(req, body, session);
     if (direct) return session.post(direct, res, req.headers['mcp-protocol-version'] as string);
-    const abort = new AbortController();
-    res.once('close', () => res.writableFinished || abort.abort());
+    // The host closing its request cancels it (the spec's cancellation in 2026-07-28).
+    const cancel = new CallSignal();
+    res.once('close', () => res.writableFinished || cancel.abort());
     // The common 2026-07-28 request: answered as JSON straight onto Node's response (direct-path.ts).
     const modernEra = req.headers['mcp-session-id'] === undefined && namesModernEra(req, body);
     if (modernEra && taskListens.serve(req, res, body)) return;
-    const answer = modernEra ? directPath?.modern(req, body, abort.signal) : undefined;
+    const answer = modernEra ? directPath?.modern(req, body, cancel.signal) : undefined;
     const answered = answer && (await answer);
     if (answered) return writeJson(res, answered);
     const headers = new Headers();
@@ -142,7 +144,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     const request = new Request(`http://${req.headers.host ?? 'localhost'}${path}`, {
       method: req.method,
       headers,
-      signal: abort.signal,
+      signal: cancel.linked(),
     });
     // A session id is a 2025 session's (the modern era has none); a request or notification with a
     // modern MCP-Protocol-Version header is the modern handler's to serve or refuse: no need to

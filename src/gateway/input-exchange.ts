@@ -9,6 +9,7 @@
  * kept here: it carries nothing, and an unknown or expired one is refused.
  */
 import { randomUUID } from 'node:crypto';
+import type { RequestOptions } from '../runtime/context/events.js';
 
 export type InputMethod = 'elicitation/create' | 'sampling/createMessage' | 'roots/list';
 
@@ -34,6 +35,8 @@ export class InputExchange<T> {
   private wake: (() => void) | undefined;
   private next = 0;
   private expiry: NodeJS.Timeout | undefined;
+  /** The upstream call's progress, to the host's round waiting now (its request and token); none between rounds. */
+  progress: RequestOptions['onprogress'];
 
   /** `start` makes the upstream call; its questions come through ask(). `method`: the host's request it answers. */
   constructor(

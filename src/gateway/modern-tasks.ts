@@ -16,8 +16,9 @@ import type { ServerHandle } from '../server-handle.js';
 import { TaskNotFoundError } from '../tasks/errors.js';
 import type { TaskInfo } from '../tasks/schemas.js';
 import type { CatalogTool } from '../catalog/types.js';
+import type { LegacyTaskInputs } from './legacy-task-input.js';
 import { upstreamTask } from './upstream-task.js';
-import { failureText, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
+import { failureText, isReady, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
 
 /** A task as a 2026-07-28 host reads it (`DetailedTask`): the host's id, the payload of its status inline. */
 export interface ModernTask {
@@ -70,28 +71,37 @@ export async function readTask(
   server: string,
   taskId: string,
   holdMs: number,
+  inputs: LegacyTaskInputs,
   signal?: AbortSignal,
 ): Promise<ModernTask> {
   return hostFacing(server, taskId, async () => {
     await serving(handle, holdMs, signal);
     const task = await handle.tasks.get(taskId, { signal });
     if (handle.handshake()?.era !== 'legacy') return modernTask(server, task);
-    return modernTask(server, await withLegacyOutcome(handle, task, signal));
+    // A 2025-11-25 task waiting for input: its questions, read from its tasks/result (legacy-task-input.ts).
+    const asked = task.status === 'input_required' ? inputs.questions(handle, server, task.taskId) : undefined;
+    const read = await withLegacyOutcome(handle, task, signal);
+    return modernTask(server, asked ? { ...read, inputRequests: asked } : read);
   });
 }
 
-/** `tasks/update`: the host's answers to the task's input requests, passed on (a 2025-11-25 task asks none: nothing to pass). */
+/**
+ * `tasks/update`: the host's answers to the task's input requests, passed on — to a 2026-07-28
+ * server as `tasks/update`, to a 2025-11-25 server as the answers to its requests (legacy-task-input.ts).
+ */
 export async function updateTask(
   handle: ServerHandle,
   server: string,
   taskId: string,
   inputResponses: Record<string, unknown>,
   holdMs: number,
+  inputs: LegacyTaskInputs,
   signal?: AbortSignal,
 ): Promise<Record<string, never>> {
   return hostFacing(server, taskId, async () => {
     await serving(handle, holdMs, signal);
     if (handle.handshake()?.era !== 'legacy') await handle.tasks.update(taskId, inputResponses, { signal });
+    else inputs.answer(server, taskId, inputResponses);
     return {};
   });
 }
@@ -113,7 +123,7 @@ export async function cancelTask(
 
 /** A task in the host's shape: its id names the server, a 2025-11-25 task's fields renamed. */
 export function modernTask(server: string, task: TaskInfo): ModernTask {
-  // A 2025-11-25 task waiting for input asks it on its tasks/result stream, which a 2026-07-28 host cannot answer.
+  // A 2025-11-25 task waiting for input whose question has not come yet (on its tasks/result stream): working.
   const waitsUnseen = task.status === 'input_required' && task.inputRequests === undefined;
   return {
     taskId: `${encodeURIComponent(server)}/${task.taskId}`,
@@ -155,7 +165,7 @@ async function withLegacyOutcome(handle: ServerHandle, task: TaskInfo, signal?: 
 }
 
 async function serving(handle: ServerHandle, holdMs: number, signal: AbortSignal | undefined): Promise<void> {
-  if (handle.status().state !== 'ready') await untilServing(handle, holdMs, signal);
+  if (!isReady(handle)) await untilServing(handle, holdMs, signal);
 }
 
 /** Errors as the host reads them: a lost task named, the server's own errors passed through, the rest naming the server. */

@@ -19,6 +19,23 @@ export class ServerUnavailableError extends Error {
   }
 }
 
+/**
+ * Whether the server is ready now, as its transitions said: asked on every request, where
+ * `status()` would derive a whole status. Known from the first ask on (one listener per handle).
+ */
+export function isReady(handle: ServerHandle): boolean {
+  let known = readiness.get(handle);
+  if (!known) {
+    const seen = { ready: handle.status().state === 'ready' };
+    handle.on('transition', (event) => void (seen.ready = event.to === 'ready'));
+    readiness.set(handle, seen);
+    known = seen;
+  }
+  return known.ready;
+}
+
+const readiness = new WeakMap<ServerHandle, { ready: boolean }>();
+
 /** Resolves once the server is ready; rejects with ServerUnavailableError after `holdMs`, at once when failed. */
 export function untilServing(handle: ServerHandle, holdMs: number, signal: AbortSignal | undefined): Promise<void> {
   const first = handle.status();

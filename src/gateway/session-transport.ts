@@ -17,6 +17,7 @@ import {
   type TransportSendOptions,
   type WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { CallSignal } from './call-signal.js';
 import type { BoundedEventStore } from './event-store.js';
 
 type RequestId = string | number;
@@ -26,7 +27,7 @@ interface DirectStream {
   res: ServerResponse | undefined;
   stream: string;
   /** A request answered by the direct path: the host's `notifications/cancelled` aborts it. */
-  abort?: AbortController;
+  abort?: CallSignal;
   /** Answered as one JSON body: nothing else is written on it. */
   json?: boolean;
 }
@@ -145,7 +146,7 @@ export class SessionTransport implements Transport {
    * nothing can be pushed on the request's stream, else as SSE) or by the SDK's server (SSE).
    */
   post(message: JSONRPCRequest, res: ServerResponse, version: string | undefined): void {
-    const abort = this.serveDirect && new AbortController();
+    const abort = this.serveDirect && new CallSignal();
     const id = message.id;
     // Progress goes on the request's SSE stream, as the SDK's server sends it (send() below).
     const notify = hasProgressToken(message)
@@ -162,7 +163,7 @@ export class SessionTransport implements Transport {
     if (json) this.direct.set(id, direct);
     answer.then(
       (response) => {
-        if (abort.signal.aborted) return this.cancelled(id, direct);
+        if (abort.aborted) return this.cancelled(id, direct);
         if (!response) {
           this.direct.delete(id);
           return void (json ? this.stream(message, res, version, this.onmessage) : this.onmessage?.(message, NO_EXTRA));

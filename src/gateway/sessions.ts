@@ -8,6 +8,7 @@ import { Server, type ServerNotifier } from '@modelcontextprotocol/server';
 import type { LogMessage } from '../runtime/context/events.js';
 import type { ClientHandlers, HandlerContext } from '../runtime/server-input/server-requests.js';
 import type { InputMethod } from './input-exchange.js';
+import { LegacyTaskInputs } from './legacy-task-input.js';
 
 type RequestId = string | number;
 type ClientFeature = 'elicitation' | 'sampling' | 'roots';
@@ -41,6 +42,8 @@ export class Sessions {
   private readonly cleanups = new Map<Server, () => Promise<void>>();
   /** Tool calls in flight per upstream server. */
   private readonly calls = new Map<string, Call[]>();
+  /** 2025-11-25 upstream tasks whose questions 2026-07-28 hosts answer with tasks/update. */
+  readonly taskInputs = new LegacyTaskInputs();
 
   get size(): number {
     return this.open.size;
@@ -135,6 +138,7 @@ export class Sessions {
   }
 
   async close(): Promise<void> {
+    this.taskInputs.close();
     const sessions = [...this.open];
     this.open.clear();
     await Promise.allSettled(sessions.map((session) => session.close()));
@@ -167,6 +171,9 @@ export function forwardingHandlers(sessions: Sessions): ClientHandlers {
       send: (session: Server, params: never, options: object) => Promise<unknown>,
     ) =>
     async (params: Record<string, unknown>, context: HandlerContext): Promise<Record<string, unknown>> => {
+      // A 2025-11-25 task's question, read by the gateway for the 2026-07-28 hosts of the task.
+      const forTask = sessions.taskInputs.ask(context.server, method, params, context.signal);
+      if (forTask) return forTask;
       const target = sessions.target(context.server, feature);
       if (!target) throw new Error(`no connected host supports ${feature} (asked by server '${context.server}')`);
       if (target.ask) return target.ask(method, params, context.signal);

@@ -78,6 +78,11 @@ export class Surface {
     return tools;
   }
 
+  /** A tool by its exposed name, as the catalog knows it now (no listing): the common case, without a promise. */
+  knownTool(name: string): CatalogTool | undefined {
+    return this.sup.catalog.tool(name);
+  }
+
   /** A tool by its exposed name; a name not known yet is looked up again after a listing. */
   async tool(name: string): Promise<CatalogTool | undefined> {
     const known = this.sup.catalog.tool(name);

@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
   classifyInboundRequest,
   ProtocolError,
   SUBSCRIPTION_ID_META_KEY,
@@ -39,8 +40,14 @@ interface Filter {
   resourceSubscriptions?: string[];
 }
 
+/** An open listen: its request id and host (the envelope's client info), to match a cancellation. */
+interface OpenListen {
+  id: string | number;
+  client: string;
+}
+
 export class TaskListens {
-  private readonly open = new Set<() => void>();
+  private readonly open = new Map<() => void, OpenListen>();
 
   constructor(
     private readonly surface: Surface,
@@ -54,6 +61,7 @@ export class TaskListens {
    */
   serve(req: IncomingMessage, res: ServerResponse, body: unknown): boolean {
     const message = body as { id?: unknown; method?: unknown; params?: { notifications?: Filter; _meta?: Params } };
+    if (message.method === 'notifications/cancelled') return this.cancelled(res, message.params);
     if (message.method !== 'subscriptions/listen') return false;
     const filter = message.params?.notifications;
     if (!Array.isArray(filter?.taskIds) || filter.taskIds.length === 0) return false;
@@ -75,16 +83,39 @@ export class TaskListens {
       });
       return true;
     }
-    void this.listen(id, filter, res);
+    void this.listen({ id, client: clientOf(message.params?._meta) }, filter, res);
     return true;
   }
 
   /** Ends every open listen (the gateway is closing). */
   close(): void {
-    for (const end of [...this.open]) end();
+    for (const end of [...this.open.keys()]) end();
   }
 
-  private async listen(id: string | number, filter: Filter, res: ServerResponse): Promise<void> {
+  /**
+   * A host's `notifications/cancelled` naming a listen served here: the listen ends — its tasks
+   * are no longer read upstream, and nothing more is written for it (a cancelled request gets no
+   * answer) — and the notification is accepted (202). Over HTTP closing the stream is the
+   * spec's cancellation (handled too, below); a host may send both. A request id is only the
+   * host's own, and 2026-07-28 has no session: the listen is ended only when exactly one open
+   * listen has that id and the host named itself the same (client info); otherwise the
+   * notification is left to the SDK's handler, as before.
+   */
+  private cancelled(res: ServerResponse, params: { _meta?: Params; requestId?: unknown } | undefined): boolean {
+    const requestId = params?.requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return false;
+    const client = clientOf(params?._meta);
+    const named = [...this.open].filter(
+      ([, open]) => open.id === requestId && (client === '' || open.client === client),
+    );
+    if (named.length !== 1) return false;
+    named[0]![0]();
+    res.writeHead(202).end();
+    return true;
+  }
+
+  private async listen(listen: OpenListen, filter: Filter, res: ServerResponse): Promise<void> {
+    const { id } = listen;
     const abort = new AbortController();
     const timers = new Set<NodeJS.Timeout>();
     const write = (method: string, params: Params) => {
@@ -100,7 +131,7 @@ export class TaskListens {
       this.open.delete(end);
       if (!res.writableEnded) res.end();
     };
-    this.open.add(end);
+    this.open.set(end, listen);
     res.once('close', end);
 
     // The tasks the gateway can read now are the ones it reports on (a server that is away is not
@@ -135,7 +166,7 @@ export class TaskListens {
   private async read(hostTaskId: string, holdMs: number, signal: AbortSignal): Promise<ModernTask | undefined> {
     try {
       const { handle, name, taskId } = owner(this.surface, hostTaskId);
-      return await readTask(handle, name, taskId, holdMs, signal);
+      return await readTask(handle, name, taskId, holdMs, this.sessions.taskInputs, signal);
     } catch {
       return undefined;
     }
@@ -149,7 +180,7 @@ export class TaskListens {
     try {
       const { handle, name, taskId } = owner(this.surface, task.taskId);
       try {
-        return await readTask(handle, name, taskId, this.holdMs, signal);
+        return await readTask(handle, name, taskId, this.holdMs, this.sessions.taskInputs, signal);
       } catch (error) {
         const lost = error instanceof ProtocolError && (error.data as { reason?: unknown })?.reason === 'task_lost';
         const state = handle.status().state;
@@ -209,6 +240,12 @@ function failed(task: ModernTask, error: unknown): ModernTask {
 function pollMs(task: ModernTask): number {
   const asked = task.pollIntervalMs ?? DEFAULT_POLL_MS;
   return Math.min(Math.max(asked, MIN_POLL_MS), MAX_POLL_MS);
+}
+
+/** The host as its envelope names it (client info), '' when it names none. */
+function clientOf(meta: Params | undefined): string {
+  const info = meta?.[CLIENT_INFO_META_KEY];
+  return info === undefined ? '' : JSON.stringify(info);
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

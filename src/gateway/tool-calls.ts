@@ -10,7 +10,7 @@ import type { ServerHandle } from '../server-handle.js';
 import { InputExchange, type InputExchanges, type Turn } from './input-exchange.js';
 import { hostTakesTasks, startTask, type CreatedTask } from './modern-tasks.js';
 import type { ResolvedGatewayOptions } from './options.js';
-import { failureText, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
+import { failureText, isReady, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
 import type { CallHost, Sessions } from './sessions.js';
 
 type RequestId = string | number;
@@ -22,16 +22,16 @@ export interface ToolCallParts {
   exchanges: InputExchanges;
 }
 
-/** The call on the upstream server, held while it is not serving (serving.ts). */
-export async function callUpstream(
+/** The call on the upstream server, held while it is not serving (serving.ts); no promise of its own when ready. */
+export function callUpstream(
   handle: ServerHandle,
   tool: CatalogTool,
   args: Record<string, unknown>,
   holdMs: number,
   options: RequestOptions,
 ): Promise<CallToolResult> {
-  if (handle.status().state !== 'ready') await untilServing(handle, holdMs, options.signal);
-  return await handle.callTool(tool.originalName, args, options);
+  if (isReady(handle)) return handle.callTool(tool.originalName, args, options);
+  return untilServing(handle, holdMs, options.signal).then(() => handle.callTool(tool.originalName, args, options));
 }
 
 /** A failed call: the server's JSON-RPC error passes through (thrown); anything else is a result the model reads. */
@@ -71,8 +71,7 @@ export async function modernToolCall(
 ): Promise<ModernTurn<CallToolResult | CreatedTask>> {
   try {
     const asTask = hostTakesTasks(host.getClientCapabilities());
-    return await modernExchange(parts, host, tool.server, 'tools/call', call, async (signal) => {
-      const options = { ...call.progress, signal };
+    return await modernExchange(parts, host, tool.server, 'tools/call', call, async (options) => {
       // A host with the tasks extension gets the upstream task when there is one (modern-tasks.ts).
       const started = asTask ? await startTask(handle, tool, call.arguments, parts.options.holdMs, options) : undefined;
       return started ?? (await callUpstream(handle, tool, call.arguments, parts.options.holdMs, options));
@@ -87,38 +86,50 @@ export async function modernToolCall(
  * One 2026-07-28 request (`method`) made on upstream `server` by `send`, in input rounds: the
  * server's questions during it are put to the host as `input_required`; a later round naming the
  * `requestState` resumes it with the host's answers. An invalid or expired state is refused
- * (ProtocolError); the upstream failure is thrown as it came.
+ * (ProtocolError); the upstream failure is thrown as it came. Each round is a request of its own
+ * (its own id, stream and progress token): the upstream call's progress goes to the round the
+ * host is waiting on, under that round's token, and is dropped between rounds. Progress is asked
+ * of the server when the first round asks for it.
  */
 export async function modernExchange<T>(
   parts: ToolCallParts,
   host: CallHost,
   server: string,
   method: string,
-  call: Omit<ModernCall, 'arguments' | 'progress'>,
-  send: (signal: AbortSignal) => Promise<T>,
+  call: Omit<ModernCall, 'arguments' | 'progress'> & { progress?: ModernCall['progress'] },
+  send: (options: RequestOptions) => Promise<T>,
 ): Promise<ModernTurn<T>> {
   const { sessions, exchanges } = parts;
+  const onprogress = call.progress?.onprogress;
   let exchange: InputExchange<unknown>;
   if (call.requestState !== undefined) {
     const waiting = exchanges.take(call.requestState, method);
     if (!waiting)
       throw new ProtocolError(-32602, 'Invalid or expired requestState', { reason: 'invalid_request_state' });
     exchange = waiting;
+    exchange.progress = onprogress;
     exchange.answer(call.inputResponses);
   } else {
     exchange = new InputExchange(async (self) => {
       const asked = sessions.beginCall(server, host, call.requestId, (question, params, asker) =>
         self.ask(question, params, asker),
       );
+      const options: RequestOptions = { signal: self.abort.signal };
+      if (onprogress) {
+        options.resetTimeoutOnProgress = true;
+        options.onprogress = (progress) => self.progress?.(progress);
+      }
       try {
-        return await send(self.abort.signal);
+        return await send(options);
       } finally {
         sessions.endCall(server, asked);
       }
     }, method);
+    exchange.progress = onprogress;
   }
   const turn: Turn<unknown> = await exchange.turn(call.signal);
   if ('done' in turn) return { done: turn.done as T };
+  exchange.progress = undefined; // this round's request is answered: its token is no longer active
   exchanges.park(exchange);
   return { inputRequests: turn.inputRequests, requestState: exchange.id };
 }

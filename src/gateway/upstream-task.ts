@@ -11,7 +11,25 @@ import { TASKS_EXTENSION } from '../protocol/task-capabilities.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { ServerHandle } from '../server-handle.js';
 import type { TaskInfo } from '../tasks/schemas.js';
-import { untilServing } from './serving.js';
+import { isReady, untilServing } from './serving.js';
+
+/**
+ * Whether the upstream may run the tool as a task, from what is known without a request: a
+ * 2025-11-25 tool that allows tasks, or a 2026-07-28 server with the tasks extension; a server
+ * with no session now may be either (upstreamTask decides once it serves).
+ */
+export function mayRunAsTask(handle: ServerHandle, tool: CatalogTool): boolean {
+  const support = taskSupport(tool);
+  if (support === 'optional' || support === 'required') return true;
+  const handshake = handle.handshake();
+  if (handshake === undefined) return true;
+  const extensions = handshake.capabilities['extensions'] as Record<string, unknown> | undefined;
+  return handshake.era === 'modern' && extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+function taskSupport(tool: CatalogTool): string | undefined {
+  return (tool.definition.execution as { taskSupport?: string } | undefined)?.taskSupport;
+}
 
 /**
  * The call as an upstream task: the task created, the result when the server answered at once
@@ -26,8 +44,9 @@ export async function upstreamTask(
   holdMs: number,
   options: RequestOptions,
 ): Promise<{ created: TaskInfo } | { result: CallToolResult } | undefined> {
-  if (handle.status().state !== 'ready') await untilServing(handle, holdMs, options.signal);
-  const support = (tool.definition.execution as { taskSupport?: string } | undefined)?.taskSupport;
+  if (!mayRunAsTask(handle, tool)) return undefined;
+  if (!isReady(handle)) await untilServing(handle, holdMs, options.signal);
+  const support = taskSupport(tool);
   const modern = handle.handshake()?.era === 'modern';
   if (!modern && support !== 'optional' && support !== 'required') return undefined;
   const extensions = handle.handshake()?.capabilities['extensions'] as Record<string, unknown> | undefined;

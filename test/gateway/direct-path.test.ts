@@ -4,7 +4,7 @@
  * (`directPath: false`), and the same raw requests sent to both, in both eras. A 2026-07-28
  * request the direct path serves builds no SDK server instance; one it must not serve (a bad
  * `Mcp-Name`) is refused with the SDK's own typed error. A 2025 host's `notifications/cancelled`
- * ends a direct call without an answer.
+ * ends a direct call without an answer; a 2026-07-28 host closing its request cancels the upstream call.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DirectPath } from '../../src/gateway/direct-path.js';
@@ -218,5 +218,23 @@ describe('the direct path', () => {
     const response = await pending;
     await (await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 9 } })).text();
     expect(await messageOf(response)).toBeUndefined();
+    await expect.poll(() => gw.gateway.supervisor.server('everything').status().requests.inFlight).toBe(0);
+  });
+
+  it('cancels the upstream call of a 2026-07-28 request its host closed', async () => {
+    const inFlight = () => gw.gateway.supervisor.server('everything').status().requests.inFlight;
+    expect(inFlight()).toBe(0);
+    const closed = new AbortController();
+    const long = { name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 3 } };
+    const call = fetch(gw.http.url, {
+      method: 'POST',
+      headers: { ...base, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': long.name },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { ...long, _meta: envelope } }),
+      signal: closed.signal,
+    });
+    await expect.poll(inFlight).toBe(1);
+    closed.abort();
+    await call.catch(() => {});
+    await expect.poll(inFlight).toBe(0);
   });
 });

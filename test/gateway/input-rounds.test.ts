@@ -2,6 +2,8 @@
  * A server that asks the user something while answering `prompts/get` or `resources/read`: a
  * 2026-07-28 host (the SDK v2 Client) is asked in input rounds of that request, as for
  * `tools/call`, and the server gets the host's answer; a 2025 host gets the question as a request.
+ * The server's progress during such a call reaches the round the host is waiting on, before and
+ * after its answer.
  * The upstream is a real SDK v1 server on 127.0.0.1 (one session: the gateway's connection).
  */
 import { randomUUID } from 'node:crypto';
@@ -35,6 +37,21 @@ beforeAll(async () => {
   server.registerResource('asked', 'asked://color', {}, async (uri, extra) => ({
     contents: [{ uri: uri.href, text: await askColor(server, extra.requestId) }],
   }));
+  // Progress before the question and after the answer: a 2026-07-28 host hears both, each on the round it is waiting on.
+  server.registerTool('steps', { description: 'reports progress, asks, reports again' }, async (extra) => {
+    const token = extra._meta?.progressToken;
+    const progress = (value: number) =>
+      token === undefined
+        ? Promise.resolve()
+        : extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: value, total: 2 },
+          });
+    await progress(1);
+    const color = await askColor(server, extra.requestId);
+    await progress(2);
+    return { content: [{ type: 'text', text: color }] };
+  });
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID });
   await server.connect(transport);
   http = createServer((req, res) => void transport.handleRequest(req, res));
@@ -70,6 +87,29 @@ describe('input rounds of prompts/get and resources/read', () => {
       await client.close();
     }
   });
+
+  it.each([true, false])(
+    "carries the server's progress to the round the host waits on, before and after its answer (2026-07-28: %s)",
+    async (modern) => {
+      const client = await v2Client(gw.http.url, modern, { elicitation: { form: {} } }, (host) => {
+        host.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { color: 'red' } }));
+      });
+      try {
+        const progress: number[] = [];
+        const result = await client.callTool(
+          { name: 'asker__steps', arguments: {} },
+          {
+            // The v2 Client reports its own rounds as progress too (with a message, no total): the server's have a total.
+            onprogress: (p: { progress: number; total?: number }) => void (p.total === 2 && progress.push(p.progress)),
+          },
+        );
+        expect(result.content).toEqual([{ type: 'text', text: 'color: red' }]);
+        expect(progress).toEqual([1, 2]);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
   it('refuses a round whose requestState the gateway never gave', async () => {
     const client = await v2Client(gw.http.url, true, { elicitation: { form: {} } });

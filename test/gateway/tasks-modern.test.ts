@@ -21,14 +21,16 @@ const MODERN = '2026-07-28';
 let jobs: TasksExtensionServer;
 let legacy: SdkTaskServer;
 let spare: TasksExtensionServer;
+let asks: SdkTaskServer;
 let gw: RunningGateway;
 let sdkPath: HttpService;
 
 beforeAll(async () => {
-  [jobs, legacy, spare] = await Promise.all([
+  [jobs, legacy, spare, asks] = await Promise.all([
     startTasksExtensionServer({ pollIntervalMs: 20 }),
     startSdkTaskServer({ stateful: false, pollIntervalMs: 20 }),
     startTasksExtensionServer({ pollIntervalMs: 20 }),
+    startSdkTaskServer({ stateful: true, pollIntervalMs: 20 }), // its `deploy` task asks for approval
   ]);
   const upstream = { keepalive: false, requestTimeoutMs: 2_000 } as const;
   gw = await startGateway({
@@ -37,6 +39,7 @@ beforeAll(async () => {
       jobs: { url: jobs.url, protocolVersion: 'modern', ...upstream },
       old: { url: legacy.url, protocolVersion: 'legacy', ...upstream },
       spare: { url: spare.url, protocolVersion: 'modern', ...upstream, requestTimeoutMs: 300 },
+      asks: { url: asks.url, protocolVersion: 'legacy', ...upstream },
     },
   });
   // The same gateway without its direct path: every request through the SDK's server.
@@ -46,7 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sdkPath?.close();
   await gw?.close();
-  await Promise.all([jobs?.close(), legacy?.close(), spare?.close().catch(() => {})]);
+  await Promise.all([jobs?.close(), legacy?.close(), spare?.close().catch(() => {}), asks?.close()]);
 });
 
 interface Reply {
@@ -85,6 +88,22 @@ function body(method: string, params: Record<string, unknown>, tasks: boolean): 
   return JSON.stringify({ jsonrpc: '2.0', id: 'listen-1', method, params: { ...params, _meta } });
 }
 
+/** A 2026-07-28 notification as a host POSTs it (its envelope names the host). */
+async function notify(
+  method: string,
+  params: Record<string, unknown>,
+  clientInfo = { name: 'raw-host', version: '1' },
+) {
+  const _meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': clientInfo };
+  const response = await fetch(gw.http.url, {
+    method: 'POST',
+    headers: headers(method, {}),
+    body: JSON.stringify({ jsonrpc: '2.0', method, params: { ...params, _meta } }),
+  });
+  await response.arrayBuffer();
+  return response;
+}
+
 /** A `subscriptions/listen` stream: its messages as they come. */
 async function listen(notifications: Record<string, unknown>, tasks = true) {
   const abort = new AbortController();
@@ -95,9 +114,10 @@ async function listen(notifications: Record<string, unknown>, tasks = true) {
     signal: abort.signal,
   });
   const messages: Array<{ method?: string; params?: Record<string, unknown>; error?: { code: number } }> = [];
+  const stream = { messages, ended: false, close: () => abort.abort() };
   if (!response.headers.get('content-type')?.includes('text/event-stream')) {
     messages.push((await response.json()) as never);
-    return { messages, close: () => abort.abort() };
+    return stream;
   }
   void (async () => {
     let buffered = '';
@@ -111,11 +131,12 @@ async function listen(notifications: Record<string, unknown>, tasks = true) {
           for (const line of event.split('\n'))
             if (line.startsWith('data: ')) messages.push(JSON.parse(line.slice(6)) as never);
       }
+      stream.ended = true; // by the gateway
     } catch {
       // closed by the test
     }
   })();
-  return { messages, close: () => abort.abort() };
+  return stream;
 }
 
 async function created(server: { created: string[] }, before: number): Promise<string> {
@@ -174,6 +195,33 @@ describe('gateway tasks (2026-07-28 host)', () => {
       status: 'completed',
       result: { content: [{ type: 'text', text: 'built lib' }] },
     });
+  });
+
+  it('a 2025-11-25 upstream task waiting for input: the host reads its question on tasks/get, answers it with tasks/update', async () => {
+    const call = await rpc('tools/call', { name: 'asks__deploy', arguments: { target: 'prod' } });
+    const taskId = call.result!.taskId!;
+    expect(taskId).toMatch(/^asks\//);
+    let task: Reply['result'];
+    await expect
+      .poll(async () => (task = (await rpc('tasks/get', { taskId })).result)?.status, { timeout: 5_000 })
+      .toBe('input_required');
+    expect(task).toMatchObject({
+      taskId,
+      inputRequests: {
+        'input-1': {
+          method: 'elicitation/create',
+          params: { mode: 'form', message: 'Deploy prod?', requestedSchema: { type: 'object' } },
+        },
+      },
+    });
+    // The upstream's own task id stays upstream.
+    expect(JSON.stringify(task)).not.toContain('related-task');
+    const answer = { 'input-1': { action: 'accept', content: { ok: true } } };
+    expect(await rpc('tasks/update', { taskId, inputResponses: answer })).toMatchObject({ result: {} });
+    await expect
+      .poll(async () => (task = (await rpc('tasks/get', { taskId })).result)?.status, { timeout: 5_000 })
+      .toBe('completed');
+    expect(task).toMatchObject({ result: { content: [{ type: 'text', text: 'deploy prod: accept' }] } });
   });
 
   it('tasks/cancel is passed on and acknowledged; tasks/list and tasks/result are not part of the extension', async () => {
@@ -259,6 +307,38 @@ describe('gateway tasks (2026-07-28 host)', () => {
       await legacy.complete(legacy.created[before]!);
       await expect.poll(() => stream.messages.at(-1)?.params?.['status']).toBe('completed');
       expect(stream.messages.at(-1)?.params).toMatchObject({ result: { content: [{ text: 'built told' }] } });
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('a listen naming tasks ends on notifications/cancelled for its request id: no more reads, nothing more written', async () => {
+    const before = jobs.created.length;
+    const { result } = await rpc('tools/call', { name: 'jobs__build', arguments: { target: 'dropped' } });
+    const taskId = result!.taskId!;
+    const upstreamId = jobs.created[before]!;
+    const stream = await listen({ taskIds: [taskId] });
+    try {
+      await expect.poll(() => stream.messages.length).toBe(2);
+      const reads = () =>
+        jobs.seen.filter((r) => r.method === 'tasks/get' && r.params?.['taskId'] === upstreamId).length;
+      await expect.poll(reads).toBeGreaterThan(1); // the listen reads the task upstream at its poll interval
+      // Another host's cancellation of its own request with the same id does not end this listen.
+      const other = await notify(
+        'notifications/cancelled',
+        { requestId: 'listen-1' },
+        { name: 'other-host', version: '1' },
+      );
+      expect(other.status).toBe(202);
+      expect(stream.ended).toBe(false);
+      const cancelled = await notify('notifications/cancelled', { requestId: 'listen-1', reason: 'done' });
+      expect(cancelled.status).toBe(202);
+      await expect.poll(() => stream.ended).toBe(true);
+      const readsAtEnd = reads();
+      jobs.complete(upstreamId);
+      expect((await rpc('tasks/get', { taskId })).result).toMatchObject({ status: 'completed' });
+      expect(reads()).toBeLessThanOrEqual(readsAtEnd + 2); // our own tasks/get, and at most one read already under way
+      expect(stream.messages).toHaveLength(2); // no answer, no notification after the cancellation
     } finally {
       stream.close();
     }
