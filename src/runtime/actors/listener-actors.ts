@@ -33,6 +33,7 @@ type Connection = ActorRef<Snapshot<unknown>, ConnectionEvent>;
 /** The listener's cursor while the stream is handed over, and when it opened (for `stable`). */
 interface HandedOver extends StreamCursor {
   connection: Connection;
+  /** Milliseconds since this module loaded: a small integer, held inline (an epoch time is a 16-byte heap number). */
   openedAt: number;
 }
 
@@ -73,7 +74,7 @@ class FollowedStream implements ListenerCursorHooks {
     if (this.stopped) return;
     // Written out, not spread: a spread gave each object a map of its own (~0.3 KB per connection).
     const { lastEventId, retryMs, stalledAttempts, reopens, progressed } = cursor;
-    this.handedOver = { lastEventId, retryMs, stalledAttempts, reopens, progressed, connection, openedAt: Date.now() };
+    this.handedOver = { lastEventId, retryMs, stalledAttempts, reopens, progressed, connection, openedAt: sinceLoad() };
     handedOver.get(connection)?.stop();
     handedOver.set(connection, this);
   }
@@ -182,7 +183,7 @@ function follow(cursor: HandedOver, event: ListenerEvent, stream: FollowedStream
       stream.stop();
       const { connection, openedAt, lastEventId, retryMs, stalledAttempts, reopens, progressed } = cursor;
       if (connection.getSnapshot().status !== 'active') return;
-      const stable = Date.now() - openedAt >= DEFAULT_STREAM_RECONNECT_POLICY.stableAfterMs;
+      const stable = sinceLoad() - openedAt >= DEFAULT_STREAM_RECONNECT_POLICY.stableAfterMs;
       const error = event.type === 'STREAM_FAILED' ? event.error : undefined;
       const resume = { lastEventId, retryMs, stalledAttempts, reopens, progressed, stable, error };
       connection.send({ type: 'LISTEN_WANTED', resume });
@@ -191,6 +192,9 @@ function follow(cursor: HandedOver, event: ListenerEvent, stream: FollowedStream
     default:
   }
 }
+
+const LOADED_AT = Date.now();
+const sinceLoad = () => Date.now() - LOADED_AT;
 
 /** Each listener's stream while `connected`: `stop following` finds it here. */
 const followers = new WeakMap<AnyActorRef, FollowedStream>();
