@@ -333,6 +333,9 @@ async function send(res: ServerResponse, response: Response): Promise<void> {
     return void res.writeHead(response.status, headers).end(body);
   }
   res.writeHead(response.status, headers);
+  // A GET stream may stay quiet for long: its headers go now, or the host waits for them until
+  // its open timeout (node:http holds them until the first write).
+  if (res.req.method === 'GET') res.flushHeaders();
   const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
   res.once('close', () => void reader.cancel().catch(() => {}));
   try {

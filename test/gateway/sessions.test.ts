@@ -122,6 +122,28 @@ describe('gateway sessions over HTTP', () => {
     await expect.poll(() => upstream.sessionCount()).toBe(1);
   });
 
+  it("answers a host's GET stream with its headers at once, before any event (a quiet stream does not hold up the host)", async () => {
+    const id = await rawSession(gw.http.url);
+    const stream = new AbortController();
+    try {
+      // fetch resolves at the headers: held until the first event, it would wait past the test's timeout.
+      const response = await fetch(gw.http.url, {
+        headers: {
+          ...headers,
+          accept: 'text/event-stream',
+          'mcp-session-id': id,
+          'mcp-protocol-version': '2025-11-25',
+        },
+        signal: stream.signal,
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/event-stream');
+    } finally {
+      stream.abort();
+      await close(gw.http.url, id);
+    }
+  });
+
   it('closes a session left idle (the host gets 404); one with its GET stream open stays', async () => {
     // Only the sweep's interval and the clock are fake: the HTTP exchanges run in real time.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
