@@ -28,6 +28,8 @@ export async function startHopFloor(upstreamUrl: string): Promise<{ url: string;
   const upstream = new URL(upstreamUrl);
   const pool = new Pool(upstream.origin);
   const server: Server = createServer((req, res) => {
+    // POSTs only: a GET stream forwarded whole would never end, and the client would wait out its open timeout.
+    if (req.method === 'GET') return void res.writeHead(405, { allow: 'POST, DELETE' }).end();
     void (async () => {
       const body = await readBody(req);
       const headers: Record<string, string> = {};
