@@ -130,8 +130,8 @@ describe('the dashboard', () => {
     const docs = latestRow('docs')!;
     expect(docs).toMatchObject({ configured: 'enabled', state: 'ready', transport: 'http', era: 'legacy' });
     expect(docs.states?.connection).toMatch(/^ready\./);
-    // An HTTP server shares its origin's keepalive, and its listener is a child only while it opens
-    // or decides (an open GET stream is followed by the runtime); a stdio server has a keepalive child.
+    expect(Object.keys(docs.states ?? {})).toEqual(expect.arrayContaining(['listener']));
+    // An HTTP server shares its origin's keepalive; a stdio server has a keepalive child of its own.
     expect(Object.keys(docs.states ?? {})).not.toContain('keepalive');
     await expect
       .poll(() => Object.keys(latestRow('files')?.states ?? {}))
