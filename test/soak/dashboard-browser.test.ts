@@ -78,7 +78,13 @@ describe('the dashboard in Chromium', () => {
 
   it('shows every server live: a killed server within 2 s, ready again once back, its machine lit', async () => {
     const servers: Record<string, ServerConfigInput> = {
-      victim: { url: victim.url, restart: RESTART, keepalive: { intervalMs: 500, timeoutMs: 400, maxMissed: 1 } },
+      // `proof: 'server'`: a keepalive child of its own, whose machine the page lights (an HTTP server
+      // otherwise shares its origin's keepalive and has none).
+      victim: {
+        url: victim.url,
+        restart: RESTART,
+        keepalive: { intervalMs: 500, timeoutMs: 400, maxMissed: 1, proof: 'server' },
+      },
       broken: { url: 'http://127.0.0.1:9/mcp', restart: { ...RESTART, maxRestarts: 2 } },
       later: { url: fixture.url, disabled: true },
     };
