@@ -26,6 +26,29 @@ export type Turn<T> = { done: T } | { inputRequests: Record<string, { method: In
 /** How long an exchange waits for the host's next round before its upstream call is cancelled. */
 export const EXCHANGE_TTL_MS = 10 * 60_000;
 
+/**
+ * A server's question kept under `key` until the host answers it (the entry's `resolve`), or
+ * `signal` cancels it: then it is forgotten and the server's request fails with the reason.
+ */
+export function keepQuestion<Q>(
+  questions: Map<string, Q>,
+  key: string,
+  signal: AbortSignal,
+  entry: (resolve: (answer: Record<string, unknown>) => void) => Q,
+): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    questions.set(key, entry(resolve));
+    signal.addEventListener(
+      'abort',
+      () => {
+        questions.delete(key);
+        reject(signal.reason instanceof Error ? signal.reason : new Error('the question was cancelled'));
+      },
+      { once: true },
+    );
+  });
+}
+
 export class InputExchange<T> {
   readonly id = randomUUID();
   /** Cancels the upstream call (the host went away, or never came back). */
@@ -51,19 +74,14 @@ export class InputExchange<T> {
 
   /** A question of the upstream server: answered when the host answers it. */
   ask(method: InputMethod, params: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      const key = `input-${++this.next}`;
-      this.questions.set(key, { method, params, resolve, asked: false });
-      signal.addEventListener(
-        'abort',
-        () => {
-          this.questions.delete(key);
-          reject(signal.reason instanceof Error ? signal.reason : new Error('the question was cancelled'));
-        },
-        { once: true },
-      );
-      this.wake?.();
-    });
+    const answer = keepQuestion(this.questions, `input-${++this.next}`, signal, (resolve) => ({
+      method,
+      params,
+      resolve,
+      asked: false,
+    }));
+    this.wake?.();
+    return answer;
   }
 
   /** The host's answers to the questions it was put; a question it left unanswered is put again. */

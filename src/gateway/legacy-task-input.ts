@@ -8,7 +8,7 @@
  * `tasks/update` answers it by that key, and the answer goes back to the server as the answer to
  * its request. The reading ends with the task, or after EXCHANGE_TTL_MS without an end.
  */
-import { EXCHANGE_TTL_MS, type InputMethod } from './input-exchange.js';
+import { EXCHANGE_TTL_MS, keepQuestion, type InputMethod } from './input-exchange.js';
 import type { ServerHandle } from '../server-handle.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
@@ -32,18 +32,7 @@ class WaitingTask {
   private next = 0;
 
   ask(method: InputMethod, params: Params, signal: AbortSignal): Promise<Params> {
-    return new Promise((resolve, reject) => {
-      const key = `input-${++this.next}`;
-      this.questions.set(key, { method, params, resolve });
-      signal.addEventListener(
-        'abort',
-        () => {
-          this.questions.delete(key);
-          reject(signal.reason instanceof Error ? signal.reason : new Error('the question was cancelled'));
-        },
-        { once: true },
-      );
-    });
+    return keepQuestion(this.questions, `input-${++this.next}`, signal, (resolve) => ({ method, params, resolve }));
   }
 
   /** The questions not answered yet, by key; undefined when there are none. */
