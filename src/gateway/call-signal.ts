@@ -8,7 +8,9 @@
  * (`ExchangeSignal`, src/protocol/pending.ts). It goes only to this gateway's own upstream handles
  * (no interceptors there); the SDK's path gets a real AbortSignal (`linked()`).
  */
-export class CallSignal {
+import type { ExchangeSignal } from '../protocol/pending.js';
+
+export class CallSignal implements ExchangeSignal {
   aborted = false;
   reason: unknown = undefined;
   private listeners: (() => void)[] | undefined;
