@@ -56,6 +56,8 @@ export interface ScaleReport {
   /** `stop()` of all, until it resolved. */
   stopMs: number;
   stopCpuMs: number;
+  /** Of which in the kernel (closing sockets wakes the server processes). */
+  stopSystemCpuMs: number;
   kill: {
     /** Servers of the killed process. */
     killed: number;
@@ -247,6 +249,7 @@ export async function runScale(n: number, processes: number, quick = false): Pro
     await supervisor.stop();
     const stopMs = performance.now() - t;
     const stopCpuMs = cpuMs(cpu);
+    const stopSystemCpuMs = process.cpuUsage(cpu).system / 1000;
     mark('stopped');
     return {
       servers: n,
@@ -260,6 +263,7 @@ export async function runScale(n: number, processes: number, quick = false): Pro
       statusAfterChangeCpuMedianMs: median(changedSamples),
       readyCpuMs,
       stopCpuMs,
+      stopSystemCpuMs,
       openFiles,
       idleCpuPercent,
       steadyIdleCpuPercent,

@@ -21,6 +21,7 @@ import {
   restartsOf,
   startServerActor,
   stopServerActor,
+  closeWithSupervisor,
   supervisedServer,
   waitForEnd,
   type ServerActor,
@@ -310,7 +311,10 @@ export class Supervisor implements HandleOwner {
     }
     // No waiting for start(): a stop during connect ends the attempt (start() then resolves too).
     // Paced like start(): undici closes a socket for each DELETE aborted in an origin's queue.
-    await inTurns([...actors.values()].reverse(), STARTING_AT_ONCE, stopServerActor);
+    await inTurns([...actors].reverse(), STARTING_AT_ONCE, ([name, actor]) => {
+      const runtime = this.runtimes.get(name);
+      return runtime ? closeWithSupervisor(actor, runtime) : stopServerActor(actor);
+    });
     // Servers whose turn to start had not come (a stop during start()).
     for (const runtime of this.runtimes.values())
       if (!actors.has(runtime.name)) runtime.rejectWaitingRequests('the supervisor was stopped');
