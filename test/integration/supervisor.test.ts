@@ -213,6 +213,39 @@ describe('restarts', () => {
     expect(f1.requests.filter((r) => r.method === 'DELETE')).toHaveLength(1);
     expect(f2.requests.filter((r) => r.method === 'DELETE')).toHaveLength(1);
   });
+
+  it('stop() of all: each server moves to closing then closed with the usual causes, what is in flight or waiting fails typed, no socket is left', async () => {
+    const sockets = () => process.getActiveResourcesInfo().filter((kind) => kind === 'TCPSocketWrap').length;
+    const before = sockets();
+    const f = await startHttpFixture();
+    const down = await refusingUrl();
+    const sup = createSupervisor({ servers: { a: { url: f.url }, b: { url: down, restart: quickRestart(50) } } });
+    await sup.start();
+    await expect.poll(() => f.getStreamCount()).toBe(1);
+    const seen = recordTransitions(sup);
+    const inFlight = sup
+      .server('a')
+      .callTool('slow', { ms: 5_000 })
+      .catch((e: unknown) => e);
+    await expect.poll(() => f.concurrency.now).toBe(1);
+    // b is down: its call waits in the gate for a reconnection that stop() ends.
+    const waiting = sup
+      .server('b')
+      .callTool('echo', { text: 'y' })
+      .catch((e: unknown) => e);
+    await sup.stop();
+    expect(await inFlight).toBeInstanceOf(ConnectionClosedError);
+    expect(await waiting).toBeInstanceOf(ConnectionClosedError);
+    const moves = (server: string) =>
+      seen.filter((e) => e.server === server).map((e) => `${e.to}: ${e.cause}${e.error ? ' ' + e.error : ''}`);
+    expect(moves('a')).toEqual(['closing: close requested', 'closed: closed']);
+    expect(moves('b').slice(-2)).toEqual(['closing: close requested', 'closed: closed']);
+    expect(sup.status()).toMatchObject({ a: { state: 'closed' }, b: { state: 'closed' } });
+    expect(f.requests.filter((r) => r.method === 'DELETE')).toHaveLength(1);
+    await expect(sup.server('a').callTool('echo', { text: 'x' })).rejects.toBeInstanceOf(ConnectionClosedError);
+    await f.close();
+    await expect.poll(sockets).toBe(before);
+  });
 });
 
 describe('status() of all', () => {
