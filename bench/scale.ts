@@ -312,11 +312,11 @@ const fmt = (n: number | undefined, digits = 0) => (n === undefined ? 'n/a' : n.
 /** The growth table: one row per size, so a reader sees what is linear and where it bends. */
 function formatGrowth(reports: readonly ScaleReport[]): string {
   return [
-    '| servers | processes (origins) | ready (all): wall / CPU | heap per idle server | open files | status() of all: first / median / max (median CPU) | status() after one change (median CPU) | idle CPU (the 30 s keepalive round after ready / the next one) | killed | all left ready after | others that left ready | all back after | stop(): wall / CPU |',
+    '| servers | processes (origins) | ready (all): wall / CPU | heap per idle server | open files | status() of all: first / median / max (median CPU) | status() after one change (median CPU) | idle CPU (the 30 s keepalive round after ready / the next one) | killed | all left ready after | others that left ready | all back after | stop(): wall / CPU (of it kernel) |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...reports.map(
       (r) =>
-        `| ${r.servers} | ${r.processes} | ${fmt(r.readyMs)} / ${fmt(r.readyCpuMs)} ms | ${fmt(r.heapPerServerBytes / 1024, 1)} KB | ${r.openFiles ?? 'n/a'} | ${fmt(r.statusFirstMs, 2)} / ${fmt(r.statusMedianMs, 2)} / ${fmt(r.statusMaxMs, 2)} ms (${fmt(r.statusCpuMedianMs, 2)} ms) | ${fmt(r.statusAfterChangeCpuMedianMs, 2)} ms | ${fmt(r.idleCpuPercent, 2)} / ${fmt(r.steadyIdleCpuPercent, 2)} % of a core | ${r.kill.killed} | ${fmt(r.kill.allLeftReadyMs)} ms | ${r.kill.othersLeftReady} | ${fmt(r.kill.allBackMs)} ms | ${fmt(r.stopMs)} / ${fmt(r.stopCpuMs)} ms |`,
+        `| ${r.servers} | ${r.processes} | ${fmt(r.readyMs)} / ${fmt(r.readyCpuMs)} ms | ${fmt(r.heapPerServerBytes / 1024, 1)} KB | ${r.openFiles ?? 'n/a'} | ${fmt(r.statusFirstMs, 2)} / ${fmt(r.statusMedianMs, 2)} / ${fmt(r.statusMaxMs, 2)} ms (${fmt(r.statusCpuMedianMs, 2)} ms) | ${fmt(r.statusAfterChangeCpuMedianMs, 2)} ms | ${fmt(r.idleCpuPercent, 2)} / ${fmt(r.steadyIdleCpuPercent, 2)} % of a core | ${r.kill.killed} | ${fmt(r.kill.allLeftReadyMs)} ms | ${r.kill.othersLeftReady} | ${fmt(r.kill.allBackMs)} ms | ${fmt(r.stopMs)} / ${fmt(r.stopCpuMs)} ms (kernel ${fmt(r.stopSystemCpuMs)}) |`,
     ),
   ].join('\n');
 }
