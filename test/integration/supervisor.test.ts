@@ -219,7 +219,7 @@ describe('restarts', () => {
     const before = sockets();
     const f = await startHttpFixture();
     const down = await refusingUrl();
-    const sup = createSupervisor({ servers: { a: { url: f.url }, b: { url: down, restart: quickRestart(50) } } });
+    const sup = createSupervisor({ servers: { a: { url: f.url }, b: { url: down, restart: quickRestart(1_000) } } });
     await sup.start();
     await expect.poll(() => f.getStreamCount()).toBe(1);
     const seen = recordTransitions(sup);
