@@ -220,6 +220,11 @@ describe('restarts', () => {
     const f = await startHttpFixture();
     const down = await refusingUrl();
     const sup = createSupervisor({ servers: { a: { url: f.url }, b: { url: down, restart: quickRestart(1_000) } } });
+    // Closed by the test itself (the sockets are counted after); these only clean up a failure.
+    cleanups.push(
+      () => f.close(),
+      () => sup.stop(),
+    );
     await sup.start();
     await expect.poll(() => f.getStreamCount()).toBe(1);
     const seen = recordTransitions(sup);
