@@ -89,13 +89,28 @@ export function streamClient(origin: string): Client {
   return new Client(origin, { pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0, ...(connect && { connect }) });
 }
 
+/** How long one count of a pool's exchanges answers `hasRoom` (a start asks ~1,000 times a second per origin). */
+const ROOM_CHECK_MS = 5;
+const roomChecks = new WeakMap<Pool, { at: number; room: boolean }>();
+
 /**
  * Whether a request sent now starts at once: fewer requests in flight or waiting than the
- * pool has connections. Counts every connection (O(128)): for handshakes, not for every call.
+ * pool has connections. Counting walks every connection five times over (undici's `pool.stats`,
+ * O(128) each), so a count answers for ROOM_CHECK_MS: the handshakes of a start ask twice per
+ * server, and what the check guards against (exchanges stuck on a slow server) lasts seconds.
  */
 export function hasRoom(pool: Pool): boolean {
+  const now = performance.now();
+  const last = roomChecks.get(pool);
+  if (last !== undefined && now - last.at < ROOM_CHECK_MS) return last.room;
   const { running, pending } = pool.stats;
-  return running + pending < MESSAGE_CONNECTIONS;
+  const room = running + pending < MESSAGE_CONNECTIONS;
+  if (last === undefined) roomChecks.set(pool, { at: now, room });
+  else {
+    last.at = now;
+    last.room = room;
+  }
+  return room;
 }
 
 export async function releasePool(origin: string): Promise<void> {
