@@ -38,6 +38,11 @@ const statsOf = (req: IncomingMessage): PathStats => {
   return entry;
 };
 const legacyStreams = new Map<string, ServerResponse>();
+const SESSION_NOT_FOUND = '{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}';
+const SESSION_NOT_FOUND_HEADERS = {
+  'content-type': 'application/json',
+  'content-length': String(Buffer.byteLength(SESSION_NOT_FOUND)),
+};
 
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -143,9 +148,8 @@ async function streamable(req: IncomingMessage, res: ServerResponse): Promise<vo
     sessions.add(id);
     headers['mcp-session-id'] = id;
   } else if (!sid || !sessions.has(sid)) {
-    return void res
-      .writeHead(404, { 'content-type': 'application/json' })
-      .end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
+    // Also the answer to the era probe (`server/discover`) at every start, its length declared like most frameworks do.
+    return void res.writeHead(404, SESSION_NOT_FOUND_HEADERS).end(SESSION_NOT_FOUND);
   }
   if (message.id === undefined) return void res.writeHead(202).end();
   if (mode !== 'sse') return reply(res, 200, answer(message), headers);

@@ -51,9 +51,11 @@ const stopListener = [connectionSetup.stopChild('listener'), connectionSetup.ass
 const isListening = ({ context }: { context: { listening: boolean } }) => context.listening;
 
 export const ready = connectionSetup.createStateConfig({
-  // Serving again clears the last failure before the move is told (a listener reads status() in it).
+  // Serving again clears the last failure before the move is told (a listener reads status() in it):
+  // each way in clears it (a new session or discovery: `remember session`; a probe or an authorization:
+  // `forget error`), so no entry action copies the context again at each of 10,000 starts.
   // The keepalive: its origin's (joined, no actor per server) or a child of its own (connection.setup.ts).
-  entry: ['forget error', announce('ready'), startKeepalive],
+  entry: [announce('ready'), startKeepalive],
   exit: [stopKeepalive, ...stopListener],
   initial: 'opening listener',
   states: {
@@ -122,6 +124,7 @@ export const probing = connectionSetup.createStateConfig({
         target: 'ready',
         actions: [
           { type: 'settle doubtful requests', params: { lost: false } },
+          'forget error',
           tell({ type: 'session confirmed' }),
           because('session alive'),
         ],
@@ -220,7 +223,7 @@ export const authorizing = connectionSetup.createStateConfig({
       {
         guard: 'has session',
         target: 'ready',
-        actions: [tell({ type: 'authorized', sessionKept: true }), because('authorized')],
+        actions: ['forget error', tell({ type: 'authorized', sessionKept: true }), because('authorized')],
       },
       { target: 'connecting', actions: [tell({ type: 'authorized', sessionKept: false }), because('authorized')] },
     ],

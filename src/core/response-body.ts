@@ -89,6 +89,11 @@ export async function describeErrorBody(body: Body, redact: (text: string) => st
   } catch {
     return undefined;
   }
+  return describeErrorText(text, redact);
+}
+
+/** An error body already read (transports/json-answer.ts reads a small refusal whole): its message, or an excerpt. */
+export function describeErrorText(text: string, redact: (text: string) => string): string | undefined {
   if (!text) return undefined;
   try {
     const parsed = JSON.parse(text) as { error?: { message?: unknown } };

@@ -9,7 +9,9 @@
  *   events are delivered as they come (notifications and requests first, then the answer, which
  *   settles the call), and what resuming needs (event id, `retry`, how it ended) comes back in
  *   `stream`: the caller resumes a stream that ended before its answer (http/resume.ts).
- * Every other answer (202, errors, unbounded bodies) goes on exactly as `pool.request` answers it:
+ * - a refusal (4xx) with a JSON body of at most 8 KB (declared, or counted as it comes) is read
+ *   whole too (`refused`): the era probe's answer from every 2025-era server, at every start.
+ * Every other answer (202, 5xx, unbounded bodies) goes on exactly as `pool.request` answers it:
  * undici's own request handler takes over at the response headers.
  *
  * undici's request handler and header parser are not part of its public API: they are looked up
@@ -28,7 +30,24 @@ export interface WholeJsonAnswer {
   headers: Dispatcher.ResponseData['headers'];
   body?: undefined;
   text: string;
+  refused?: undefined;
 }
+
+/**
+ * A refusal (4xx) with a small JSON body, read whole: what a 2025-era server answers the era
+ * probe, and a modern server's JSON-RPC error. `text` is empty when the body could not be read
+ * (the refusal is then described by its status alone, as a body read after the fact would be).
+ */
+export interface RefusedJsonAnswer {
+  statusCode: number;
+  headers: Dispatcher.ResponseData['headers'];
+  body?: undefined;
+  text: string;
+  refused: true;
+}
+
+/** The largest refusal body read whole (a larger one goes to undici's handler and is described by its status). */
+export const REFUSAL_BODY_LIMIT = 8 * 1024;
 
 /** Where the events of a request's answer stream go (the Streamable HTTP transport). */
 export interface AnswerEvents {
@@ -60,12 +79,14 @@ export interface StreamedAnswer {
   headers: Dispatcher.ResponseData['headers'];
   body?: undefined;
   text?: undefined;
+  refused?: undefined;
   stream: StreamProgress;
 }
 
 export type PostAnswer =
-  | (Dispatcher.ResponseData & { text?: undefined; stream?: undefined })
+  | (Dispatcher.ResponseData & { text?: undefined; stream?: undefined; refused?: undefined })
   | (WholeJsonAnswer & { stream?: undefined })
+  | (RefusedJsonAnswer & { stream?: undefined })
   | StreamedAnswer;
 
 /** `readingBody`: the error came after the answer's headers, while its body was read whole. */
@@ -111,6 +132,8 @@ const EVENT_STREAM = /^\s*text\/event-stream\s*(;|$)/i;
 const WHOLE_JSON = 1;
 const EVENTS = 2;
 const OTHER = 0;
+/** JSON with no Content-Length (chunked): read whole only as a refusal, counted as it comes. */
+const CHUNKED_JSON = 3;
 
 /**
  * Reads the raw headers without parsing them all (a JSON answer's are parsed once, when taken):
@@ -131,8 +154,13 @@ function answerKind(rawHeaders: Buffer[], maxBytes: number): number {
       length = Number(rawHeaders[i + 1]!.toString('latin1'));
     }
   }
-  if (type === 'json') return length >= 0 && length <= maxBytes ? WHOLE_JSON : OTHER;
+  if (type === 'json')
+    return length >= 0 && length <= maxBytes ? WHOLE_JSON : Number.isNaN(length) ? CHUNKED_JSON : OTHER;
   return type === 'events' ? EVENTS : OTHER;
+}
+
+function isSmallJson(kind: number): boolean {
+  return kind === WHOLE_JSON || kind === CHUNKED_JSON;
 }
 
 /** The abort of the exchange, while the answer is read here; `this` is the handler (no closure per request). */
@@ -169,6 +197,10 @@ class AnswerHandler implements LegacyHandler, FeedState, SseHandlers, StreamProg
   private readonly listener: (() => void) | undefined;
   /** The answer is an event stream, read here. */
   private streaming = false;
+  /** The status of a refusal read whole here (0: not one). */
+  private refusedStatus = 0;
+  /** Bytes of a refusal's body so far: past REFUSAL_BODY_LIMIT it is dropped (described by its status). */
+  private refusalBytes = 0;
   /** The stream's answer came (or its request was settled elsewhere): the rest is not read. */
   private done = false;
   /** The exchange is over (completed or failed). */
@@ -236,6 +268,11 @@ class AnswerHandler implements LegacyHandler, FeedState, SseHandlers, StreamProg
         this.maxEventBytes = this.events.maxMessageBytes;
         return true;
       }
+    } else if (statusCode >= 400 && statusCode < 500 && isSmallJson(answerKind(rawHeaders, REFUSAL_BODY_LIMIT))) {
+      this.headers = this.internals.parseHeaders(rawHeaders);
+      this.chunks = [];
+      this.refusedStatus = statusCode;
+      return true;
     }
     // Not ours to read: undici's request handler answers as `pool.request` does.
     this.unlisten();
@@ -248,7 +285,8 @@ class AnswerHandler implements LegacyHandler, FeedState, SseHandlers, StreamProg
   onData(chunk: Buffer): boolean {
     if (this.inner) return this.inner.onData(chunk);
     if (!this.streaming) {
-      this.chunks!.push(chunk);
+      if (this.refusedStatus !== 0 && (this.refusalBytes += chunk.length) > REFUSAL_BODY_LIMIT) this.chunks!.length = 0;
+      else this.chunks!.push(chunk);
       return true;
     }
     if (this.done) return true;
@@ -279,7 +317,10 @@ class AnswerHandler implements LegacyHandler, FeedState, SseHandlers, StreamProg
     }
     const chunks = this.chunks!;
     const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-    this.settle(null, { statusCode: 200, headers: this.headers!, text });
+    if (this.refusedStatus !== 0) {
+      const whole = this.refusalBytes <= REFUSAL_BODY_LIMIT ? text : '';
+      this.settle(null, { statusCode: this.refusedStatus, headers: this.headers!, text: whole, refused: true });
+    } else this.settle(null, { statusCode: 200, headers: this.headers!, text });
   }
 
   onError(error: Error): void {
@@ -290,6 +331,10 @@ class AnswerHandler implements LegacyHandler, FeedState, SseHandlers, StreamProg
       if (!this.done) this.failure ??= error;
       dropReader(this);
       this.settle(null, { statusCode: 200, headers: this.headers!, stream: this });
+      return;
+    }
+    if (this.refusedStatus !== 0) {
+      this.settle(null, { statusCode: this.refusedStatus, headers: this.headers!, text: '', refused: true });
       return;
     }
     this.settle(error, undefined, this.headers !== undefined);

@@ -39,6 +39,21 @@ describe('json-answer', () => {
         res.end(
           `data: {"jsonrpc":"2.0","method":"n"}\n\ndata: ${'x'.repeat(200)}\n\ndata: {"jsonrpc":"2.0","id":7,"result":{}}\n\n`,
         );
+      } else if (req.url === '/refused') {
+        // A 2025-era server's answer to the era probe: 404 with a JSON-RPC error, its length declared.
+        const body = '{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}';
+        res.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      } else if (req.url === '/refused-chunked') {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.write('{"jsonrpc":"2.0","id":1,');
+        res.end('"error":{"code":-32000,"message":"Bad Request"}}');
+      } else if (req.url === '/refused-large') {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(`{"error":{"code":-32000,"message":"${'x'.repeat(9_000)}"}}`);
+      } else if (req.url === '/failing') {
+        res.writeHead(500, { 'content-type': 'application/json', 'content-length': 2 });
+        res.end('{}');
       } else {
         res.writeHead(202);
         res.end();
@@ -76,6 +91,21 @@ describe('json-answer', () => {
     const accepted = await post('/accepted');
     expect(accepted.statusCode).toBe(202);
     await accepted.body!.dump();
+  });
+
+  it('reads a small JSON refusal (4xx) whole, declared or chunked; a larger one is described by its status, a 5xx left a body', async () => {
+    const refused = await post('/refused');
+    expect(refused).toMatchObject({ statusCode: 404, refused: true });
+    expect(refused.body).toBeUndefined();
+    expect(refused.text).toContain('"code":-32001');
+    const chunked = await post('/refused-chunked');
+    expect(chunked).toMatchObject({ statusCode: 400, refused: true });
+    expect(chunked.text).toBe('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"Bad Request"}}');
+    const large = await post('/refused-large');
+    expect(large).toMatchObject({ statusCode: 400, refused: true, text: '' });
+    const failing = await post('/failing');
+    expect(failing.refused).toBeUndefined();
+    expect(await failing.body!.text()).toBe('{}');
   });
 
   /** Where a stream's events go: recorded, answered by the event whose id is 7. */

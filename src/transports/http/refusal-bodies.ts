@@ -8,10 +8,29 @@ import type { JsonRpcMessage } from '../../protocol/jsonrpc.js';
 import { SessionExpiredError, VersionRefusedError, type AuthorizationRequiredError } from '../../core/errors.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../../protocol/era.js';
 import { busyError, describeMessage, isBusyStatus, statusError } from '../http-requests.js';
-import { describeErrorBody, readBodyBounded, type Body } from '../../core/response-body.js';
+import { describeErrorBody, describeErrorText, readBodyBounded } from '../../core/response-body.js';
+import { REFUSAL_BODY_LIMIT, type RefusedJsonAnswer } from '../json-answer.js';
 import type { TransportSink } from '../transport.js';
 
-const ERROR_BODY_LIMIT = 8 * 1024;
+/** A refused POST's answer: its body to read, or its small JSON body read whole already. */
+type Refused = Dispatcher.ResponseData | RefusedJsonAnswer;
+
+/** The body's text, at most REFUSAL_BODY_LIMIT bytes; empty when it could not be read. */
+async function textOf(answer: Refused, server: string): Promise<string> {
+  if (answer.body === undefined) return answer.text;
+  try {
+    return await readBodyBounded(answer.body, undefined, REFUSAL_BODY_LIMIT, server);
+  } catch {
+    return ''; // an unreadable body is described by its status alone
+  }
+}
+
+function describeRefusal(
+  answer: Refused,
+  redact: (text: string) => string,
+): Promise<string | undefined> | string | undefined {
+  return answer.body === undefined ? describeErrorText(answer.text, redact) : describeErrorBody(answer.body, redact);
+}
 
 /** What reading a refusal needs from its transport. */
 export interface RefusalReader {
@@ -29,7 +48,7 @@ export interface RefusalReader {
  */
 export async function refusedPost(
   reader: RefusalReader,
-  { statusCode, headers, body }: Dispatcher.ResponseData,
+  answer: Refused,
   message: JsonRpcMessage,
   sent: {
     refusal: AuthorizationRequiredError | undefined;
@@ -39,17 +58,18 @@ export async function refusedPost(
     generation: number;
   },
 ): Promise<void> {
+  const { statusCode, headers, body } = answer;
   if (sent.refusal) {
-    await body.dump().catch(() => {});
+    await body?.dump().catch(() => {});
     throw sent.refusal;
   }
   const redact = (text: string) => reader.redact(text);
   // Backpressure, whatever the era: the request was not processed; the request path holds it (requests/request-limits.ts).
   if (isBusyStatus(statusCode))
-    throw busyError(statusCode, headers, message, await describeErrorBody(body, redact), reader.server);
-  if (reader.isModern) return settleRefusal(reader, statusCode, body, message);
-  if (sent.handshake) await refuseModernOnly(reader, statusCode, body, message);
-  const detail = await describeErrorBody(body, redact);
+    throw busyError(statusCode, headers, message, await describeRefusal(answer, redact), reader.server);
+  if (reader.isModern) return settleRefusal(reader, answer, message);
+  if (sent.handshake) await refuseModernOnly(reader, answer, message);
+  const detail = await describeRefusal(answer, redact);
   if (statusCode === 404 && sent.carriedSession) {
     throw new SessionExpiredError(
       `session expired: the server answered 404 to ${describeMessage(message)}`,
@@ -77,44 +97,24 @@ function jsonRpcErrorIn(text: string): { code: number; message: string; data?: u
  * A modern server answers a refused request with a JSON-RPC error in the 4xx body (404 -32601,
  * 400 -32022 …): that error settles the request, as if it came with a 200.
  */
-async function settleRefusal(
-  reader: RefusalReader,
-  statusCode: number,
-  body: Body,
-  message: JsonRpcMessage,
-): Promise<void> {
+async function settleRefusal(reader: RefusalReader, answer: Refused, message: JsonRpcMessage): Promise<void> {
   const requestId = 'method' in message && 'id' in message ? message.id : undefined;
-  let text = '';
-  try {
-    text = await readBodyBounded(body, undefined, ERROR_BODY_LIMIT, reader.server);
-  } catch {
-    // an unreadable body is described by its status alone
-  }
+  const text = answer.body === undefined ? answer.text : await textOf(answer, reader.server);
   const error = requestId === undefined ? undefined : jsonRpcErrorIn(text);
   if (error !== undefined && requestId !== undefined) {
     reader.sink.onMessage({ jsonrpc: '2.0', id: requestId, error });
     return;
   }
   const detail = text ? reader.redact(text).slice(0, 200) : undefined;
-  throw statusError(statusCode, message, detail, reader.server);
+  throw statusError(answer.statusCode, message, detail, reader.server);
 }
 
 /**
  * An `initialize` refused with -32022 comes from a modern-only server: say so (fatal) instead of
  * trying legacy SSE. Any other refusal goes on as a status error, the body read into its detail.
  */
-async function refuseModernOnly(
-  reader: RefusalReader,
-  statusCode: number,
-  body: Body,
-  message: JsonRpcMessage,
-): Promise<never> {
-  let text = '';
-  try {
-    text = await readBodyBounded(body, undefined, ERROR_BODY_LIMIT, reader.server);
-  } catch {
-    // described by its status alone
-  }
+async function refuseModernOnly(reader: RefusalReader, answer: Refused, message: JsonRpcMessage): Promise<never> {
+  const text = await textOf(answer, reader.server);
   const error = jsonRpcErrorIn(text);
   if (error?.code === UNSUPPORTED_PROTOCOL_VERSION) {
     const supported = (error.data as { supported?: unknown } | undefined)?.supported;
@@ -126,7 +126,7 @@ async function refuseModernOnly(
   }
   const detail = error?.message ?? (text ? text : undefined);
   throw statusError(
-    statusCode,
+    answer.statusCode,
     message,
     detail === undefined ? undefined : reader.redact(detail).slice(0, 200),
     reader.server,

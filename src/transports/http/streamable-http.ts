@@ -194,6 +194,20 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
       message,
       exchange,
     );
+    if (response.refused) {
+      const refusal = this.credentials.refusal(
+        response.statusCode,
+        response.headers,
+        describeMessage(message),
+        credentials,
+      );
+      return refusedPost(this, response, message, {
+        refusal,
+        handshake: options?.handshake,
+        carriedSession,
+        generation,
+      });
+    }
     if (response.text !== undefined) return this.answeredWhole(response, message, options?.handshake);
     if (response.stream !== undefined) {
       const { stream } = response;
