@@ -100,7 +100,8 @@ export interface GatewayReport {
    * - `legacy` / `modern`: `connect()` → the gateway in this process (2025 session / 2026-07-28).
    * - `sdkPathLegacy` / `sdkPathModern`: the same gateway with `directPath: false` (every request
    *   through the SDK's server): the direct path's A/B.
-   * - `processHttp` / `processHttpSdk`: `connect()` / the SDK v1 Client → `serve --http` in its own process.
+   * - `processHttp` / `processHttpModern` / `processHttpSdk`: `connect()` in a 2025 session, in
+   *   2026-07-28, and the SDK v1 Client → `serve --http` in its own process.
    * - `processStdio`: the SDK v1 Client → `serve` in its own process over stdio (how desktop hosts run it).
    * - `floor`, `processFloor`, `processFloorSdk`: the floor (hop-floor.ts: a bare node:http server
    *   forwarding each POST with undici) in this process and in its own, beside the gateway rows.
@@ -123,6 +124,7 @@ const PATHS = [
   'sdkPathLegacy',
   'sdkPathModern',
   'processHttp',
+  'processHttpModern',
   'processFloor',
   'sdkDirect',
   'processHttpSdk',
@@ -139,6 +141,7 @@ const REFERENCE: Partial<Record<PathName, { base: PathName; floor?: PathName }>>
   sdkPathLegacy: { base: 'direct', floor: 'floor' },
   sdkPathModern: { base: 'direct', floor: 'floor' },
   processHttp: { base: 'direct', floor: 'processFloor' },
+  processHttpModern: { base: 'direct', floor: 'processFloor' },
   processFloor: { base: 'direct' },
   processHttpSdk: { base: 'sdkDirect', floor: 'processFloorSdk' },
   processFloorSdk: { base: 'sdkDirect' },
@@ -233,6 +236,10 @@ export async function benchGateway(calls = 2_000, sliceCalls = 50): Promise<Gate
           { url: served.url, headers, keepalive, protocolVersion: 'legacy' },
           { name: 'bench' },
         ),
+        processHttpModern: await connect(
+          { url: served.url, headers, keepalive, protocolVersion: 'auto' },
+          { name: 'bench' },
+        ),
         processHttpSdk: await sdkClient(
           new StreamableHTTPClientTransport(new URL(served.url), { requestInit: { headers } }),
         ),
@@ -248,11 +255,12 @@ export async function benchGateway(calls = 2_000, sliceCalls = 50): Promise<Gate
           { name: 'bench' },
         ),
       };
-      if (clients.modern.status().era !== 'modern' || clients.sdkPathModern.status().era !== 'modern')
+      if ([clients.modern, clients.sdkPathModern, clients.processHttpModern].some((c) => c.status().era !== 'modern'))
         throw new Error('bench: the gateway did not speak 2026-07-28');
       /** The process serving each path apart from this one, whose CPU is read per slice. */
       const serverPid: Partial<Record<PathName, number | undefined>> = {
         processHttp: served.pid,
+        processHttpModern: served.pid,
         processHttpSdk: served.pid,
         processFloor: floorProcess.pid,
         processFloorSdk: floorProcess.pid,
