@@ -1,20 +1,23 @@
 /**
  * The gateway's cost (issue #32): one upstream (bench/server.ts, JSON answers, in a child
- * process), called by the same client (`connect()`) directly and through `mcp-supervisor serve`'s
- * Streamable HTTP (the gateway in this process, so its CPU counts against it):
+ * process), called directly and through `mcp-supervisor serve` — in this process, in its own over
+ * Streamable HTTP and over stdio — beside the floor (hop-floor.ts: a bare node:http server
+ * forwarding to the upstream with undici, the part of the added time that is the second hop itself):
  *
- * - sequential `tools/call` latency, median over `calls` calls each, the three interleaved in
- *   rounds: direct, through the gateway in a 2025 session, through the gateway in 2026-07-28;
- *   `addedMedianUs` = gateway median − direct median (target ≤ 200 µs); beside them the floor
- *   (hop-floor.ts: a bare node:http server forwarding to the upstream with undici), the part of
- *   the added time that is the second hop itself;
+ * - sequential `tools/call` latency of every path (`PATHS`), in interleaved rounds: each round runs
+ *   a short slice of each path in turn (starting one path later each round), and a path's figure is
+ *   the median of its round medians; its added time is, per round, its median minus the direct
+ *   path's in the same round (median over rounds, with the 25th–75th percentiles as the spread),
+ *   its own share likewise against the floor in the same place (target: added ≤ 200 µs);
+ * - CPU per call of this process, and of the gateway's or floor's own process (/proc, all threads);
  * - 100 host sessions at once, one call each: how many upstream sessions they opened (target 0
  *   beyond the gateway's own one: every host session shares the upstream connection).
  *
- *   node .bench-build/bench/gateway.js [calls]   (or --import tsx bench/gateway.ts)
+ *   node .bench-build/bench/gateway.js [calls per path] [calls per slice]   (or --import tsx bench/gateway.ts)
+ *   JSON on stdout, a table on stderr.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +35,7 @@ const CLI = fileURLToPath(new URL(`../src/cli/main.${COMPILED ? 'js' : 'ts'}`, i
 const cliArgs = (args: string[]) => (COMPILED ? [CLI, ...args] : ['--import', 'tsx', CLI, ...args]);
 
 /** `serve --http 127.0.0.1:0` in a child process; resolves with its URL. */
-function serveHttpProcess(config: string): Promise<{ url: string; stop: () => void }> {
+function serveHttpProcess(config: string): Promise<{ url: string; pid: number | undefined; stop: () => void }> {
   const child = spawn(process.execPath, cliArgs(['serve', '--config', config, '--http', '127.0.0.1:0']), {
     // The store beside the config, not the user's ~/.mcp-supervisor/store.json.
     env: { ...process.env, MCP_SUPERVISOR_TOKEN: TOKEN, MCP_SUPERVISOR_STORE: join(dirname(config), 'store.json') },
@@ -43,80 +46,69 @@ function serveHttpProcess(config: string): Promise<{ url: string; stop: () => vo
     child.stderr.on('data', (chunk: Buffer) => {
       text += chunk.toString();
       const url = /listening on (\S+)/.exec(text)?.[1];
-      if (url) resolve({ url, stop: () => child.kill() });
+      if (url) resolve({ url, pid: child.pid, stop: () => child.kill() });
     });
     child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${text}`)));
   });
 }
 
 /** The floor (hop-floor.ts) in its own process, as `serve --http` runs; resolves with its URL. */
-function hopFloorProcess(upstreamUrl: string): Promise<{ url: string; stop: () => void }> {
+function hopFloorProcess(upstreamUrl: string): Promise<{ url: string; pid: number | undefined; stop: () => void }> {
   const child = spawn(process.execPath, [...runScript(script('hop-floor')), upstreamUrl], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
     child.stdout.once('data', (chunk: Buffer) =>
-      resolve({ url: (JSON.parse(chunk.toString()) as { url: string }).url, stop: () => child.kill() }),
+      resolve({
+        url: (JSON.parse(chunk.toString()) as { url: string }).url,
+        pid: child.pid,
+        stop: () => child.kill(),
+      }),
     );
     child.once('exit', (code) => reject(new Error(`hop floor exited with ${code}`)));
   });
 }
 
+/** One path's latency, from interleaved rounds: each round runs a short slice of every path in turn. */
+export interface PathFigure {
+  /** Median of the rounds' medians (µs). */
+  medianUs: number;
+  /** The rounds' medians, 25th and 75th percentile: how much the path moved during the run. */
+  spreadUs: [number, number];
+  /**
+   * Added over the path it is compared with (`direct`, or the SDK v1 Client direct for SDK rows):
+   * the median over rounds of this round's median minus that path's median in the same round.
+   */
+  addedUs?: number;
+  addedSpreadUs?: [number, number];
+  /** The gateway's own share: its round median minus the floor's in the same place and round, median over rounds. */
+  ownUs?: number;
+  ownSpreadUs?: [number, number];
+  /** CPU of the bench process per call (the client, and the gateway or floor when it runs here). */
+  cpuPerCallUs: number;
+  /** CPU of the gateway's or the floor's own process per call (all its threads, from /proc), when it runs apart. */
+  serverCpuPerCallUs?: number;
+}
+
 export interface GatewayReport {
   calls: number;
-  directMedianUs: number;
-  gatewayLegacyMedianUs: number;
-  gatewayModernMedianUs: number;
+  /** Calls of each path per round; the paths take turns, each round starting one path later. */
+  slice: number;
+  rounds: number;
   /**
-   * The gateway in its own process (as hosts run it): over stdio (with the official SDK v1 Client,
-   * as desktop hosts use, against the same Client direct over HTTP: `sdkDirectMedianUs`), and over
-   * Streamable HTTP (2025 session, `connect()` as for `direct`).
+   * - `direct`: `connect()` straight to the upstream (2025); `sdkDirect`: the official SDK v1 Client likewise.
+   * - `legacy` / `modern`: `connect()` → the gateway in this process (2025 session / 2026-07-28).
+   * - `sdkPathLegacy` / `sdkPathModern`: the same gateway with `directPath: false` (every request
+   *   through the SDK's server): the direct path's A/B.
+   * - `processHttp` / `processHttpModern` / `processHttpSdk`: `connect()` in a 2025 session, in
+   *   2026-07-28, and the SDK v1 Client → `serve --http` in its own process.
+   * - `processStdio`: the SDK v1 Client → `serve` in its own process over stdio (how desktop hosts run it).
+   * - `floor`, `processFloor`, `processFloorSdk`: the floor (hop-floor.ts: a bare node:http server
+   *   forwarding each POST with undici) in this process and in its own, beside the gateway rows.
    */
-  sdkDirectMedianUs: number;
-  processStdioMedianUs: number;
-  processHttpMedianUs: number;
-  addedProcessStdioUs: number;
-  addedProcessHttpUs: number;
-  /** The official SDK v1 Client → `serve --http` in its own process (2025 session), against `sdkDirectMedianUs`. */
-  processHttpSdkMedianUs: number;
-  addedProcessHttpSdkUs: number;
-  /**
-   * The same gateway served with `directPath: false` (every request through the SDK's server, as
-   * before src/gateway/direct-path.ts), in the same rounds: the direct path's A/B.
-   */
-  sdkPathLegacyMedianUs: number;
-  sdkPathModernMedianUs: number;
-  /**
-   * The floor: a bare node:http server forwarding each POST to the upstream with undici
-   * (hop-floor.ts), in this process and in its own — what the second hop costs with nothing else.
-   * `floorAdded*Us` is its median minus direct: the part of the gateway's added time that is the hop.
-   */
-  floorMedianUs: number;
-  floorAddedUs: number;
-  processFloorMedianUs: number;
-  processFloorAddedUs: number;
-  /** The official SDK v1 Client → the floor in its own process, against `sdkDirectMedianUs`. */
-  processFloorSdkMedianUs: number;
-  processFloorSdkAddedUs: number;
-  /** Through the gateway (in this process, 2025 session) minus direct, at the median. */
-  addedMedianUs: number;
-  addedModernMedianUs: number;
-  /**
-   * The gateway's own share of the added time: its median minus the floor's in the same place
-   * (in this process: 2025 session, 2026-07-28; its own process: `connect()`, the SDK v1 Client).
-   */
-  ownShareUs: { legacy: number; modern: number; processHttp: number; processHttpSdk: number };
-  /** CPU of this process per call (client, and the gateway when it runs here): robust where latency is not (a loaded machine). */
-  cpuPerCallUs: {
-    direct: number;
-    gatewayLegacy: number;
-    gatewayModern: number;
-    floor: number;
-    sdkPathLegacy: number;
-    sdkPathModern: number;
-  };
-  /** The machine's 1-minute load average during the run: latencies on a loaded machine include waits for a core. */
-  loadAverage: number;
+  paths: Record<PathName, PathFigure>;
+  /** The 1-minute load average at the start and the end: latencies on a loaded machine include waits for a core. */
+  loadAverage: [number, number];
   targetAddedUs: 200;
   hostSessions: number;
   /** Upstream `initialize`s while the host sessions opened and called: 0 when they share the upstream session. */
@@ -124,21 +116,76 @@ export interface GatewayReport {
   upstreamCalls: number;
 }
 
+const PATHS = [
+  'direct',
+  'legacy',
+  'modern',
+  'floor',
+  'sdkPathLegacy',
+  'sdkPathModern',
+  'processHttp',
+  'processHttpModern',
+  'processFloor',
+  'sdkDirect',
+  'processHttpSdk',
+  'processFloorSdk',
+  'processStdio',
+] as const;
+type PathName = (typeof PATHS)[number];
+
+/** What each path is compared with (its added time) and the floor in the same place (its own share). */
+const REFERENCE: Partial<Record<PathName, { base: PathName; floor?: PathName }>> = {
+  legacy: { base: 'direct', floor: 'floor' },
+  modern: { base: 'direct', floor: 'floor' },
+  floor: { base: 'direct' },
+  sdkPathLegacy: { base: 'direct', floor: 'floor' },
+  sdkPathModern: { base: 'direct', floor: 'floor' },
+  processHttp: { base: 'direct', floor: 'processFloor' },
+  processHttpModern: { base: 'direct', floor: 'processFloor' },
+  processFloor: { base: 'direct' },
+  processHttpSdk: { base: 'sdkDirect', floor: 'processFloorSdk' },
+  processFloorSdk: { base: 'sdkDirect' },
+  processStdio: { base: 'sdkDirect' },
+};
+
+/** CPU time of a process, all its threads (ns, from the scheduler's accounting); undefined off Linux. */
+function processCpuNs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    let total = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`))
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    return total;
+  } catch {
+    return undefined;
+  }
+}
+
 const TOKEN = 'bench-token';
 
 /** The official SDK v1 Client: what most hosts run; `callTool` as the bench calls it. */
 async function sdkClient(
   transport: StdioClientTransport | StreamableHTTPClientTransport,
-): Promise<{ callTool(name: string, args: object): Promise<unknown>; close(): Promise<void> }> {
+): Promise<{ callTool(name: string, args: object): Promise<unknown>; close(): Promise<void>; pid?: number }> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(transport);
+  const pid = transport instanceof StdioClientTransport ? transport.pid : null;
   return {
+    ...(pid !== null && { pid }),
     callTool: (name, args) => client.callTool({ name, arguments: args as Record<string, unknown> }),
     close: () => client.close(),
   };
 }
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const quantile = (values: number[], q: number): number =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * q))]!;
+const median = (values: number[]): number => quantile(values, 0.5);
 const us = (ms: number) => Math.round(ms * 1000);
+/** Median and the 25th–75th percentiles of per-round figures (ms), in µs. */
+const summary = (values: number[]): [number, [number, number]] => [
+  us(median(values)),
+  [us(quantile(values, 0.25)), us(quantile(values, 0.75))],
+];
+const load = () => Number(loadavg()[0]!.toFixed(1));
 
 interface Stats {
   posts: number;
@@ -150,7 +197,8 @@ async function upstreamStats(origin: string): Promise<Stats> {
   return stats['/mcp'] ?? { posts: 0, withSession: 0 };
 }
 
-export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
+export async function benchGateway(calls = 2_000, sliceCalls = 50): Promise<GatewayReport> {
+  const loadStart = load();
   const upstream = await startServer('json');
   const dir = mkdtempSync(join(tmpdir(), 'bench-gateway-'));
   const config = join(dir, 'mcp.json');
@@ -188,6 +236,10 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
           { url: served.url, headers, keepalive, protocolVersion: 'legacy' },
           { name: 'bench' },
         ),
+        processHttpModern: await connect(
+          { url: served.url, headers, keepalive, protocolVersion: 'auto' },
+          { name: 'bench' },
+        ),
         processHttpSdk: await sdkClient(
           new StreamableHTTPClientTransport(new URL(served.url), { requestInit: { headers } }),
         ),
@@ -203,38 +255,65 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
           { name: 'bench' },
         ),
       };
-      if (clients.modern.status().era !== 'modern' || clients.sdkPathModern.status().era !== 'modern')
+      if ([clients.modern, clients.sdkPathModern, clients.processHttpModern].some((c) => c.status().era !== 'modern'))
         throw new Error('bench: the gateway did not speak 2026-07-28');
-      const latencies = {
-        direct: [] as number[],
-        legacy: [] as number[],
-        modern: [] as number[],
-        processStdio: [] as number[],
-        processHttp: [] as number[],
-        sdkDirect: [] as number[],
-        processHttpSdk: [] as number[],
-        floor: [] as number[],
-        processFloor: [] as number[],
-        processFloorSdk: [] as number[],
-        sdkPathLegacy: [] as number[],
-        sdkPathModern: [] as number[],
+      /** The process serving each path apart from this one, whose CPU is read per slice. */
+      const serverPid: Partial<Record<PathName, number | undefined>> = {
+        processHttp: served.pid,
+        processHttpModern: served.pid,
+        processHttpSdk: served.pid,
+        processFloor: floorProcess.pid,
+        processFloorSdk: floorProcess.pid,
+        processStdio: clients.processStdio.pid,
       };
-      const names = Object.keys(latencies) as (keyof typeof latencies)[];
-      const cpu = Object.fromEntries(names.map((name) => [name, 0])) as Record<keyof typeof latencies, number>;
-      const round = async (name: keyof typeof clients, n: number, record: boolean) => {
+      const roundMedians = Object.fromEntries(PATHS.map((name) => [name, [] as number[]])) as Record<
+        PathName,
+        number[]
+      >;
+      const cpu = Object.fromEntries(PATHS.map((name) => [name, 0])) as Record<PathName, number>;
+      const serverCpu = Object.fromEntries(PATHS.map((name) => [name, 0])) as Record<PathName, number>;
+      const sample: number[] = [];
+      const slice = async (name: PathName, n: number, record: boolean) => {
+        const client = clients[name];
+        sample.length = 0;
+        const serverStart = processCpuNs(serverPid[name]);
         const cpuStart = process.cpuUsage();
         for (let i = 0; i < n; i++) {
           const start = performance.now();
-          await clients[name].callTool('echo', {});
-          if (record) latencies[name].push(performance.now() - start);
+          await client.callTool('echo', {});
+          sample.push(performance.now() - start);
         }
         const used = process.cpuUsage(cpuStart);
-        if (record) cpu[name] += used.user + used.system;
+        const serverEnd = processCpuNs(serverPid[name]);
+        if (!record) return;
+        roundMedians[name].push(median(sample));
+        cpu[name] += used.user + used.system;
+        if (serverStart !== undefined && serverEnd !== undefined) serverCpu[name] += (serverEnd - serverStart) / 1000;
       };
-      for (const name of names) await round(name, 300, false); // warm up
-      const rounds = 10;
-      for (let r = 0; r < rounds; r++) for (const name of names) await round(name, calls / rounds, true);
+      for (const name of PATHS) await slice(name, 300, false); // warm up
+      // Short slices taking turns, each round starting one path later: every path meets the
+      // machine's slow and fast moments alike, and each round compares paths measured seconds apart.
+      const rounds = Math.max(1, Math.round(calls / sliceCalls));
+      for (let r = 0; r < rounds; r++)
+        for (let i = 0; i < PATHS.length; i++) await slice(PATHS[(r + i) % PATHS.length]!, sliceCalls, true);
       await Promise.all(Object.values(clients).map((client) => client.close()));
+      const recorded = rounds * sliceCalls;
+      const paths = {} as Record<PathName, PathFigure>;
+      for (const name of PATHS) {
+        const [medianUs, spreadUs] = summary(roundMedians[name]);
+        const figure: PathFigure = { medianUs, spreadUs, cpuPerCallUs: Math.round(cpu[name] / recorded) };
+        const reference = REFERENCE[name];
+        if (reference) {
+          const base = roundMedians[reference.base];
+          [figure.addedUs, figure.addedSpreadUs] = summary(roundMedians[name].map((value, r) => value - base[r]!));
+          const floor = reference.floor && roundMedians[reference.floor];
+          if (floor)
+            [figure.ownUs, figure.ownSpreadUs] = summary(roundMedians[name].map((value, r) => value - floor[r]!));
+        }
+        if (serverPid[name] !== undefined && serverCpu[name] > 0)
+          figure.serverCpuPerCallUs = Math.round(serverCpu[name] / recorded);
+        paths[name] = figure;
+      }
 
       const hostSessions = 100;
       const before = await upstreamStats(upstream.origin);
@@ -247,44 +326,12 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
       const after = await upstreamStats(upstream.origin);
       await Promise.all(hosts.map((host) => host.close()));
 
-      const direct = median(latencies.direct);
       return {
-        calls,
-        directMedianUs: us(direct),
-        gatewayLegacyMedianUs: us(median(latencies.legacy)),
-        gatewayModernMedianUs: us(median(latencies.modern)),
-        processStdioMedianUs: us(median(latencies.processStdio)),
-        processHttpMedianUs: us(median(latencies.processHttp)),
-        sdkDirectMedianUs: us(median(latencies.sdkDirect)),
-        addedProcessStdioUs: us(median(latencies.processStdio) - median(latencies.sdkDirect)),
-        addedProcessHttpUs: us(median(latencies.processHttp) - direct),
-        processHttpSdkMedianUs: us(median(latencies.processHttpSdk)),
-        addedProcessHttpSdkUs: us(median(latencies.processHttpSdk) - median(latencies.sdkDirect)),
-        floorMedianUs: us(median(latencies.floor)),
-        floorAddedUs: us(median(latencies.floor) - direct),
-        processFloorMedianUs: us(median(latencies.processFloor)),
-        processFloorAddedUs: us(median(latencies.processFloor) - direct),
-        processFloorSdkMedianUs: us(median(latencies.processFloorSdk)),
-        processFloorSdkAddedUs: us(median(latencies.processFloorSdk) - median(latencies.sdkDirect)),
-        sdkPathLegacyMedianUs: us(median(latencies.sdkPathLegacy)),
-        sdkPathModernMedianUs: us(median(latencies.sdkPathModern)),
-        addedMedianUs: us(median(latencies.legacy) - direct),
-        cpuPerCallUs: {
-          direct: Math.round(cpu.direct / calls),
-          gatewayLegacy: Math.round(cpu.legacy / calls),
-          gatewayModern: Math.round(cpu.modern / calls),
-          floor: Math.round(cpu.floor / calls),
-          sdkPathLegacy: Math.round(cpu.sdkPathLegacy / calls),
-          sdkPathModern: Math.round(cpu.sdkPathModern / calls),
-        },
-        loadAverage: Number(loadavg()[0]!.toFixed(1)),
-        addedModernMedianUs: us(median(latencies.modern) - direct),
-        ownShareUs: {
-          legacy: us(median(latencies.legacy) - median(latencies.floor)),
-          modern: us(median(latencies.modern) - median(latencies.floor)),
-          processHttp: us(median(latencies.processHttp) - median(latencies.processFloor)),
-          processHttpSdk: us(median(latencies.processHttpSdk) - median(latencies.processFloorSdk)),
-        },
+        calls: recorded,
+        slice: sliceCalls,
+        rounds,
+        paths,
+        loadAverage: [loadStart, load()],
         targetAddedUs: 200,
         hostSessions,
         upstreamSessionsOpened: after.posts - after.withSession - (before.posts - before.withSession),
@@ -305,6 +352,32 @@ export async function benchGateway(calls = 3_000): Promise<GatewayReport> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const calls = Number(process.argv[2] ?? 3_000);
-  console.log(JSON.stringify(await benchGateway(calls), null, 2));
+  const [calls, slice] = process.argv.slice(2).map(Number);
+  const report = await benchGateway(calls || undefined, slice || undefined);
+  console.log(JSON.stringify(report, null, 2));
+  console.error(formatGateway(report));
+}
+
+/** One line per path: median, added and the gateway's own share with their spreads, CPU per call. */
+export function formatGateway(report: GatewayReport): string {
+  const range = (spread: [number, number] | undefined) => (spread ? ` [${spread[0]}…${spread[1]}]` : '');
+  const signed = (value: number | undefined) => (value === undefined ? '' : `${value >= 0 ? '+' : ''}${value}`);
+  const lines = [
+    `${report.rounds} rounds × ${report.slice} calls per path, load average ${report.loadAverage.join(' → ')}`,
+    'path              median [p25…p75]     added [p25…p75]      own [p25…p75]    cpu/call here / apart',
+  ];
+  for (const [name, path] of Object.entries(report.paths))
+    lines.push(
+      [
+        name.padEnd(17),
+        `${path.medianUs}${range(path.spreadUs)}`.padEnd(21),
+        `${signed(path.addedUs)}${range(path.addedSpreadUs)}`.padEnd(21),
+        `${signed(path.ownUs)}${range(path.ownSpreadUs)}`.padEnd(17),
+        `${path.cpuPerCallUs}${path.serverCpuPerCallUs === undefined ? '' : ` / ${path.serverCpuPerCallUs}`}`,
+      ].join(''),
+    );
+  lines.push(
+    `${report.hostSessions} host sessions opened ${report.upstreamSessionsOpened} upstream sessions (target 0)`,
+  );
+  return lines.join('\n');
 }

@@ -21,6 +21,7 @@ import {
   type JSONRPCRequest,
   Server,
 } from '@modelcontextprotocol/server';
+import equal from 'fast-deep-equal';
 import type { CatalogTool } from '../catalog/types.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import type { RequestOptions } from '../runtime/context/events.js';
@@ -129,7 +130,7 @@ export class DirectPath {
       // A tool whose outputSchema is not plainly an object is reshaped by the SDK's encoders.
       if (method === 'tools/list' && items.some((tool) => !plainOutputSchema(tool))) return undefined;
       const result = { [LISTS[method]]: items };
-      return answer(id, era === 'legacy' ? result : this.modernResult(result, true));
+      return answer(id, era === 'legacy' ? result : this.modernResult(result, true, true));
     } catch (error) {
       return failure(id, error);
     }
@@ -163,7 +164,11 @@ export class DirectPath {
       if (!needsExchange(host, handle, tool))
         return answer(
           id,
-          this.modernResult(textFallback(await this.plainCall(tool, handle, params, host, id, { signal })), false),
+          this.modernResult(
+            textFallback(await this.plainCall(tool, handle, params, host, id, { signal })),
+            false,
+            true,
+          ),
         );
       const turn = await modernToolCall(this.parts, host, tool, handle, {
         arguments: params.arguments ?? {},
@@ -176,7 +181,7 @@ export class DirectPath {
       // A task (`resultType: 'task'`, modern-tasks.ts) has no structuredContent: it passes textFallback as it is.
       if ('done' in turn) return answer(id, this.modernResult(textFallback(turn.done as CallToolResult), false));
       const asked = inputRequired({ inputRequests: turn.inputRequests as never, requestState: turn.requestState });
-      return answer(id, this.modernResult(asked, false));
+      return answer(id, this.modernResult(asked, false, true));
     } catch (error) {
       return failure(id, error);
     }
@@ -207,9 +212,13 @@ export class DirectPath {
     }
   }
 
-  /** What the SDK's 2026-07-28 encoder adds: `resultType`, a list's cache fields, the server's identity. */
-  private modernResult(result: Params, cacheable: boolean): Params {
-    const encoded: Params = { ...result };
+  /**
+   * What the SDK's 2026-07-28 encoder adds: `resultType`, a list's cache fields, the server's
+   * identity. A `fresh` result (made for this answer, as the upstream's parsed answer is) gets
+   * them in place: no copy per call.
+   */
+  private modernResult(result: Params, cacheable: boolean, fresh = false): Params {
+    const encoded: Params = fresh ? result : { ...result };
     encoded['resultType'] ??= 'complete';
     if (cacheable && encoded['resultType'] === 'complete') {
       if (!(Number.isSafeInteger(encoded['ttlMs']) && (encoded['ttlMs'] as number) >= 0)) encoded['ttlMs'] = 0;
@@ -236,8 +245,18 @@ export class DirectPath {
  */
 class Envelopes {
   private readonly known = new Map<string, boolean>();
+  /** The last envelope checked: the next one (most often the same host's) is compared with it, not serialised. */
+  private last: { version: string; meta: Params; valid: boolean } | undefined;
 
   valid(meta: Params, version: string): boolean {
+    const last = this.last;
+    if (last !== undefined && last.version === version && equal(last.meta, meta)) return last.valid;
+    const valid = this.check(meta, version);
+    this.last = { version, meta, valid };
+    return valid;
+  }
+
+  private check(meta: Params, version: string): boolean {
     const key = `${version}\n${JSON.stringify(meta)}`;
     let valid = this.known.get(key);
     if (valid !== undefined) return valid;

@@ -131,7 +131,8 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     if (direct) return session.post(direct, res, req.headers['mcp-protocol-version'] as string);
     // The host closing its request cancels it (the spec's cancellation in 2026-07-28).
     const cancel = new CallSignal();
-    res.once('close', () => res.writableFinished || cancel.abort());
+    (res as Tracked)[CANCEL] = cancel;
+    res.on('close', cancelUnfinished);
     // The common 2026-07-28 request: answered as JSON straight onto Node's response (direct-path.ts).
     const modernEra = req.headers['mcp-session-id'] === undefined && namesModernEra(req, body);
     if (modernEra && taskListens.serve(req, res, body)) return;
@@ -251,13 +252,30 @@ function sessionOf(req: IncomingMessage, sessions: Map<string, SessionTransport>
   return typeof id === 'string' ? sessions.get(id) : undefined;
 }
 
+/** What a response's `close` listeners need, kept on the response: no closure per request. */
+const CANCEL = Symbol('cancel');
+const SESSION = Symbol('session');
+interface Tracked extends ServerResponse {
+  [CANCEL]?: CallSignal;
+  [SESSION]?: SessionTransport;
+}
+
 /** A request of the session is open until its response closes: the session is not idle meanwhile. */
 function busy(session: SessionTransport, res: ServerResponse): void {
   session.open++;
-  res.once('close', () => {
-    session.open--;
-    session.lastSeen = Date.now();
-  });
+  (res as Tracked)[SESSION] = session;
+  res.on('close', sessionRequestClosed);
+}
+
+function sessionRequestClosed(this: Tracked): void {
+  const session = this[SESSION]!;
+  session.open--;
+  session.lastSeen = Date.now();
+}
+
+/** The host closed its request before the answer was written: the call is cancelled. */
+function cancelUnfinished(this: Tracked): void {
+  if (!this.writableFinished) this[CANCEL]!.abort();
 }
 
 /** Closes the 2025 sessions nobody used for `idleMs` (none of their requests open, a GET stream included). */

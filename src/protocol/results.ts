@@ -119,13 +119,15 @@ export const CompleteResultSchema = z.looseObject({
 export const ListToolsResultSchema = z.looseObject({ tools: z.array(ToolSchema), ...Paginated });
 /**
  * Whether a `tools/call` result is the common shape that `CallToolResultSchema` accepts: text
- * blocks only, no `structuredContent` or `_meta`. The hot path checks this by hand and leaves
- * zod (~0.7 KB and a few µs per call) for every other result: same verdict, no schema walk.
+ * blocks only, no `structuredContent`, `_meta` a plain object if any. The hot path checks this
+ * by hand and leaves zod (~0.7 KB and a few µs per call) for every other result: same verdict,
+ * no schema walk.
  */
 export function isPlainToolResult(result: unknown): boolean {
   if (typeof result !== 'object' || result === null || Array.isArray(result)) return false;
   const { content, isError, structuredContent, _meta } = result as Record<string, unknown>;
-  if (structuredContent !== undefined || _meta !== undefined) return false;
+  // A `_meta` object is common in 2026-07-28 (the server's identity on every result).
+  if (structuredContent !== undefined || (_meta !== undefined && !isJsonObject(_meta))) return false;
   if (isError !== undefined && typeof isError !== 'boolean') return false;
   if (content === undefined) return true;
   if (!Array.isArray(content)) return false;
@@ -135,6 +137,12 @@ export function isPlainToolResult(result: unknown): boolean {
     if (type !== 'text' || typeof text !== 'string') return false;
   }
   return true;
+}
+
+function isJsonObject(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 export const CallToolResultSchema = z.looseObject({

@@ -22,6 +22,10 @@ const cases: unknown[] = [
   { content: 'text' },
   { content: [{ type: 'text', text: 'ok' }], structuredContent: { a: 1 } },
   { content: [{ type: 'text', text: 'ok' }], _meta: 'not an object' },
+  { content: [{ type: 'text', text: 'ok' }], _meta: { 'io.modelcontextprotocol/serverInfo': { name: 's' } } },
+  { content: [{ type: 'text', text: 'ok' }], _meta: [] },
+  { content: [{ type: 'text', text: 'ok' }], _meta: null },
+  { content: [{ type: 'text', text: 'ok' }], _meta: {}, resultType: 'complete' },
   { content: [{ type: 'text', text: 'ok' }], extra: 1 },
   [],
   null,
@@ -36,6 +40,10 @@ describe('isPlainToolResult', () => {
   it('takes the common text result', () => {
     expect(isPlainToolResult({ content: [{ type: 'text', text: 'ok' }] })).toBe(true);
     expect(isPlainToolResult({ content: [{ type: 'text', text: 'ok' }], isError: false })).toBe(true);
+    // 2026-07-28: the server's identity in `_meta`, the result's kind beside it.
+    expect(
+      isPlainToolResult({ content: [], resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': {} } }),
+    ).toBe(true);
   });
 
   it('leaves every other shape to the schema', () => {
@@ -43,5 +51,6 @@ describe('isPlainToolResult', () => {
     expect(isPlainToolResult({ content: [{ type: 'image', data: 'x', mimeType: 'image/png' }] })).toBe(false);
     expect(isPlainToolResult({ content: [{ type: 'text', text: 1 }] })).toBe(false);
     expect(isPlainToolResult([])).toBe(false);
+    expect(isPlainToolResult({ content: [], _meta: [] })).toBe(false);
   });
 });
