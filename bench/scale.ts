@@ -219,7 +219,8 @@ export async function runScale(n: number, processes: number, quick = false): Pro
     // Idle: every server ready, one keepalive round (a probe per origin, a skipped step for the
     // rest). The first round after ready also holds the start's last work: each session's
     // restart budget is reset when it has proven itself (`provenAfterMs`, 10 s). The second
-    // round is the steady state.
+    // round is the steady state, unless V8's memory reducer runs in it (its mark-compacts are
+    // counted per round): the third shows what is left either way.
     const idleWindowMs = quick ? 0 : n >= 100 ? IDLE_WINDOW_MS : 1_000;
     const idleRounds: IdleRound[] = [];
     const rounds = quick ? 0 : Number(process.env.SCALE_IDLE_ROUNDS ?? 3);
