@@ -11,7 +11,10 @@
  * - open files of the agent process once all are ready (request sockets are shared per origin,
  *   each server holds its own listening stream);
  * - idle CPU: the agent process's CPU time over one keepalive round (30 s, the default interval,
- *   with every server ready and nothing else to do), as a share of one core;
+ *   with every server ready and nothing else to do), as a share of one core; three rounds in a
+ *   row, each with V8's mark-compact pauses inside it (the memory reducer runs up to three
+ *   mark-compacts once allocation has been low for a while: a one-off cost of a newly idle
+ *   process, which lands in whichever round the allocation rate decays in);
  * - one process killed: how long until all of its servers left `ready` (and how many others
  *   did: none should), then the process restarted on its port: how long until all are ready;
  * - `stop()`: how long until every session is closed and every actor stopped.
@@ -25,6 +28,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { constants as perf, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createSupervisor, type ServerConfigInput, type Supervisor } from '../src/index.js';
 
@@ -52,6 +56,13 @@ export interface ScaleReport {
   idleCpuPercent: number;
   /** The same over the next window: the steady state, once the start's last timers have fired. */
   steadyIdleCpuPercent: number;
+  /** The same over the third window: what is left once the memory reducer has run (or not yet). */
+  settledIdleCpuPercent: number;
+  /**
+   * Each idle window (three, or SCALE_IDLE_ROUNDS): its CPU, and V8's mark-compacts in it: how
+   * many, and their main-thread pauses with incremental steps (ms).
+   */
+  idleRounds: IdleRound[];
   idleWindowMs: number;
   /** `stop()` of all, until it resolved. */
   stopMs: number;
@@ -140,7 +151,8 @@ function until(predicate: () => boolean, timeoutMs: number): Promise<number | un
 
 /** With SCALE_MARKS set: the phase's start on stderr, in the clock of a --cpu-prof profile (µs), to cut the profile by phase. */
 function mark(phase: string): void {
-  if (process.env.SCALE_MARKS) process.stderr.write(`mark ${phase} ${process.hrtime.bigint() / 1000n}\n`);
+  if (process.env.SCALE_MARKS)
+    process.stderr.write(`mark ${phase} ${process.hrtime.bigint() / 1000n} (${Math.round(performance.now())} ms)\n`);
 }
 
 /** CPU time (user + system) of this process since `since`, in ms. */
@@ -209,15 +221,20 @@ export async function runScale(n: number, processes: number, quick = false): Pro
     // Idle: every server ready, one keepalive round (a probe per origin, a skipped step for the
     // rest). The first round after ready also holds the start's last work: each session's
     // restart budget is reset when it has proven itself (`provenAfterMs`, 10 s). The second
-    // round is the steady state.
+    // round is the steady state, unless V8's memory reducer runs in it (its mark-compacts are
+    // counted per round): the third shows what is left either way.
     const idleWindowMs = quick ? 0 : n >= 100 ? IDLE_WINDOW_MS : 1_000;
-    cpu = process.cpuUsage();
-    await new Promise((resolve) => setTimeout(resolve, idleWindowMs));
-    const idleCpuPercent = quick ? 0 : (cpuMs(cpu) / idleWindowMs) * 100;
-    cpu = process.cpuUsage();
-    await new Promise((resolve) => setTimeout(resolve, idleWindowMs));
-    const steadyIdleCpuPercent = quick ? 0 : (cpuMs(cpu) / idleWindowMs) * 100;
+    const idleRounds: IdleRound[] = [];
+    const rounds = quick ? 0 : Number(process.env.SCALE_IDLE_ROUNDS ?? 3);
+    for (let round = 0; round < rounds; round++) {
+      mark(['idle', 'steady', 'settled'][round] ?? `idle ${round + 1}`);
+      idleRounds.push(await idleRound(idleWindowMs));
+    }
+    const [idleCpuPercent = 0, steadyIdleCpuPercent = 0, settledIdleCpuPercent = 0] = idleRounds.map(
+      (r) => r.cpuPercent,
+    );
 
+    mark('kill');
     // Kill process 0: only its servers may leave ready, and all of them must come back.
     const victim = servers[0]!;
     const isVictim = (name: string) => Number(name.slice('server-'.length)) % processes === 0;
@@ -267,6 +284,8 @@ export async function runScale(n: number, processes: number, quick = false): Pro
       openFiles,
       idleCpuPercent,
       steadyIdleCpuPercent,
+      settledIdleCpuPercent,
+      idleRounds,
       idleWindowMs,
       stopMs,
       kill: { killed, allLeftReadyMs, othersLeftReady: othersLeft.size, allBackMs },
@@ -274,6 +293,37 @@ export async function runScale(n: number, processes: number, quick = false): Pro
   } finally {
     await Promise.all(servers.map((s) => stopServerProcess(s)));
   }
+}
+
+export interface IdleRound {
+  cpuPercent: number;
+  markCompacts: number;
+  markCompactPauseMs: number;
+}
+
+/**
+ * CPU of the process over one idle window (all its threads: V8's concurrent marking and sweeping
+ * count), and the mark-compacts in it (the finishing pauses, and incremental steps counted in time).
+ */
+async function idleRound(windowMs: number): Promise<IdleRound> {
+  let markCompacts = 0;
+  let markCompactPauseMs = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[]) {
+      const kind = entry.detail?.kind;
+      if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
+      if (kind === perf.NODE_PERFORMANCE_GC_MAJOR || kind === perf.NODE_PERFORMANCE_GC_INCREMENTAL)
+        markCompactPauseMs += entry.duration;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const cpu = process.cpuUsage();
+  await new Promise((resolve) => setTimeout(resolve, windowMs));
+  const cpuPercent = (cpuMs(cpu) / windowMs) * 100;
+  // Entries of the window's last moments are delivered on the next tick.
+  await new Promise((resolve) => setImmediate(resolve));
+  observer.disconnect();
+  return { cpuPercent, markCompacts, markCompactPauseMs };
 }
 
 /** One keepalive round at the default interval. */
@@ -312,11 +362,11 @@ const fmt = (n: number | undefined, digits = 0) => (n === undefined ? 'n/a' : n.
 /** The growth table: one row per size, so a reader sees what is linear and where it bends. */
 function formatGrowth(reports: readonly ScaleReport[]): string {
   return [
-    '| servers | processes (origins) | ready (all): wall / CPU | heap per idle server | open files | status() of all: first / median / max (median CPU) | status() after one change (median CPU) | idle CPU (the 30 s keepalive round after ready / the next one) | killed | all left ready after | others that left ready | all back after | stop(): wall / CPU (of it kernel) |',
+    '| servers | processes (origins) | ready (all): wall / CPU | heap per idle server | open files | status() of all: first / median / max (median CPU) | status() after one change (median CPU) | idle CPU (the 30 s keepalive rounds after ready: 1st / 2nd / 3rd; mark-compacts in each) | killed | all left ready after | others that left ready | all back after | stop(): wall / CPU (of it kernel) |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...reports.map(
       (r) =>
-        `| ${r.servers} | ${r.processes} | ${fmt(r.readyMs)} / ${fmt(r.readyCpuMs)} ms | ${fmt(r.heapPerServerBytes / 1024, 1)} KB | ${r.openFiles ?? 'n/a'} | ${fmt(r.statusFirstMs, 2)} / ${fmt(r.statusMedianMs, 2)} / ${fmt(r.statusMaxMs, 2)} ms (${fmt(r.statusCpuMedianMs, 2)} ms) | ${fmt(r.statusAfterChangeCpuMedianMs, 2)} ms | ${fmt(r.idleCpuPercent, 2)} / ${fmt(r.steadyIdleCpuPercent, 2)} % of a core | ${r.kill.killed} | ${fmt(r.kill.allLeftReadyMs)} ms | ${r.kill.othersLeftReady} | ${fmt(r.kill.allBackMs)} ms | ${fmt(r.stopMs)} / ${fmt(r.stopCpuMs)} ms (kernel ${fmt(r.stopSystemCpuMs)}) |`,
+        `| ${r.servers} | ${r.processes} | ${fmt(r.readyMs)} / ${fmt(r.readyCpuMs)} ms | ${fmt(r.heapPerServerBytes / 1024, 1)} KB | ${r.openFiles ?? 'n/a'} | ${fmt(r.statusFirstMs, 2)} / ${fmt(r.statusMedianMs, 2)} / ${fmt(r.statusMaxMs, 2)} ms (${fmt(r.statusCpuMedianMs, 2)} ms) | ${fmt(r.statusAfterChangeCpuMedianMs, 2)} ms | ${fmt(r.idleCpuPercent, 2)} / ${fmt(r.steadyIdleCpuPercent, 2)} / ${fmt(r.settledIdleCpuPercent, 2)} % of a core (${r.idleRounds.map((g) => `${g.markCompacts}: ${fmt(g.markCompactPauseMs)} ms`).join(' / ')}) | ${r.kill.killed} | ${fmt(r.kill.allLeftReadyMs)} ms | ${r.kill.othersLeftReady} | ${fmt(r.kill.allBackMs)} ms | ${fmt(r.stopMs)} / ${fmt(r.stopCpuMs)} ms (kernel ${fmt(r.stopSystemCpuMs)}) |`,
     ),
   ].join('\n');
 }

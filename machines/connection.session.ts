@@ -41,10 +41,19 @@ export const reconnectActions = [
  * (it opens the stream, or the modern listen), stopped when it finds nothing to listen to
  * (NOTHING_TO_LISTEN: no GET stream here, or a modern server with nothing asked for; an idle
  * actor costs ~2.6 KB) and when `ready` is left; LISTEN_WANTED (the runtime: what to listen for
- * changed) spawns it again, or tells the one there.
+ * changed) spawns it again, or tells the one there. A listener whose stream opened hands it over
+ * and asks to be stopped (NOTHING_TO_LISTEN); the stream's end comes back as LISTEN_WANTED with
+ * its cursor (`resume`), and a new listener decides: resume, or give up.
  */
 const startListener = [
-  connectionSetup.spawnChild('listener', { id: 'listener', input: ({ context }) => ({ server: context.server }) }),
+  connectionSetup.spawnChild('listener', {
+    id: 'listener',
+    // A handed-over stream that ended comes back with its cursor: the new listener decides from there.
+    input: ({ context, event }) => ({
+      server: context.server,
+      resume: event.type === 'LISTEN_WANTED' ? event.resume : undefined,
+    }),
+  }),
   connectionSetup.assign({ listening: true }),
 ] as const;
 const stopListener = [connectionSetup.stopChild('listener'), connectionSetup.assign({ listening: false })] as const;
@@ -56,7 +65,7 @@ export const ready = connectionSetup.createStateConfig({
   // `forget error`), so no entry action copies the context again at each of 10,000 starts.
   // The keepalive: its origin's (joined, no actor per server) or a child of its own (connection.setup.ts).
   entry: [announce('ready'), startKeepalive],
-  exit: [stopKeepalive, ...stopListener],
+  exit: [stopKeepalive, ...stopListener, 'stop followed stream'],
   initial: 'opening listener',
   states: {
     // Server-to-client requests are dropped by servers with no open stream, so requests

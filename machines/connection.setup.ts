@@ -136,6 +136,8 @@ export const connectionSetup = setup({
     'join origin keepalive': () => {},
     /** Leaving `ready`: the server leaves its origin's keepalive (the last one out stops it). */
     'leave origin keepalive': () => {},
+    /** Leaving `ready`: the stream a listener handed over (listener.machine.ts) is closed. */
+    'stop followed stream': () => {},
 
     // What happened (connection.facts.ts): the cause of a move, the state entered, the lifecycle facts.
     'note cause': assign((_, cause: Cause) => ({ cause })),

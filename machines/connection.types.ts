@@ -3,7 +3,7 @@
  * it (events), what it reports to its supervisor, and the outputs of its actors.
  */
 import type { KeepaliveReport, KeepaliveSettings } from './keepalive.machine.js';
-import type { ListenerReport } from './listener.machine.js';
+import type { ListenerReport, ListenerResume } from './listener.machine.js';
 import type { RestartPolicy, RestartRecord, ReviveSettings } from './restart-policy.js';
 
 export type TransportKind = 'http' | 'sse' | 'stdio';
@@ -104,8 +104,11 @@ export type ConnectionEvent =
   | { type: 'AUTHORIZATION_REQUIRED'; error: string }
   /** LISTENER_SETTLED / LISTENER_LOST / LISTENER_REFUSED_SESSION / NOTHING_TO_LISTEN. */
   | ListenerReport
-  /** From the runtime: what to listen for changed (modern era); the listener opens with it, started if none runs. */
-  | { type: 'LISTEN_WANTED' }
+  /**
+   * From the runtime: what to listen for changed (modern era); the listener opens with it, started
+   * if none runs. Or a stream the listener handed over ended (`resume`): a listener decides what next.
+   */
+  | { type: 'LISTEN_WANTED'; resume?: ListenerResume | undefined }
   | { type: 'RESTART' }
   /** A restart left the sliding window (raised by the connection that decides its restarts). */
   | { type: 'RESTART_WINDOW_PASSED'; epoch: number }

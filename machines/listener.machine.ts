@@ -12,6 +12,11 @@
  * session (it restarted), and the connection is told. A reopen that cannot reach the server
  * (connection refused, or reset while opening) is evidence the server is gone: the connection
  * is told at once instead of waiting out the backoff.
+ *
+ * While a stream is simply open there is nothing to decide: once it opened the listener hands it
+ * over (`hand over stream`: the runtime follows it, keeping its cursor) and asks to be stopped
+ * (an idle actor is ~2.6 KB per connection). When the followed stream ends or fails, the
+ * connection starts a listener again with the cursor (`resume`), which decides from `ended`.
  */
 import { assign, sendParent, setup } from 'xstate';
 import {
@@ -23,6 +28,23 @@ import {
 
 export interface ListenerInput {
   server: string;
+  /** A stream this listener's predecessor handed over, back because it ended or failed. */
+  resume?: ListenerResume | undefined;
+}
+
+/** What a followed stream carries from one open to the next: the listener's counters and what the stream said. */
+export interface StreamCursor {
+  lastEventId: string | undefined;
+  retryMs: number | undefined;
+  stalledAttempts: number;
+  reopens: number;
+  progressed: boolean;
+}
+
+/** A handed-over stream that ended: its cursor, whether it stayed open `stableAfterMs`, and its failure if any. */
+export interface ListenerResume extends StreamCursor {
+  stable: boolean;
+  error: string | undefined;
 }
 
 /** What `follow stream` opens: the server's stream, resumed after `lastEventId` (legacy era). */
@@ -70,7 +92,10 @@ export type ListenerReport =
   | { type: 'LISTENER_REFUSED_SESSION'; status: number }
   /** Reopening the stream could not reach the server: the connection reconnects now. */
   | { type: 'SERVER_UNREACHABLE'; error: string }
-  /** Nothing to listen to (no listening stream here, or a modern server with nothing asked for): stop me. */
+  /**
+   * Nothing for a listener to do: no listening stream here, a modern server with nothing asked
+   * for, or the stream is open and handed over (the runtime follows it). Stop me.
+   */
   | { type: 'NOTHING_TO_LISTEN' };
 
 /** Statuses that, on a stream that had been open, say the session is gone. */
@@ -89,6 +114,9 @@ export const listenerMachine = setup({
     // idle connection holds its stream for hours, and an actor costs ~2 KB of it.
     'follow stream': (_, _params: FollowStreamInput) => {},
     'stop following': () => {},
+    // Provided by src/runtime/actors: the open stream is followed without this listener from now
+    // on; its end comes back to the connection as LISTEN_WANTED with a `resume` (this cursor).
+    'hand over stream': (_, _params: StreamCursor) => {},
     'remember event id': assign((_, params: { id: string }) => ({ lastEventId: params.id, progressed: true })),
     'remember retry': assign((_, params: { ms: number }) => ({ retryMs: params.ms })),
     'remember unavailable status': assign((_, params: { status?: number | undefined }) => ({
@@ -125,6 +153,8 @@ export const listenerMachine = setup({
     ),
   },
   guards: {
+    /** Started for a handed-over stream that ended: only its end is left to decide. */
+    'resumes a followed stream': ({ context }) => context.opened,
     'may reconnect': ({ context }) => mayReconnectStream(context.stalledAttempts),
     'refuses the session': ({ context }, params: { status?: number | undefined }) =>
       context.opened && params.status !== undefined && SESSION_REFUSED_STATUSES.includes(params.status),
@@ -139,20 +169,24 @@ export const listenerMachine = setup({
   },
 }).createMachine({
   id: 'listener',
-  context: ({ input }) => ({
-    server: input.server,
-    lastEventId: undefined,
-    retryMs: undefined,
-    stalledAttempts: 0,
-    reopens: 0,
+  context: ({ input: { server, resume } }) => ({
+    server,
+    lastEventId: resume?.lastEventId,
+    retryMs: resume?.retryMs,
+    stalledAttempts: resume?.stalledAttempts ?? 0,
+    // A stream open long enough to be healthy starts the reopen backoff over.
+    reopens: resume && !resume.stable ? resume.reopens : 0,
     // The first end is not a stall: the first reconnect waits initialDelayMs like any other.
-    progressed: true,
-    opened: false,
+    progressed: resume?.progressed ?? true,
+    opened: resume !== undefined,
     unavailableStatus: undefined,
-    lastError: undefined,
+    lastError: resume?.error,
   }),
-  initial: 'connected',
+  initial: 'starting',
   states: {
+    starting: {
+      always: [{ guard: 'resumes a followed stream', target: 'ended' }, { target: 'connected' }],
+    },
     connected: {
       entry: {
         type: 'follow stream',
@@ -178,7 +212,21 @@ export const listenerMachine = setup({
           },
         },
         streaming: {
-          // Open long enough to be healthy: a later end starts the reopen backoff over.
+          entry: [
+            {
+              type: 'hand over stream',
+              params: ({ context: { lastEventId, retryMs, stalledAttempts, reopens, progressed } }) => ({
+                lastEventId,
+                retryMs,
+                stalledAttempts,
+                reopens,
+                progressed,
+              }),
+            },
+            'report nothing to listen',
+          ],
+          // Until it is stopped (a listener not handing over, as in the model tests) it follows
+          // the stream itself. Open long enough to be healthy: a later end starts the reopen backoff over.
           after: { 'stream stable delay': { actions: 'forget reopens' } },
           on: {
             STREAM_FAILED: {

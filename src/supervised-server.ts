@@ -11,6 +11,7 @@ import type { ServerConfig } from './config/server-config.js';
 import { pinOf } from './protocol/era.js';
 import type { ServerStatus } from './server-handle.js';
 import { providedConnectionMachine } from './runtime/actors/connection-actors.js';
+import { stopFollowedStream } from './runtime/actors/listener-actors.js';
 import { registerRuntimes } from './runtime/actors/runtime-registry.js';
 import { followConnection, tellFact } from './runtime/lifecycle-facts.js';
 import type { ServerRuntime } from './runtime/server-runtime.js';
@@ -54,7 +55,9 @@ export function startServerActor(
   });
   actor.subscribe({
     error: (error) => {
-      // The machine is gone and says nothing more: its runtime fails the server (the crash path).
+      // The machine is gone and says nothing more: its runtime fails the server (the crash path),
+      // and the stream its listener handed over is closed here (no exit action of `ready` runs).
+      stopFollowedStream({ self: actor });
       runtime.onCrash(error);
       options.onError(error instanceof Error ? error : new Error(String(error)));
     },
@@ -92,8 +95,10 @@ export async function closeWithSupervisor(actor: ServerActor, runtime: ServerRun
   if (snapshot.status !== 'active' || snapshot.value === 'closing') return stopServerActor(actor);
   const session = snapshot.context.session;
   actor.stop();
-  // What leaving `ready` does besides stopping children (machines/connection.keepalive.ts).
+  // What leaving `ready` does besides stopping children: leave the origin's keepalive
+  // (machines/connection.keepalive.ts) and close the stream a listener handed over.
   runtime.originKeepalive?.leave();
+  stopFollowedStream({ self: actor });
   tellFact(runtime, { type: 'close requested' });
   if (session) tellFact(runtime, { type: 'session ended', reason: 'closed', era: session.era });
   runtime.rejectWaitingRequests('the connection was closed');

@@ -3,13 +3,14 @@ import type { AnyEventObject } from 'xstate';
 import { listenerMachine } from '../../machines/listener.machine.js';
 import { DEFAULT_STREAM_RECONNECT_POLICY } from '../../machines/stream-policy.js';
 import { flush, reportsOf, snapshotOf, type Harness } from './harness.js';
-import { listenerSpec } from './listener.spec.js';
+import { listenerSpec, RESUMED } from './listener.spec.js';
 import { startModel } from './runner.js';
 import { modelSuite } from './suite.js';
 
 const spec = listenerSpec(listenerMachine);
 
-modelSuite('listener', spec);
+// The resumed variant: a listener started for a handed-over stream that ended decides from `ended`.
+modelSuite('listener', spec, { variants: [{ label: 'resumed', spec: listenerSpec(listenerMachine, RESUMED) }] });
 
 function stream(h: Harness, event: AnyEventObject): void {
   h.controls.emitFrom('stream', event);

@@ -12,6 +12,19 @@ import { reportsOf, type Harness } from './harness.js';
 import type { ModelSpec, StepContext } from './runner.js';
 
 export const INPUT: ListenerInput = { server: 'docs' };
+/** A listener started for a handed-over stream that failed after a quick reopen, with no new event. */
+export const RESUMED: ListenerInput = {
+  server: 'docs',
+  resume: {
+    lastEventId: '7',
+    retryMs: undefined,
+    stalledAttempts: 1,
+    reopens: 2,
+    progressed: false,
+    stable: false,
+    error: 'terminated',
+  },
+};
 const RECONNECT = 'xstate.after.reconnect delay.listener.waiting';
 const STABLE = 'xstate.after.stream stable delay.listener.connected.streaming';
 const RETRY_MS = 3_000;
@@ -110,12 +123,16 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
     reportsOf(h, 'LISTENER_SETTLED', reportsFrom),
     'LISTENER_SETTLED once the stream opened or turned out unavailable',
   ).toHaveLength(settles ? 1 : 0);
-  // Nothing to listen to: the connection stops this listener (and starts one when something is wanted).
-  const idle = after.matches('unavailable') && !before.matches('unavailable');
+  // Nothing to listen to, or the stream opened and was handed over: the connection stops this
+  // listener (and starts one when something is wanted, or the handed-over stream ended).
+  const entered = (state: string | object) => after.matches(state) && !before.matches(state);
+  const idle = entered('unavailable') || entered({ connected: 'streaming' });
   expect(
     reportsOf(h, 'NOTHING_TO_LISTEN', reportsFrom),
-    'NOTHING_TO_LISTEN exactly when the stream turned out unavailable',
+    'NOTHING_TO_LISTEN exactly when the stream turned out unavailable, or opened (handed over)',
   ).toHaveLength(idle ? 1 : 0);
+  if (entered({ connected: 'streaming' }))
+    expect(h.controls.started.at(-1)?.key, 'the open stream is what is handed over').toBe('stream');
 
   const gaveUp = after.matches('gave up') && !before.matches('gave up');
   const context = after.context as ListenerContext;
@@ -141,7 +158,8 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
 
   if (after.matches('waiting') && !before.matches('waiting')) h.scratch.waitingSince = h.clock.now();
   if (event.type === RECONNECT) {
-    expect(h.clock.now() - h.scratch.waitingSince, 'reconnects after the promised delay').toBe(
+    // A resumed listener starts out waiting (at 0).
+    expect(h.clock.now() - (h.scratch.waitingSince ?? 0), 'reconnects after the promised delay').toBe(
       promisedDelay(before.context as ListenerContext),
     );
     const opened = h.controls.started.at(-1);
@@ -154,9 +172,9 @@ function checkSideEffects({ h, event, before, after, reportsFrom }: StepContext)
   if (event.type === 'STREAM_UNAVAILABLE') expect(context.unavailableStatus).toBe(event.status);
 }
 
-export const listenerSpec = (machine: AnyStateMachine = listenerMachine): ModelSpec => ({
+export const listenerSpec = (machine: AnyStateMachine = listenerMachine, input: ListenerInput = INPUT): ModelSpec => ({
   machine,
-  input: INPUT,
+  input,
   implementations: (h: Harness) => ({
     actions: {
       'follow stream': (_: unknown, input: FollowStreamInput) =>

@@ -17,7 +17,7 @@ import {
 import { keepaliveMachine } from '../../../machines/keepalive.machine.js';
 import { listenerMachine } from '../../../machines/listener.machine.js';
 import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse-fallback.machine.js';
-import { followStreamActions } from './listener-actors.js';
+import { followStreamActions, stopFollowedStream } from './listener-actors.js';
 import { bindEvidence, sendProbe } from './keepalive-actions.js';
 import { runtimeOf } from './runtime-registry.js';
 import type { ActorClock } from '../../../machines/connection-host.js';
@@ -74,5 +74,6 @@ export const providedConnectionMachine = connectionMachine.provide({
       );
     },
     'leave origin keepalive': ({ context, system }) => runtimeOf(system, context.server).originKeepalive?.leave(),
+    'stop followed stream': stopFollowedStream,
   },
 });

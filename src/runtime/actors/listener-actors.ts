@@ -7,15 +7,35 @@
  * Not a child actor (it was one, ~2 KB per idle connection): a `FollowedStream` per `connected`
  * of the listener, dropped when it is left. A listener with nothing to listen to is itself
  * stopped by the connection (NOTHING_TO_LISTEN), and started again by LISTEN_WANTED.
+ *
+ * Once the stream opened the listener hands it over (`hand over stream`) and is stopped: the
+ * stream then keeps the listener's cursor itself (last event id, retry, progress, when it opened)
+ * and, when it ends or fails, tells the connection LISTEN_WANTED with it (`resume`), which starts
+ * a listener to decide. The connection closes it as `ready` is left (`stop followed stream`).
  */
 import type { ActorRef, AnyActorRef, Snapshot, Subscription } from 'xstate';
 import type { ListenerCursorHooks, ListenerOpening } from '../../../machines/connection-host.js';
-import type { FollowStreamInput, ListenerEvent, OpenFailure } from '../../../machines/listener.machine.js';
+import type { ConnectionEvent } from '../../../machines/connection.types.js';
+import type {
+  FollowStreamInput,
+  ListenerEvent,
+  OpenFailure,
+  StreamCursor,
+} from '../../../machines/listener.machine.js';
+import { DEFAULT_STREAM_RECONNECT_POLICY } from '../../../machines/stream-policy.js';
 import { describeError } from '../../core/errors.js';
 import { readEvidence } from '../recovery/evidence.js';
 import { runtimeOf } from './runtime-registry.js';
 
 type Listener = ActorRef<Snapshot<unknown>, ListenerEvent>;
+type Connection = ActorRef<Snapshot<unknown>, ConnectionEvent>;
+
+/** The listener's cursor while the stream is handed over, and when it opened (for `stable`). */
+interface HandedOver extends StreamCursor {
+  connection: Connection;
+  /** Milliseconds since this module loaded: a small integer, held inline (an epoch time is a 16-byte heap number). */
+  openedAt: number;
+}
 
 /** What an open that failed says about the connection to the server. */
 function openFailure(error: unknown): OpenFailure | undefined {
@@ -33,10 +53,30 @@ function openFailure(error: unknown): OpenFailure | undefined {
 class FollowedStream implements ListenerCursorHooks {
   private stopped = false;
   private cancel: (() => void) | undefined = undefined;
-  private readonly subscription: Subscription | undefined;
+  private subscription: Subscription | undefined;
+  /** Set once the listener handed the stream over: what it reports then goes to the connection. */
+  private handedOver: HandedOver | undefined = undefined;
 
-  constructor(private readonly listener: Listener) {
+  /** Dropped once the stream is handed over: a stopped listener must not stay reachable from its stream. */
+  private listener: Listener | undefined;
+
+  constructor(listener: Listener) {
+    this.listener = listener;
     this.subscription = listener.subscribe(this);
+  }
+
+  /** The listener is about to be stopped: the stream is followed without it, for its connection. */
+  handOver(cursor: StreamCursor, connection: Connection): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    if (this.listener && followers.get(this.listener) === this) followers.delete(this.listener);
+    this.listener = undefined;
+    if (this.stopped) return;
+    // Written out, not spread: a spread gave each object a map of its own (~0.3 KB per connection).
+    const { lastEventId, retryMs, stalledAttempts, reopens, progressed } = cursor;
+    this.handedOver = { lastEventId, retryMs, stalledAttempts, reopens, progressed, connection, openedAt: sinceLoad() };
+    handedOver.get(connection)?.stop();
+    handedOver.set(connection, this);
   }
 
   /** The listener stopped (or failed): observer methods. */
@@ -53,7 +93,9 @@ class FollowedStream implements ListenerCursorHooks {
     if (this.stopped) return;
     this.stopped = true;
     this.subscription?.unsubscribe();
-    if (followers.get(this.listener) === this) followers.delete(this.listener);
+    if (this.listener && followers.get(this.listener) === this) followers.delete(this.listener);
+    const connection = this.handedOver?.connection;
+    if (connection && handedOver.get(connection) === this) handedOver.delete(connection);
     const cancel = this.cancel;
     this.cancel = undefined;
     cancel?.();
@@ -76,7 +118,10 @@ class FollowedStream implements ListenerCursorHooks {
   }
 
   private report(event: ListenerEvent): void {
-    if (!this.stopped) this.listener.send(event);
+    if (this.stopped) return;
+    const cursor = this.handedOver;
+    if (cursor) follow(cursor, event, this);
+    else this.listener?.send(event);
   }
 
   private failed(error: unknown, connection: OpenFailure | undefined): void {
@@ -116,16 +161,63 @@ class FollowedStream implements ListenerCursorHooks {
   }
 }
 
+/**
+ * What the listener's `connected` does with the events of an open stream (listener.machine.ts:
+ * `remember event id`, `remember retry`, `remember progress`; STREAM_ENDED / STREAM_FAILED to
+ * `ended`), done for a handed-over stream; its end goes back to the connection.
+ */
+function follow(cursor: HandedOver, event: ListenerEvent, stream: FollowedStream): void {
+  switch (event.type) {
+    case 'EVENT_ID':
+      cursor.lastEventId = event.id;
+      cursor.progressed = true;
+      return;
+    case 'RETRY':
+      cursor.retryMs = event.ms;
+      return;
+    case 'STREAM_PROGRESSED':
+      cursor.progressed = true;
+      return;
+    case 'STREAM_ENDED':
+    case 'STREAM_FAILED': {
+      stream.stop();
+      const { connection, openedAt, lastEventId, retryMs, stalledAttempts, reopens, progressed } = cursor;
+      if (connection.getSnapshot().status !== 'active') return;
+      const stable = sinceLoad() - openedAt >= DEFAULT_STREAM_RECONNECT_POLICY.stableAfterMs;
+      const error = event.type === 'STREAM_FAILED' ? event.error : undefined;
+      const resume = { lastEventId, retryMs, stalledAttempts, reopens, progressed, stable, error };
+      connection.send({ type: 'LISTEN_WANTED', resume });
+      return;
+    }
+    default:
+  }
+}
+
+const LOADED_AT = Date.now();
+const sinceLoad = () => Date.now() - LOADED_AT;
+
 /** Each listener's stream while `connected`: `stop following` finds it here. */
 const followers = new WeakMap<AnyActorRef, FollowedStream>();
+/** Each connection's handed-over stream: `stop followed stream` (leaving `ready`) finds it here. */
+const handedOver = new WeakMap<AnyActorRef, FollowedStream>();
 
 /** The listener machine's stream actions, for `listenerMachine.provide({ actions })`. */
 export const followStreamActions = {
   'follow stream': ({ self, system }: { self: AnyActorRef; system: object }, input: FollowStreamInput) => {
     followers.get(self)?.stop();
+    // A new stream (a reopen, a new listen) replaces the one handed over before.
+    const connection = (self as { _parent?: AnyActorRef })._parent;
+    if (connection) handedOver.get(connection)?.stop();
     const stream = new FollowedStream(self as Listener);
     followers.set(self, stream);
     stream.follow(() => runtimeOf(system, input.server).openListener(input.lastEventId));
   },
   'stop following': ({ self }: { self: AnyActorRef }) => followers.get(self)?.stop(),
+  'hand over stream': ({ self }: { self: AnyActorRef }, cursor: StreamCursor) => {
+    const connection = (self as { _parent?: Connection })._parent;
+    if (connection) followers.get(self)?.handOver(cursor, connection);
+  },
 };
+
+/** The connection's action: leaving `ready` closes the stream its listener handed over. */
+export const stopFollowedStream = ({ self }: { self: AnyActorRef }): void => handedOver.get(self)?.stop();

@@ -327,8 +327,9 @@ export class RuntimeRun {
   private async driveListener(how: 'refuse' | 'lose'): Promise<void> {
     for (let round = 0; round < 40 && this.snapshot().matches('ready'); round++) {
       const listener = this.script.listener!;
-      const child = this.snapshot().children.listener as AnyActorRef;
-      const opened = (child.getSnapshot() as AnyMachineSnapshot).context.opened === true;
+      // No listener child while the stream is open: it was handed over (listener.machine.ts).
+      const child = this.snapshot().children.listener as AnyActorRef | undefined;
+      const opened = !child || (child.getSnapshot() as AnyMachineSnapshot).context.opened === true;
       if (!listener.open.settled) {
         if (how === 'lose') listener.open.reject(socketError('ECONNRESET'));
         else if (opened) listener.open.resolve({ kind: 'unavailable', status: 404 });
@@ -336,7 +337,7 @@ export class RuntimeRun {
       } else if (!listener.read.settled) {
         if (how === 'lose') listener.read.reject(new Error('terminated'));
         else listener.read.resolve();
-      } else {
+      } else if (child) {
         await this.advanceTo('xstate.after.reconnect delay.listener.waiting', child);
       }
       await flush();
