@@ -84,10 +84,9 @@ export class ConnectionView {
     });
   }
 
-  /** An attempt is over (serving, or down); a crash settles only the first outcome. */
-  settleAttempt(crashed = false): void {
+  /** An attempt is over (serving, or down, or the actor crashed: a `reconnect()` waiting then must not hang). */
+  settleAttempt(): void {
     this.settleFirstOutcome();
-    if (crashed) return;
     const waiters = this.attemptWaiters;
     this.attemptWaiters = undefined;
     for (const resolve of waiters ?? []) resolve();

@@ -346,7 +346,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     tellFact(this, { type: 'gave up', reason, fatal: true });
     tellFact(this, { type: 'state changed', to: 'failed', cause: 'crashed', error: reason });
     this.rejectWaitingRequests(reason);
-    this.view.settleAttempt(true);
+    this.view.settleAttempt();
     void this.closeSession().catch(() => {});
   }
 

@@ -202,6 +202,31 @@ describe('restarts', () => {
     expect(sup.status().good?.state).toBe('closed');
   });
 
+  it('a connection actor that throws while ready (its listening stream handed over) fails the server, closes the stream, and the reconnect() that met the crash settles', async () => {
+    const f = await fixture();
+    let armed = false;
+    const sup = createSupervisor({
+      servers: { bad: { url: f.url } },
+      inspect: (event) => {
+        if (armed && event.type === '@xstate.microstep' && event.event.type === 'RECONNECT')
+          throw new Error('inspector bug');
+      },
+    });
+    cleanups.push(() => sup.stop());
+    await sup.start();
+    // The listener hands its open stream over to the connection and is stopped.
+    await expect.poll(() => f.getStreamCount()).toBe(1);
+    armed = true;
+    // It waited for the attempt's outcome: the crash is one (it hung before).
+    await sup
+      .server('bad')
+      .reconnect()
+      .catch(() => {});
+    await expect.poll(() => sup.status().bad?.state).toBe('failed');
+    expect(sup.status().bad?.lastError).toContain('inspector bug');
+    await expect.poll(() => f.getStreamCount()).toBe(0);
+  });
+
   it('stop() closes every server: DELETE for live sessions, all handles closed', async () => {
     const f1 = await fixture();
     const f2 = await fixture();
