@@ -33,14 +33,23 @@ import { COMPILED, runScript, script, startServer } from './measure.js';
 /** `mcp-supervisor serve` as hosts run it: its own process (the compiled CLI under `npm run bench`). */
 const CLI = fileURLToPath(new URL(`../src/cli/main.${COMPILED ? 'js' : 'ts'}`, import.meta.url));
 const cliArgs = (args: string[]) => (COMPILED ? [CLI, ...args] : ['--import', 'tsx', CLI, ...args]);
+/**
+ * Node options for the processes served apart (`serve` and the floor), e.g.
+ * `GATEWAY_BENCH_CHILD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"`: their profiles under the bench's load.
+ */
+const CHILD_NODE_ARGS = process.env['GATEWAY_BENCH_CHILD_NODE_ARGS']?.split(' ').filter(Boolean) ?? [];
 
 /** `serve --http 127.0.0.1:0` in a child process; resolves with its URL. */
 function serveHttpProcess(config: string): Promise<{ url: string; pid: number | undefined; stop: () => void }> {
-  const child = spawn(process.execPath, cliArgs(['serve', '--config', config, '--http', '127.0.0.1:0']), {
-    // The store beside the config, not the user's ~/.mcp-supervisor/store.json.
-    env: { ...process.env, MCP_SUPERVISOR_TOKEN: TOKEN, MCP_SUPERVISOR_STORE: join(dirname(config), 'store.json') },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...CHILD_NODE_ARGS, ...cliArgs(['serve', '--config', config, '--http', '127.0.0.1:0'])],
+    {
+      // The store beside the config, not the user's ~/.mcp-supervisor/store.json.
+      env: { ...process.env, MCP_SUPERVISOR_TOKEN: TOKEN, MCP_SUPERVISOR_STORE: join(dirname(config), 'store.json') },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   return new Promise((resolve, reject) => {
     let text = '';
     child.stderr.on('data', (chunk: Buffer) => {
@@ -54,7 +63,7 @@ function serveHttpProcess(config: string): Promise<{ url: string; pid: number | 
 
 /** The floor (hop-floor.ts) in its own process, as `serve --http` runs; resolves with its URL. */
 function hopFloorProcess(upstreamUrl: string): Promise<{ url: string; pid: number | undefined; stop: () => void }> {
-  const child = spawn(process.execPath, [...runScript(script('hop-floor')), upstreamUrl], {
+  const child = spawn(process.execPath, [...CHILD_NODE_ARGS, ...runScript(script('hop-floor')), upstreamUrl], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

@@ -68,4 +68,6 @@ export async function startHopFloor(upstreamUrl: string): Promise<{ url: string;
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const floor = await startHopFloor(process.argv[2]!);
   console.log(JSON.stringify({ url: floor.url }));
+  // Stopped as `serve` is (SIGTERM): a clean exit, so `--cpu-prof` writes the floor's profile too.
+  process.once('SIGTERM', () => void floor.close().then(() => process.exit(0)));
 }

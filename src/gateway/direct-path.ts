@@ -19,7 +19,7 @@ import {
   type JSONRPCMessage,
   type JSONRPCNotification,
   type JSONRPCRequest,
-  Server,
+  type Server,
 } from '@modelcontextprotocol/server';
 import equal from 'fast-deep-equal';
 import type { CatalogTool } from '../catalog/types.js';
@@ -99,8 +99,7 @@ export class DirectPath {
     // Mcp-Name must mirror the tool's name, as plain text (a Base64 one is the SDK's to decode).
     if (nameHeader === undefined || nameHeader.trim() !== params['name']) return undefined;
     if (!this.servesCall(params)) return undefined;
-    const capabilities = meta[CLIENT_CAPABILITIES_META_KEY] as ReturnType<CallHost['getClientCapabilities']>;
-    return this.modernCall(message.id, params, { getClientCapabilities: () => capabilities }, signal);
+    return this.modernCall(message.id, params, meta[CLIENT_CAPABILITIES_META_KEY] as Capabilities, signal);
   }
 
   /**
@@ -152,7 +151,7 @@ export class DirectPath {
     return answer(id, session.projectCallToolResult(result as never, schema));
   }
 
-  private async modernCall(id: RequestId, params: CallParams, host: CallHost, signal: AbortSignal): Answer {
+  private async modernCall(id: RequestId, params: CallParams, declared: Capabilities, signal: AbortSignal): Answer {
     const { surface } = this.parts;
     try {
       const tool = surface.knownTool(params.name) ?? (await surface.tool(params.name));
@@ -161,15 +160,16 @@ export class DirectPath {
       // A host that declared no elicitation, sampling or roots is never put an input round, and
       // a call that cannot become a task (the host has no tasks extension, or the upstream cannot
       // run this tool as one) needs no exchange (tool-calls.ts answers it the same way, with one).
-      if (!needsExchange(host, handle, tool))
+      if (!needsExchange(declared, handle, tool))
         return answer(
           id,
           this.modernResult(
-            textFallback(await this.plainCall(tool, handle, params, host, id, { signal })),
+            textFallback(await this.plainCall(tool, handle, params, undefined, id, { signal })),
             false,
             true,
           ),
         );
+      const host: CallHost = { getClientCapabilities: () => declared };
       const turn = await modernToolCall(this.parts, host, tool, handle, {
         arguments: params.arguments ?? {},
         requestId: id,
@@ -188,21 +188,22 @@ export class DirectPath {
   }
 
   /**
-   * The upstream call made for `host` (a 2025 session, or a 2026-07-28 host no input round can
-   * reach); the server's JSON-RPC error is thrown (callFailure), any other failure is a result.
+   * The upstream call made for a 2025 `session`, or (undefined) a 2026-07-28 host no input round
+   * can reach; the server's JSON-RPC error is thrown (callFailure), any other failure is a result.
    */
   private async plainCall(
     tool: CatalogTool,
     handle: ServerHandle,
     params: CallParams,
-    host: Server | CallHost,
+    session: Server | undefined,
     id: RequestId,
     request: RequestOptions,
   ): Promise<CallToolResult> {
     const { sessions, options } = this.parts;
     // The server's requests during the call go to this host only if it can take them (a 2025
     // session that declared elicitation, sampling or roots; a 2026-07-28 host here takes none).
-    const call = host instanceof Server && takesRequests(host) ? sessions.beginCall(tool.server, host, id) : undefined;
+    const call =
+      session !== undefined && takesRequests(session) ? sessions.beginCall(tool.server, session, id) : undefined;
     try {
       return await callUpstream(handle, tool, params.arguments ?? {}, options.holdMs, request);
     } catch (error) {
@@ -275,6 +276,9 @@ class Envelopes {
 
 const MAX_ENVELOPES = 256;
 
+/** What a 2026-07-28 host declared in its request's envelope. */
+type Capabilities = ReturnType<CallHost['getClientCapabilities']>;
+
 interface CallParams {
   name: string;
   arguments?: Record<string, unknown>;
@@ -321,8 +325,7 @@ function progressOptions(params: Params, notify: (notification: JSONRPCNotificat
  * Whether the call needs an exchange: the host declared a capability a server's request needs
  * (tool-calls.ts puts those to it as input rounds), or the call may become a task.
  */
-function needsExchange(host: CallHost, handle: ServerHandle, tool: CatalogTool): boolean {
-  const declared = host.getClientCapabilities();
+function needsExchange(declared: Capabilities, handle: ServerHandle, tool: CatalogTool): boolean {
   return (
     declared?.elicitation !== undefined ||
     declared?.sampling !== undefined ||

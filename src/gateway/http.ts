@@ -317,27 +317,39 @@ function rpcError(status: number, code: number, message: string): Response {
   });
 }
 
+type BodyRead = { body: unknown } | { error: Response };
+
+/** A body being read: kept on its request, so the listeners are shared functions, not closures per request. */
+const BODY = Symbol('body');
+interface Reading extends IncomingMessage {
+  [BODY]?: { chunks: Buffer[]; size: number; resolve: (read: BodyRead) => void };
+}
+
 /** The body as JSON, bounded; a body that is not JSON is refused (parse error). Events, not an async iterator: cheaper per request. */
-function readJson(req: IncomingMessage): Promise<{ body: unknown } | { error: Response }> {
+function readJson(req: IncomingMessage): Promise<BodyRead> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
-      req.off('data', onData).off('end', onEnd).resume();
-      resolve({ error: new Response('Payload Too Large', { status: 413 }) });
-    };
-    const onEnd = () => {
-      const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      try {
-        resolve({ body: JSON.parse(text) });
-      } catch {
-        resolve({ error: rpcError(400, -32700, 'Parse error: the body is not JSON') });
-      }
-    };
-    req.on('data', onData).once('end', onEnd).once('error', reject);
+    (req as Reading)[BODY] = { chunks: [], size: 0, resolve };
+    // `on`, not `once`: 'end' comes once, and a late 'error' after it finds its listener still there.
+    req.on('data', onBodyData).on('end', onBodyEnd).on('error', reject);
   });
+}
+
+function onBodyData(this: Reading, chunk: Buffer): void {
+  const read = this[BODY]!;
+  read.size += chunk.length;
+  if (read.size <= MAX_BODY_BYTES) return void read.chunks.push(chunk);
+  this.off('data', onBodyData).off('end', onBodyEnd).resume();
+  read.resolve({ error: new Response('Payload Too Large', { status: 413 }) });
+}
+
+function onBodyEnd(this: Reading): void {
+  const { chunks, resolve } = this[BODY]!;
+  const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+  try {
+    resolve({ body: JSON.parse(text) });
+  } catch {
+    resolve({ error: rpcError(400, -32700, 'Parse error: the body is not JSON') });
+  }
 }
 
 /** A web Response onto Node's response: a JSON body in one write, an SSE stream as it comes. */

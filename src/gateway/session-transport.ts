@@ -41,10 +41,11 @@ const SSE_HEADERS = (sessionId: string | undefined) => ({
 /** One JSON-RPC message as the whole answer to a POST, in one write (a session's id with it, if any). */
 export function writeJson(res: ServerResponse, message: object, sessionId?: string): void {
   if (res.destroyed) return;
-  const body = JSON.stringify(message);
+  // Encoded once: its length and the bytes written (a string would be measured, then encoded again).
+  const body = Buffer.from(JSON.stringify(message));
   const headers: Record<string, string | number> = {
     'content-type': 'application/json',
-    'content-length': Buffer.byteLength(body),
+    'content-length': body.length,
   };
   if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
   res.writeHead(200, headers).end(body);

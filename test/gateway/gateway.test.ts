@@ -179,6 +179,25 @@ describe('gateway over Streamable HTTP', () => {
     expect(ok.status).toBe(200);
     await ok.body?.cancel();
   });
+
+  it('refuses a body that is not JSON (parse error) and one over 4 MB (413)', async () => {
+    const post = (body: string) =>
+      fetch(gw.http.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${TOKEN}`,
+        },
+        body,
+      });
+    const notJson = await post('{"jsonrpc": "2.0", "id": 1, "method": ');
+    expect(notJson.status).toBe(400);
+    expect(((await notJson.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    const tooLarge = await post(`"${'x'.repeat(4 * 1024 * 1024)}"`);
+    expect(tooLarge.status).toBe(413);
+    await tooLarge.body?.cancel();
+  });
 });
 
 describe('gateway with a server that is down', () => {
