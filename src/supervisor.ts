@@ -278,7 +278,7 @@ export class Supervisor implements HandleOwner {
       stopping,
     );
     // Not awaited: start() resolves with every server serving; the streams open meanwhile.
-    if (turn) void turn.release((name) => actors.get(name), STARTING_AT_ONCE, stopping);
+    if (turn) void turn.release((name) => this.actors?.get(name), STARTING_AT_ONCE, stopping);
   }
 
   /** Starts a server's connection machine; a machine that dies (a bug) fails that server's requests. */
