@@ -37,6 +37,13 @@ export interface ScaleReport {
   processes: number;
   readyMs: number;
   /**
+   * From `createSupervisor` until every server's listening stream was open (counted by the server
+   * processes): a start of more than 256 servers opens them after its handshakes (src/listen-turn.ts).
+   */
+  allListeningMs: number | undefined;
+  /** CPU time of the agent process until every listening stream was open. */
+  allListeningCpuMs: number | undefined;
+  /**
    * CPU time of the agent process (user + system) spent until all were ready, and the same for
    * status() and stop(): on a machine shared with other work the wall-clock figures include
    * the time spent waiting for a core; these do not.
@@ -161,6 +168,27 @@ function cpuMs(since: NodeJS.CpuUsage): number {
   return (user + system) / 1000;
 }
 
+/** The listening GET streams open now on all server processes. */
+async function openStreams(ports: readonly number[]): Promise<number> {
+  const counts = await Promise.all(
+    ports.map(async (port) => {
+      const response = await fetch(`http://127.0.0.1:${port}/__streams`);
+      return ((await response.json()) as { open: number }).open;
+    }),
+  );
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** Polls until `n` listening streams are open; the time it took, or undefined after `timeoutMs`. */
+async function untilListening(n: number, ports: readonly number[], timeoutMs: number): Promise<number | undefined> {
+  const start = performance.now();
+  while (performance.now() - start < timeoutMs) {
+    if ((await openStreams(ports)) >= n) return performance.now() - start;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return undefined;
+}
+
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function startAll(prefix: string, n: number, ports: readonly number[]): Promise<Supervisor> {
@@ -191,6 +219,10 @@ export async function runScale(n: number, processes: number, quick = false): Pro
     const readyMs = performance.now() - started;
     const readyCpuMs = cpuMs(cpu);
     mark('ready');
+    const listeningAfterReady = await untilListening(n, ports, 60_000);
+    const allListeningMs = listeningAfterReady === undefined ? undefined : readyMs + listeningAfterReady;
+    const allListeningCpuMs = listeningAfterReady === undefined ? undefined : cpuMs(cpu);
+    mark('listening');
     await new Promise((resolve) => setTimeout(resolve, 300));
     const heapPerServerBytes = ((await collectedHeap()) - before) / n;
 
@@ -272,6 +304,8 @@ export async function runScale(n: number, processes: number, quick = false): Pro
       servers: n,
       processes,
       readyMs,
+      allListeningMs,
+      allListeningCpuMs,
       heapPerServerBytes,
       statusFirstMs,
       statusMedianMs: median(samples),
@@ -362,11 +396,11 @@ const fmt = (n: number | undefined, digits = 0) => (n === undefined ? 'n/a' : n.
 /** The growth table: one row per size, so a reader sees what is linear and where it bends. */
 function formatGrowth(reports: readonly ScaleReport[]): string {
   return [
-    '| servers | processes (origins) | ready (all): wall / CPU | heap per idle server | open files | status() of all: first / median / max (median CPU) | status() after one change (median CPU) | idle CPU (the 30 s keepalive rounds after ready: 1st / 2nd / 3rd; mark-compacts in each) | killed | all left ready after | others that left ready | all back after | stop(): wall / CPU (of it kernel) |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| servers | processes (origins) | ready (all): wall / CPU | all listening: wall / CPU | heap per idle server | open files | status() of all: first / median / max (median CPU) | status() after one change (median CPU) | idle CPU (the 30 s keepalive rounds after ready: 1st / 2nd / 3rd; mark-compacts in each) | killed | all left ready after | others that left ready | all back after | stop(): wall / CPU (of it kernel) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...reports.map(
       (r) =>
-        `| ${r.servers} | ${r.processes} | ${fmt(r.readyMs)} / ${fmt(r.readyCpuMs)} ms | ${fmt(r.heapPerServerBytes / 1024, 1)} KB | ${r.openFiles ?? 'n/a'} | ${fmt(r.statusFirstMs, 2)} / ${fmt(r.statusMedianMs, 2)} / ${fmt(r.statusMaxMs, 2)} ms (${fmt(r.statusCpuMedianMs, 2)} ms) | ${fmt(r.statusAfterChangeCpuMedianMs, 2)} ms | ${fmt(r.idleCpuPercent, 2)} / ${fmt(r.steadyIdleCpuPercent, 2)} / ${fmt(r.settledIdleCpuPercent, 2)} % of a core (${r.idleRounds.map((g) => `${g.markCompacts}: ${fmt(g.markCompactPauseMs)} ms`).join(' / ')}) | ${r.kill.killed} | ${fmt(r.kill.allLeftReadyMs)} ms | ${r.kill.othersLeftReady} | ${fmt(r.kill.allBackMs)} ms | ${fmt(r.stopMs)} / ${fmt(r.stopCpuMs)} ms (kernel ${fmt(r.stopSystemCpuMs)}) |`,
+        `| ${r.servers} | ${r.processes} | ${fmt(r.readyMs)} / ${fmt(r.readyCpuMs)} ms | ${fmt(r.allListeningMs)} / ${fmt(r.allListeningCpuMs)} ms | ${fmt(r.heapPerServerBytes / 1024, 1)} KB | ${r.openFiles ?? 'n/a'} | ${fmt(r.statusFirstMs, 2)} / ${fmt(r.statusMedianMs, 2)} / ${fmt(r.statusMaxMs, 2)} ms (${fmt(r.statusCpuMedianMs, 2)} ms) | ${fmt(r.statusAfterChangeCpuMedianMs, 2)} ms | ${fmt(r.idleCpuPercent, 2)} / ${fmt(r.steadyIdleCpuPercent, 2)} / ${fmt(r.settledIdleCpuPercent, 2)} % of a core (${r.idleRounds.map((g) => `${g.markCompacts}: ${fmt(g.markCompactPauseMs)} ms`).join(' / ')}) | ${r.kill.killed} | ${fmt(r.kill.allLeftReadyMs)} ms | ${r.kill.othersLeftReady} | ${fmt(r.kill.allBackMs)} ms | ${fmt(r.stopMs)} / ${fmt(r.stopCpuMs)} ms (kernel ${fmt(r.stopSystemCpuMs)}) |`,
     ),
   ].join('\n');
 }

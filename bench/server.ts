@@ -10,6 +10,7 @@
  *   --port N          listen on N (default: any free port; the scale bench restarts a process on its port)
  *   POST /__expire    forgets every session (the next request on one gets 404)
  *   GET /__stats      per path: POSTs with and without a session id, modern POSTs, GET streams opened
+ *   GET /__streams    `{"open":N}`: the Streamable HTTP GET streams open now
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -31,6 +32,7 @@ interface PathStats {
   getStreams: number;
 }
 const stats = new Map<string, PathStats>();
+let openStreams = 0;
 const statsOf = (req: IncomingMessage): PathStats => {
   const path = (req.url ?? '/').split('?')[0]!;
   let entry = stats.get(path);
@@ -126,6 +128,8 @@ async function streamable(req: IncomingMessage, res: ServerResponse): Promise<vo
   if (req.method === 'GET') {
     if (!sid || !sessions.has(sid)) return void res.writeHead(mode === 'dual' ? 405 : 404).end();
     counted.getStreams++;
+    openStreams++;
+    res.once('close', () => openStreams--);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     res.write(': open\n\n');
     return;
@@ -180,6 +184,7 @@ const server = createServer((req, res) => {
     return void res.writeHead(200).end();
   }
   if (req.url === '/__stats') return reply(res, 200, Object.fromEntries(stats));
+  if (req.url === '/__streams') return reply(res, 200, { open: openStreams });
   (mode === 'legacy' ? legacy(req, res) : streamable(req, res)).catch(() => res.writeHead(500).end());
 });
 server.keepAliveTimeout = 60_000;

@@ -71,6 +71,7 @@ export const connectionMachine = connectionSetup.createMachine({
     restart: input.restart,
     restarts: NEW_RESTART_RECORD,
     random: input.random ?? Math.random,
+    listenTurn: input.listenTurn,
   }),
   initial: 'connecting',
   on: {

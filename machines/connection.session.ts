@@ -56,6 +56,17 @@ const startListener = [
   }),
   connectionSetup.assign({ listening: true }),
 ] as const;
+/**
+ * Entering `ready`: the listener opens the stream (requests wait for it, bounded), or, in a mass start
+ * that still has handshakes to make, the server serves at once and its stream waits for the start's
+ * turn (LISTEN_WANTED): 10,000 listening GETs (a connect, a socket, an actor each) would otherwise
+ * compete on the one core with the handshakes still to come.
+ */
+const openListenerOrWait = connectionSetup.enqueueActions(({ enqueue, check }) => {
+  if (!check('listening waits')) return void startListener.forEach((action) => enqueue(action));
+  enqueue('wait for listen turn');
+  enqueue.raise({ type: 'LISTENER_SETTLED' });
+});
 const stopListener = [connectionSetup.stopChild('listener'), connectionSetup.assign({ listening: false })] as const;
 const isListening = ({ context }: { context: { listening: boolean } }) => context.listening;
 
@@ -72,7 +83,7 @@ export const ready = connectionSetup.createStateConfig({
     // wait (bounded) until the listener opened or turned out to be unavailable.
     'opening listener': {
       // Spawned after the keepalive: a child removed last leaves `children` a fast object, not a dictionary (~0.26 KB).
-      entry: startListener,
+      entry: openListenerOrWait,
       on: { LISTENER_SETTLED: 'serving' },
       after: { 'listener open timeout': 'serving' },
     },

@@ -138,6 +138,8 @@ export const connectionSetup = setup({
     'leave origin keepalive': () => {},
     /** Leaving `ready`: the stream a listener handed over (listener.machine.ts) is closed. */
     'stop followed stream': () => {},
+    /** Entering `ready` in a mass start: the start sends LISTEN_WANTED once its handshakes are made. */
+    'wait for listen turn': ({ context }) => context.listenTurn?.wait(context.server),
 
     // What happened (connection.facts.ts): the cause of a move, the state entered, the lifecycle facts.
     'note cause': assign((_, cause: Cause) => ({ cause })),
@@ -273,6 +275,8 @@ export const connectionSetup = setup({
     'may revive': ({ context }) => context.revive !== false && !context.fatal,
     'is current window': ({ context }, passed: { epoch: number }) => context.restarts.epoch === passed.epoch,
     /** Over HTTP the server's request sockets are its origin's, so the origin's answers are its own (not stdio). */
+    /** A mass start still has handshakes to make: the listening stream opens after them (ListenTurn). */
+    'listening waits': ({ context }) => context.listenTurn?.holds() === true,
     'origin is shared': ({ context }) => context.transport !== undefined && context.transport !== 'stdio',
   },
   delays: {

@@ -41,6 +41,20 @@ export interface ConnectionInput {
   restart?: RestartPolicy | undefined;
   /** Jitter source of the restart backoff; tests pass a fixed one. */
   random?: (() => number) | undefined;
+  /** A mass start's turn for listening streams (see ListenTurn); none: a stream opens as `ready` is entered. */
+  listenTurn?: ListenTurn | undefined;
+}
+
+/**
+ * A supervisor's mass start: while it still has handshakes to make, a server entering `ready` serves
+ * at once and leaves its listening stream for later (`wait`); the start then sends LISTEN_WANTED.
+ * Shared by the servers of one start, like `random`.
+ */
+export interface ListenTurn {
+  /** True while listening streams wait for the handshakes. */
+  holds(): boolean;
+  /** This server's listening stream waits for the turn. */
+  wait(server: string): void;
 }
 
 /** What the server told us: an `initialize` result (legacy), or a `server/discover` result (modern). */
@@ -85,6 +99,7 @@ export interface ConnectionContext {
   /** The connection's restarts (when it decides them itself). */
   restarts: RestartRecord;
   random: () => number;
+  listenTurn: ListenTurn | undefined;
 }
 
 /** Evidence from the runtime, reports from the children, answers from the supervisor. */

@@ -7,6 +7,7 @@ import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import type { Clock } from './runtime/actors/shared-clock.js';
 import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
 import type { SupervisedServer } from '../machines/supervisor.machine.js';
+import type { ListenTurn } from '../machines/connection.types.js';
 import type { ServerConfig } from './config/server-config.js';
 import { pinOf } from './protocol/era.js';
 import type { ServerStatus } from './server-handle.js';
@@ -27,6 +28,8 @@ export interface ServerActorOptions {
   clock?: Clock | undefined;
   /** The actor ended with an error (a bug in the machine): the server's requests fail with it. */
   onError: (error: Error) => void;
+  /** A mass start's: the listening stream opens after the start's handshakes (src/listen-turn.ts). */
+  listenTurn?: ListenTurn | undefined;
 }
 
 /**
@@ -42,7 +45,7 @@ export function startServerActor(
   options: ServerActorOptions,
 ): ServerActor {
   const actor = createActor(providedConnectionMachine, {
-    input: { ...server.connection, restart: server.restart, random: options.random },
+    input: { ...server.connection, restart: server.restart, random: options.random, listenTurn: options.listenTurn },
     // Found by name in its system (runtime/context/server-context.ts), as when it was a child.
     id: server.name,
     systemId: server.name,

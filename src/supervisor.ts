@@ -6,6 +6,7 @@
 import type { InspectionEvent } from 'xstate';
 import type { SupervisorOptions } from './supervisor-options.js';
 import { inTurns } from './core/in-turns.js';
+import { StartListenTurn } from './listen-turn.js';
 import { sharedClock } from './runtime/actors/shared-clock.js';
 import {
   parseServerConfig,
@@ -255,24 +256,33 @@ export class Supervisor implements HandleOwner {
       this.sanitizer = createSanitizer(secretsOf([...this.configs()].map(([, config]) => secretSources(config))));
   }
 
-  /** At most STARTING_AT_ONCE servers are in their first attempt at a time (core/in-turns.ts says why). */
+  /**
+   * At most STARTING_AT_ONCE servers are in their first attempt at a time (core/in-turns.ts says why).
+   * A start of more opens the listening streams after the handshakes (src/listen-turn.ts): `start()`
+   * resolves with every server serving, and their streams open right after.
+   */
   private async launch(): Promise<void> {
     const actors = (this.actors = new Map());
+    const names = [...this.runtimes.keys()];
+    const turn = names.length > STARTING_AT_ONCE ? new StartListenTurn() : undefined;
+    const stopping = () => this.stopping !== undefined;
     await inTurns(
-      [...this.runtimes.keys()],
+      names,
       STARTING_AT_ONCE,
       (name) => {
         const runtime = this.runtimes.get(name);
         if (!runtime || actors.has(name)) return;
-        this.startActor(name);
+        this.startActor(name, turn);
         return runtime.firstOutcome;
       },
-      () => this.stopping !== undefined,
+      stopping,
     );
+    // Not awaited: start() resolves with every server serving; the streams open meanwhile.
+    if (turn) void turn.release((name) => this.actors?.get(name), STARTING_AT_ONCE, stopping);
   }
 
   /** Starts a server's connection machine; a machine that dies (a bug) fails that server's requests. */
-  private startActor(name: string): void {
+  private startActor(name: string, listenTurn?: StartListenTurn): void {
     const runtime = this.runtimes.get(name)!;
     const actor = startServerActor(supervisedServer(this.configOf(name)!), runtime, {
       random: this.options.random,
@@ -284,6 +294,7 @@ export class Supervisor implements HandleOwner {
           new ConnectionClosedError(`supervisor crashed: ${error.message}`, { server: runtime.name }),
         );
       },
+      listenTurn,
     });
     this.actors!.set(name, actor);
   }

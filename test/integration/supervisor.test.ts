@@ -319,3 +319,19 @@ describe('status() of all', () => {
     await expect.poll(() => sup.status().a?.keepalive.lastRttMs !== before).toBe(true);
   });
 });
+
+describe('a start of more servers than start() takes at once (256)', () => {
+  it('each serves once start() resolves; the listening streams open after the last handshake, all of them', async () => {
+    const f = await fixture();
+    const n = 260;
+    const sup = supervise(Object.fromEntries(Array.from({ length: n }, (_, i) => [`s${i}`, { url: f.url }])));
+    await sup.start();
+    expect(Object.values(sup.status()).filter((s) => s.state !== 'ready')).toEqual([]);
+    expect((await sup.server('s0').callTool('echo', { text: 'served' })).content[0]?.text).toBe('served');
+    await expect.poll(() => f.getStreamCount(), { timeout: 10_000 }).toBe(n);
+    // No listening GET went out while a handshake was still to be made (src/listen-turn.ts).
+    const methods = f.requests.map((r) => r.rpcMethod ?? r.method);
+    expect(methods.filter((m) => m === 'GET')).toHaveLength(n);
+    expect(methods.indexOf('GET')).toBeGreaterThan(methods.lastIndexOf('notifications/initialized'));
+  });
+});
