@@ -70,7 +70,8 @@ export const connectionMachine = connectionSetup.createMachine({
     cause: { cause: 'start', error: undefined },
     restart: input.restart,
     restarts: NEW_RESTART_RECORD,
-    random: input.random ?? Math.random,
+    // Only when given (tests): a context of 20 keys is a dictionary after each assign on Node 20 (~0.7 KB).
+    ...(input.random && { random: input.random }),
   }),
   initial: 'connecting',
   on: {

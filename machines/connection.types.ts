@@ -84,7 +84,8 @@ export interface ConnectionContext {
   restart: RestartPolicy | undefined;
   /** The connection's restarts (when it decides them itself). */
   restarts: RestartRecord;
-  random: () => number;
+  /** The input's jitter source, if one was given (else `Math.random`). */
+  random?: (() => number) | undefined;
 }
 
 /** Evidence from the runtime, reports from the children, answers from the supervisor. */
