@@ -79,6 +79,10 @@ export function streamPool(origin: string): Pool {
   return entry.streams;
 }
 
+/** What undici would build per client when not given (two objects per stream): no stream opens a WebSocket or an EventSource. */
+const NO_WEB_SOCKET = Object.freeze({});
+const NO_EVENT_SOURCE = Object.freeze({});
+
 /**
  * A Client of its own for one long-lived stream (the listening GET): closed with the stream.
  * Not the stream pool, for two reasons: undici opens a new connection for a client whose running
@@ -91,7 +95,14 @@ export function streamClient(origin: string): Client {
   const entry = pools.get(origin);
   const connect = entry ? (entry.connector ??= buildConnector({})) : undefined;
   const url = entry ? (entry.url ??= new URL(origin)) : origin;
-  return new Client(url, { pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0, ...(connect && { connect }) });
+  return new Client(url, {
+    pipelining: 1,
+    keepAliveTimeout: 30_000,
+    bodyTimeout: 0,
+    webSocket: NO_WEB_SOCKET,
+    eventSource: NO_EVENT_SOURCE,
+    ...(connect && { connect }),
+  });
 }
 
 /**
