@@ -230,7 +230,7 @@ export const connectionSetup = setup({
         const restarts = countRestart(context.restarts);
         enqueue.assign({ restarts });
         // The record is counted: attempt 1 waits initialMs.
-        const delay = restartDelay(restarts.attempt - 1, policy.backoff, context.random);
+        const delay = restartDelay(restarts.attempt - 1, policy.backoff, context.random ?? Math.random);
         enqueue.raise({ type: 'RESTART' }, { id: 'restart', delay });
         enqueue.raise({ type: 'RESTART_WINDOW_PASSED', epoch: restarts.epoch }, { delay: policy.withinMs });
         return;

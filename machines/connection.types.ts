@@ -98,8 +98,10 @@ export interface ConnectionContext {
   restart: RestartPolicy | undefined;
   /** The connection's restarts (when it decides them itself). */
   restarts: RestartRecord;
-  random: () => number;
-  listenTurn: ListenTurn | undefined;
+  /** The input's jitter source, if one was given (else `Math.random`). */
+  random?: (() => number) | undefined;
+  /** A mass start's turn for listening streams (src/listen-turn.ts), only in such a start. */
+  listenTurn?: ListenTurn | undefined;
 }
 
 /** Evidence from the runtime, reports from the children, answers from the supervisor. */

@@ -24,6 +24,8 @@ interface Entry {
   streams: Pool | undefined;
   /** What the origin's own stream clients connect with: one, as a pool's clients share theirs (TLS sessions included). */
   connector: buildConnector.connector | undefined;
+  /** The origin parsed once for its stream clients (undici keeps a URL given to it as it is: ~0.2 KB per stream less). */
+  url: URL | undefined;
   users: number;
 }
 
@@ -54,6 +56,7 @@ export function acquirePool(origin: string): Pool {
       }),
       streams: undefined,
       connector: undefined,
+      url: undefined,
       users: 0,
     };
     pools.set(origin, entry);
@@ -76,6 +79,10 @@ export function streamPool(origin: string): Pool {
   return entry.streams;
 }
 
+/** What undici would build per client when not given (two objects per stream): no stream opens a WebSocket or an EventSource. */
+const NO_WEB_SOCKET = Object.freeze({});
+const NO_EVENT_SOURCE = Object.freeze({});
+
 /**
  * A Client of its own for one long-lived stream (the listening GET): closed with the stream.
  * Not the stream pool, for two reasons: undici opens a new connection for a client whose running
@@ -87,7 +94,15 @@ export function streamPool(origin: string): Pool {
 export function streamClient(origin: string): Client {
   const entry = pools.get(origin);
   const connect = entry ? (entry.connector ??= buildConnector({})) : undefined;
-  return new Client(origin, { pipelining: 1, keepAliveTimeout: 30_000, bodyTimeout: 0, ...(connect && { connect }) });
+  const url = entry ? (entry.url ??= new URL(origin)) : origin;
+  return new Client(url, {
+    pipelining: 1,
+    keepAliveTimeout: 30_000,
+    bodyTimeout: 0,
+    webSocket: NO_WEB_SOCKET,
+    eventSource: NO_EVENT_SOURCE,
+    ...(connect && { connect }),
+  });
 }
 
 /**

@@ -28,4 +28,21 @@ describe('shareActorOptions', () => {
     root.stop();
     expect(root.getSnapshot().status).toBe('stopped');
   });
+
+  it('copies a plain input key by key with the same values, and keeps any other input as it is', () => {
+    const machine = createMachine({});
+    const input = { ...{ a: 1, b: 'x' }, c: { deep: true } };
+    const plain = createActor(machine, { input }).start();
+    const instance = new Map([['k', 1]]);
+    const other = createActor(machine, { input: instance }).start();
+    shareActorOptions(plain);
+    shareActorOptions(other);
+    const copied = (plain as unknown as { options: { input: unknown } }).options.input;
+    expect(copied).toEqual(input);
+    expect(copied).not.toBe(input);
+    expect(Object.keys(copied as object)).toEqual(['a', 'b', 'c']);
+    expect((other as unknown as { options: { input: unknown } }).options.input).toBe(instance);
+    plain.stop();
+    other.stop();
+  });
 });
