@@ -34,6 +34,8 @@ const CORE_DEPENDENCIES = [
   'proper-lockfile',
   // `mcp-supervisor serve`: the official SDK's server (imported by the gateway only, never by the core).
   '@modelcontextprotocol/server',
+  // The gateway's check of a 2026-07-28 host's envelope against the last one (ajv's own dependency too).
+  'fast-deep-equal',
 ];
 const EXAMPLES = {
   'agent-ai-sdk.ts': /everything__get-sum -> .*The sum of 2 and 3 is 5\.[\s\S]*model: done/,
