@@ -63,7 +63,6 @@ export const connectionMachine = connectionSetup.createMachine({
     listening: false,
     provenAfterMs: input.provenAfterMs,
     revive: input.revive ?? DEFAULT_REVIVE,
-    revivals: 0,
     waitingReconnectMs: input.waitingReconnectMs ?? DEFAULT_WAITING_RECONNECT_MS,
     lastError: undefined,
     fatal: false,

@@ -157,7 +157,7 @@ export const connectionSetup = setup({
     })),
     'tell revival scheduled': emit(({ context }) => ({
       type: 'revival scheduled' as const,
-      delayMs: context.revive === false ? 0 : reviveDelay(context.revivals, context.revive),
+      delayMs: context.revive === false ? 0 : reviveDelay(context.restarts.revivals, context.revive),
     })),
     /** After `remember session` / `remember discovery`: the new session's facts. */
     'tell session started': tellFacts<undefined>(({ context, enqueue }) => {
@@ -199,8 +199,10 @@ export const connectionSetup = setup({
     'forget era': assign(({ context }) => ({
       latchedEra: context.preferredEra === 'auto' ? undefined : context.latchedEra,
     })),
-    'count revival': assign(({ context }) => ({ revivals: context.revivals + 1 })),
-    'forget revivals': assign({ revivals: 0 }),
+    'count revival': assign(({ context }) => ({
+      restarts: { ...context.restarts, revivals: context.restarts.revivals + 1 },
+    })),
+    'forget revivals': assign(({ context }) => ({ restarts: { ...context.restarts, revivals: 0 } })),
     // To a parent, when there is one (a server's root actor has none).
     'report connection down': tellFacts<undefined>(({ context, self, enqueue }) => {
       if (!self._parent) return;
@@ -282,7 +284,8 @@ export const connectionSetup = setup({
   delays: {
     'listener open timeout': ({ context }) => context.listenerOpenTimeoutMs,
     'session proven delay': ({ context }) => context.provenAfterMs,
-    'revive delay': ({ context }) => (context.revive === false ? 0 : reviveDelay(context.revivals, context.revive)),
+    'revive delay': ({ context }) =>
+      context.revive === false ? 0 : reviveDelay(context.restarts.revivals, context.revive),
     'waiting reconnect delay': ({ context }) => context.waitingReconnectMs,
   },
 });

@@ -85,8 +85,6 @@ export interface ConnectionContext {
   listening: boolean;
   provenAfterMs: number;
   revive: ReviveSettings | false;
-  /** Revival attempts since the server last proved healthy: the revival backoff's exponent. */
-  revivals: number;
   /** The cap on the backoff while requests wait for the server. */
   waitingReconnectMs: number;
   lastError: string | undefined;

@@ -43,9 +43,11 @@ export interface RestartRecord {
   total: number;
   /** Bumped on every reset so window expiries scheduled before it are ignored. */
   epoch: number;
+  /** Revivals since the last proven session (`failed.waiting to revive`): the revival backoff's exponent. */
+  revivals: number;
 }
 
-export const NEW_RESTART_RECORD: RestartRecord = { inWindow: 0, attempt: 0, total: 0, epoch: 0 };
+export const NEW_RESTART_RECORD: RestartRecord = { inWindow: 0, attempt: 0, total: 0, epoch: 0, revivals: 0 };
 
 export function hasRestartBudget(record: RestartRecord, policy: RestartPolicy): boolean {
   return record.inWindow < policy.maxRestarts;

@@ -249,7 +249,7 @@ function checkRevival({ h, event, before, after }: Omit<StepContext, 'reportsFro
     const settings = context.revive;
     if (settings === false) throw new Error('revival scheduled with revive: false');
     expect(context.fatal, 'a fatal failure is never revived').toBe(false);
-    const delayMs = reviveDelay(context.revivals, settings);
+    const delayMs = reviveDelay(context.restarts.revivals, settings);
     expect(delayMs, 'the revival delay is capped').toBeLessThanOrEqual(settings.maxMs);
     expect(scheduled, 'one revival scheduled, with the capped backoff').toEqual([{ delayMs }]);
     h.scratch.revivalDueAt = h.clock.now() + delayMs;
@@ -263,6 +263,8 @@ function checkRevival({ h, event, before, after }: Omit<StepContext, 'reportsFro
   if (entered(before, after, { failed: 'reviving' }))
     expect(h.clock.now(), 'revived exactly when scheduled').toBe(h.scratch.revivalDueAt);
   if (before.matches('failed') && after.matches('connecting') && event.type !== 'RECONNECT')
-    expect(context.revivals, 'each revival counts').toBe((before.context as ConnectionContext).revivals + 1);
-  if (event.type === 'RECONNECT' && after.matches('connecting')) expect(context.revivals).toBe(0);
+    expect(context.restarts.revivals, 'each revival counts').toBe(
+      (before.context as ConnectionContext).restarts.revivals + 1,
+    );
+  if (event.type === 'RECONNECT' && after.matches('connecting')) expect(context.restarts.revivals).toBe(0);
 }

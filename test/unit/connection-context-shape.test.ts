@@ -22,6 +22,13 @@ describe('the connection context', () => {
     expect(keys.length).toBeLessThanOrEqual(19);
   });
 
+  it('has at most 19 keys in a mass start too (its listen turn given)', () => {
+    const listenTurn = { holds: () => true, wait: () => {} };
+    const { context } = createActor(connectionMachine, { input: { ...INPUT, listenTurn } }).getSnapshot();
+    expect(context.listenTurn).toBe(listenTurn);
+    expect(Object.keys(context).length).toBeLessThanOrEqual(19);
+  });
+
   it('keeps a jitter source given in its input', () => {
     const random = (): number => 0.5;
     expect(createActor(connectionMachine, { input: { ...INPUT, random } }).getSnapshot().context.random).toBe(random);
