@@ -3,7 +3,6 @@
  * with their effects, and exposes the supervisor and per-server handles. Users never touch
  * XState; the optional `inspect` observer sees the whole actor tree.
  */
-import type { InspectionEvent } from 'xstate';
 import type { SupervisorOptions } from './supervisor-options.js';
 import { inTurns } from './core/in-turns.js';
 import { StartListenTurn } from './listen-turn.js';
@@ -28,7 +27,7 @@ import {
   type ServerActor,
 } from './supervised-server.js';
 import { silentLogger } from './observe/logger.js';
-import { createSanitizer, type Sanitizer } from './observe/inspection.js';
+import { SanitizedInspector } from './observe/inspection.js';
 import { secretsOf } from './core/redact.js';
 import { ConfigError, ConnectionClosedError } from './core/errors.js';
 import { ToolCatalog, type CatalogSignal } from './catalog/catalog.js';
@@ -65,7 +64,8 @@ export class Supervisor implements HandleOwner {
   /** `apply` calls, one after the other. */
   private applying: Promise<unknown> | undefined = undefined;
   private readonly events = new SupervisorEventRelay(this, () => this.runtimes.values());
-  private sanitizer: Sanitizer | undefined;
+  /** The user's `inspect`, fed sanitized copies; nothing else reads inspection events. */
+  private readonly inspector: SanitizedInspector | undefined;
   /** Once started: each server's connection machine, a root actor of its own (supervised-server.ts). */
   private actors: Map<string, ServerActor> | undefined;
   /** The machines' long delays of every server of the process share one timer. */
@@ -82,6 +82,7 @@ export class Supervisor implements HandleOwner {
     private readonly options: SupervisorOptions,
     servers: SupervisorOptions['servers'] = options.servers,
   ) {
+    this.inspector = options.inspect && new SanitizedInspector(options.inspect);
     this.capabilities = extraCapabilities(options);
     for (const config of parseServers(servers, this.parseOptions(options))) this.admit(config);
     resolveCatalogOptions(options.catalog); // bad catalog options are a ConfigError now, not at first use
@@ -252,14 +253,12 @@ export class Supervisor implements HandleOwner {
 
   /** Inspection events are sanitized by the secrets of every server configured now. */
   private updateSanitizer(): void {
-    if (this.options.inspect)
-      this.sanitizer = createSanitizer(secretsOf([...this.configs()].map(([, config]) => secretSources(config))));
+    this.inspector?.update(secretsOf([...this.configs()].map(([, config]) => secretSources(config))));
   }
 
   /**
-   * At most STARTING_AT_ONCE servers are in their first attempt at a time (core/in-turns.ts says why).
-   * A start of more opens the listening streams after the handshakes (src/listen-turn.ts): `start()`
-   * resolves with every server serving, and their streams open right after.
+   * At most STARTING_AT_ONCE servers in their first attempt at a time (core/in-turns.ts says why); a
+   * start of more opens the listening streams after the handshakes (src/listen-turn.ts).
    */
   private async launch(): Promise<void> {
     const actors = (this.actors = new Map());
@@ -277,7 +276,7 @@ export class Supervisor implements HandleOwner {
       },
       stopping,
     );
-    // Not awaited: start() resolves with every server serving; the streams open meanwhile.
+    // Not awaited: start() resolves with every server serving, the streams open right after.
     if (turn) void turn.release((name) => this.actors?.get(name), STARTING_AT_ONCE, stopping);
   }
 
@@ -287,7 +286,7 @@ export class Supervisor implements HandleOwner {
     const actor = startServerActor(supervisedServer(this.configOf(name)!), runtime, {
       random: this.options.random,
       clock: this.clock,
-      inspect: this.options.inspect ? (event) => this.inspect(event) : undefined,
+      inspect: this.inspector?.inspect,
       onError: (error) => {
         // A root must never die unobserved: its server is failed with the cause.
         runtime.pending.failAll(
@@ -297,15 +296,6 @@ export class Supervisor implements HandleOwner {
       listenTurn,
     });
     this.actors!.set(name, actor);
-  }
-
-  /** The user's inspector sees sanitized copies; nothing else reads inspection events. */
-  private inspect(event: InspectionEvent): void {
-    const user = this.options.inspect;
-    if (!user || !this.sanitizer) return;
-    const safe = this.sanitizer.event(event);
-    if (typeof user === 'function') user(safe);
-    else user.next?.(safe);
   }
 
   /** Closes every session (DELETE) and stops all actors. Pending requests fail with ConnectionClosedError. */
@@ -320,8 +310,7 @@ export class Supervisor implements HandleOwner {
       for (const runtime of this.runtimes.values()) runtime.rejectWaitingRequests('the supervisor was stopped');
       return;
     }
-    // No waiting for start(): a stop during connect ends the attempt (start() then resolves too).
-    // Paced like start(): undici closes a socket for each DELETE aborted in an origin's queue.
+    // Not waiting for start() (a stop ends its attempts); paced like it (an aborted DELETE costs a socket).
     await inTurns([...actors].reverse(), STARTING_AT_ONCE, ([name, actor]) => {
       const runtime = this.runtimes.get(name);
       return runtime ? closeWithSupervisor(actor, runtime) : stopServerActor(actor);

@@ -5,7 +5,7 @@
  * and configured secrets become '[redacted]', in a copy — the actors' own snapshots and events
  * are never touched.
  */
-import type { ActorRefLike, InspectionEvent } from 'xstate';
+import type { ActorRefLike, InspectionEvent, Observer } from 'xstate';
 import { isSecretName, redact, REDACTED, type Secrets } from '../core/redact.js';
 
 const MAX_DEPTH = 32;
@@ -85,4 +85,26 @@ export function createSanitizer(secrets: Secrets): Sanitizer {
 function isPlainObject(value: object): boolean {
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
+}
+
+/**
+ * The user's `inspect`, fed sanitized copies of the inspection events: the secrets are those of the
+ * servers configured now (`update` after every change of the configuration).
+ */
+export class SanitizedInspector {
+  private sanitizer: Sanitizer | undefined;
+
+  constructor(private readonly user: Observer<InspectionEvent> | ((event: InspectionEvent) => void)) {}
+
+  update(secrets: Secrets): void {
+    this.sanitizer = createSanitizer(secrets);
+  }
+
+  /** One function for every actor of the supervisor (the inspect option of each). */
+  readonly inspect = (event: InspectionEvent): void => {
+    if (!this.sanitizer) return;
+    const safe = this.sanitizer.event(event);
+    if (typeof this.user === 'function') this.user(safe);
+    else this.user.next?.(safe);
+  };
 }

@@ -13,7 +13,7 @@ import { REFUSAL_BODY_LIMIT, type RefusedJsonAnswer } from '../json-answer.js';
 import type { TransportSink } from '../transport.js';
 
 /** A refused POST's answer: its body to read, or its small JSON body read whole already. */
-type Refused = Dispatcher.ResponseData | RefusedJsonAnswer;
+export type Refused = Dispatcher.ResponseData | RefusedJsonAnswer;
 
 /** The body's text, at most REFUSAL_BODY_LIMIT bytes; empty when it could not be read. */
 async function textOf(answer: Refused, server: string): Promise<string> {

@@ -20,7 +20,7 @@ import { describeMessage, type EventStreamResult } from '../http-requests.js';
 import type { WholeJsonAnswer } from '../json-answer.js';
 import { readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
-import { refusedPost, type RefusalReader } from './refusal-bodies.js';
+import { refusedPost, type Refused, type RefusalReader } from './refusal-bodies.js';
 import { deleteSigned, getStreamSigned, postSigned, type SignedEndpoint } from './signed-requests.js';
 import { followResponseStream, resumeResponseStream, type ResponseStreamSource } from './resume.js';
 import { openSubscriptionStream } from './subscription-stream.js';
@@ -194,20 +194,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
       message,
       exchange,
     );
-    if (response.refused) {
-      const refusal = this.credentials.refusal(
-        response.statusCode,
-        response.headers,
-        describeMessage(message),
-        credentials,
-      );
-      return refusedPost(this, response, message, {
-        refusal,
-        handshake: options?.handshake,
-        carriedSession,
-        generation,
-      });
-    }
+    if (response.refused)
+      return this.refused(response, message, options?.handshake, carriedSession, generation, credentials);
     if (response.text !== undefined) return this.answeredWhole(response, message, options?.handshake);
     if (response.stream !== undefined) {
       const { stream } = response;
@@ -220,15 +208,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
       await body.dump();
       return;
     }
-    if (statusCode < 200 || statusCode >= 300) {
-      const refusal = this.credentials.refusal(statusCode, headers, describeMessage(message), credentials);
-      return refusedPost(this, response, message, {
-        refusal,
-        handshake: options?.handshake,
-        carriedSession,
-        generation,
-      });
-    }
+    if (statusCode < 200 || statusCode >= 300)
+      return this.refused(response, message, options?.handshake, carriedSession, generation, credentials);
     if (options?.handshake) {
       try {
         this.captureSession(headers['mcp-session-id']);
@@ -257,6 +238,24 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
       `unexpected content type ${JSON.stringify(headerValue(headers['content-type']) ?? '')} for ${describeMessage(message)} (expected application/json or text/event-stream)`,
       { server: this.server },
     );
+  }
+
+  /** A refused POST (its body read whole, or still to read): the credentials' verdict, then refusal-bodies.ts. */
+  private refused(
+    response: Refused,
+    message: JsonRpcMessage,
+    handshake: boolean | undefined,
+    carriedSession: boolean,
+    generation: number,
+    credentials: number,
+  ): Promise<void> {
+    const refusal = this.credentials.refusal(
+      response.statusCode,
+      response.headers,
+      describeMessage(message),
+      credentials,
+    );
+    return refusedPost(this, response, message, { refusal, handshake, carriedSession, generation });
   }
 
   /** A 200 JSON answer read whole (json-answer.ts): the usual answer to a request. */
