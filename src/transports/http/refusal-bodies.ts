@@ -39,6 +39,13 @@ export interface RefusalReader {
   /** The modern (2026-07-28) wire: a refused request's body holds its JSON-RPC error. */
   readonly isModern: boolean;
   redact(text: string): string;
+  /** The credentials' verdict on a refusal (401/403 with the credentials of `generation`), if it is theirs. */
+  credentialRefusal(
+    statusCode: number,
+    headers: Refused['headers'],
+    what: string,
+    generation: number,
+  ): AuthorizationRequiredError | undefined;
 }
 
 /**
@@ -51,7 +58,8 @@ export async function refusedPost(
   answer: Refused,
   message: JsonRpcMessage,
   sent: {
-    refusal: AuthorizationRequiredError | undefined;
+    /** The credentials' generation the POST was signed with. */
+    credentials: number;
     handshake: boolean | undefined;
     /** The session the POST carried (its generation), if any: a 404 on one means it expired. */
     carriedSession: boolean;
@@ -59,9 +67,10 @@ export async function refusedPost(
   },
 ): Promise<void> {
   const { statusCode, headers, body } = answer;
-  if (sent.refusal) {
+  const refusal = reader.credentialRefusal(statusCode, headers, describeMessage(message), sent.credentials);
+  if (refusal) {
     await body?.dump().catch(() => {});
-    throw sent.refusal;
+    throw refusal;
   }
   const redact = (text: string) => reader.redact(text);
   // Backpressure, whatever the era: the request was not processed; the request path holds it (requests/request-limits.ts).

@@ -21,6 +21,7 @@ import type { WholeJsonAnswer } from '../json-answer.js';
 import { readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
 import { refusedPost, type Refused, type RefusalReader } from './refusal-bodies.js';
+import { isValidSessionId, sessionIdOf } from './session-id.js';
 import { deleteSigned, getStreamSigned, postSigned, type SignedEndpoint } from './signed-requests.js';
 import { followResponseStream, resumeResponseStream, type ResponseStreamSource } from './resume.js';
 import { openSubscriptionStream } from './subscription-stream.js';
@@ -44,7 +45,6 @@ export interface HttpTransportOptions extends HttpOptions {
   terminateTimeoutMs?: number;
 }
 
-const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
 /** Statuses that mean "this server offers no listening stream" on the optional GET. */
 const NO_LISTENER_STATUSES = new Set([400, 404, 405, 406, 409]);
 const ACCEPT_BOTH = 'application/json, text/event-stream';
@@ -151,7 +151,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
   }
 
   resumeSession(sessionId: string, protocolVersion: string): boolean {
-    if (!VISIBLE_ASCII.test(sessionId)) return false;
+    if (!isValidSessionId(sessionId)) return false;
     this.beginSession();
     this.handshaking = false;
     this.sessionId = sessionId;
@@ -195,7 +195,12 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
       exchange,
     );
     if (response.refused)
-      return this.refused(response, message, options?.handshake, carriedSession, generation, credentials);
+      return refusedPost(this, response, message, {
+        handshake: options?.handshake,
+        carriedSession,
+        generation,
+        credentials,
+      });
     if (response.text !== undefined) return this.answeredWhole(response, message, options?.handshake);
     if (response.stream !== undefined) {
       const { stream } = response;
@@ -209,7 +214,12 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
       return;
     }
     if (statusCode < 200 || statusCode >= 300)
-      return this.refused(response, message, options?.handshake, carriedSession, generation, credentials);
+      return refusedPost(this, response, message, {
+        handshake: options?.handshake,
+        carriedSession,
+        generation,
+        credentials,
+      });
     if (options?.handshake) {
       try {
         this.captureSession(headers['mcp-session-id']);
@@ -240,22 +250,9 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
     );
   }
 
-  /** A refused POST (its body read whole, or still to read): the credentials' verdict, then refusal-bodies.ts. */
-  private refused(
-    response: Refused,
-    message: JsonRpcMessage,
-    handshake: boolean | undefined,
-    carriedSession: boolean,
-    generation: number,
-    credentials: number,
-  ): Promise<void> {
-    const refusal = this.credentials.refusal(
-      response.statusCode,
-      response.headers,
-      describeMessage(message),
-      credentials,
-    );
-    return refusedPost(this, response, message, { refusal, handshake, carriedSession, generation });
+  /** RefusalReader: whether a refused POST is the credentials' to answer (401/403), read by refusal-bodies.ts. */
+  credentialRefusal(statusCode: number, headers: Refused['headers'], what: string, generation: number) {
+    return this.credentials.refusal(statusCode, headers, what, generation);
   }
 
   /** A 200 JSON answer read whole (json-answer.ts): the usual answer to a request. */
@@ -383,14 +380,8 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
   }
 
   private captureSession(header: string | string[] | undefined): void {
-    if (header === undefined) return;
-    const value = Array.isArray(header) ? (header.length === 1 ? header[0] : undefined) : header;
-    if (value === undefined || !VISIBLE_ASCII.test(value)) {
-      throw new ProtocolError(
-        'the server sent an invalid Mcp-Session-Id (it must be visible ASCII, 0x21-0x7E, and sent once)',
-        { server: this.server },
-      );
-    }
+    const value = sessionIdOf(header, this.server);
+    if (value === undefined) return;
     this.sessionId = value;
     this.rebuildHeaders();
   }
