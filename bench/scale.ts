@@ -11,10 +11,12 @@
  * - open files of the agent process once all are ready (request sockets are shared per origin,
  *   each server holds its own listening stream);
  * - idle CPU: the agent process's CPU time over one keepalive round (30 s, the default interval,
- *   with every server ready and nothing else to do), as a share of one core; three rounds in a
+ *   with every server ready and nothing else to do), as a share of one core; six rounds in a
  *   row, each with V8's mark-compact pauses inside it (the memory reducer runs up to three
  *   mark-compacts once allocation has been low for a while: a one-off cost of a newly idle
- *   process, which lands in whichever round the allocation rate decays in);
+ *   process, which lands in whichever round the allocation rate decays in), beside the idle
+ *   floor's rounds at the same time (bench/idle-floor.ts: a bare process holding a heap as large,
+ *   which V8's memory reducer compacts too): the agent's mean over the floor's is the runtime's own;
  * - one process killed: how long until all of its servers left `ready` (and how many others
  *   did: none should), then the process restarted on its port: how long until all are ready;
  * - `stop()`: how long until every session is closed and every actor stopped.
@@ -28,9 +30,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { constants as perf, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createSupervisor, type ServerConfigInput, type Supervisor } from '../src/index.js';
+import { collectedHeap, idleRound, startIdleFloor, type IdleRound } from './idle-floor.js';
 
 export interface ScaleReport {
   servers: number;
@@ -66,11 +68,21 @@ export interface ScaleReport {
   /** The same over the third window: what is left once the memory reducer has run (or not yet). */
   settledIdleCpuPercent: number;
   /**
-   * Each idle window (three, or SCALE_IDLE_ROUNDS): its CPU, and V8's mark-compacts in it: how
+   * Each idle window (six, or SCALE_IDLE_ROUNDS): its CPU, and V8's mark-compacts in it: how
    * many, and their main-thread pauses with incremental steps (ms).
    */
   idleRounds: IdleRound[];
   idleWindowMs: number;
+  /**
+   * The floor (bench/idle-floor.ts): a bare process holding a heap as large (its bytes and heap
+   * objects), idle over the same rounds at the same time; undefined in a quick run.
+   */
+  idleFloor: { heapBytes: number; objects: number; rounds: IdleRound[] } | undefined;
+  /**
+   * The agent's CPU over the floor's, averaged over all the rounds (percent of a core): what the
+   * runtime spends idle, V8's one memory-reducer pass over a heap this large taken out.
+   */
+  idleOverFloorPercent: number | undefined;
   /** `stop()` of all, until it resolved. */
   stopMs: number;
   stopCpuMs: number;
@@ -138,11 +150,6 @@ function configs(prefix: string, n: number, ports: readonly number[]): Record<st
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
-async function collectedHeap(): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  for (let i = 0; i < 4; i++) gc!();
-  return process.memoryUsage().heapUsed;
-}
 
 function until(predicate: () => boolean, timeoutMs: number): Promise<number | undefined> {
   const start = performance.now();
@@ -225,6 +232,10 @@ export async function runScale(n: number, processes: number, quick = false): Pro
     mark('listening');
     await new Promise((resolve) => setTimeout(resolve, 300));
     const heapPerServerBytes = ((await collectedHeap()) - before) / n;
+    // The idle floor's heap is built in its own process while status() is measured here.
+    const idleRoundCount = quick ? 0 : Number(process.env.SCALE_IDLE_ROUNDS ?? 6);
+    const idleWindowMs = quick ? 0 : n >= 100 ? IDLE_WINDOW_MS : 1_000;
+    const floorStarting = quick ? undefined : startIdleFloor(heapPerServerBytes * n, idleRoundCount, idleWindowMs);
 
     let t = performance.now();
     supervisor.status();
@@ -250,21 +261,26 @@ export async function runScale(n: number, processes: number, quick = false): Pro
 
     const openFiles = countOpenFiles();
 
-    // Idle: every server ready, one keepalive round (a probe per origin, a skipped step for the
+    // Idle: every server ready, keepalive rounds (a probe per origin, a skipped step for the
     // rest). The first round after ready also holds the start's last work: each session's
-    // restart budget is reset when it has proven itself (`provenAfterMs`, 10 s). The second
-    // round is the steady state, unless V8's memory reducer runs in it (its mark-compacts are
-    // counted per round): the third shows what is left either way.
-    const idleWindowMs = quick ? 0 : n >= 100 ? IDLE_WINDOW_MS : 1_000;
+    // restart budget is reset when it has proven itself (`provenAfterMs`, 10 s). V8's memory
+    // reducer runs once in one of the rounds (its mark-compacts are counted per round), in this
+    // process and in the idle floor's (a bare process holding a heap as large), whose rounds run
+    // at the same time: the agent's idle CPU over the floor's is the runtime's own.
+    const floor = await floorStarting;
+    const floorRounds = floor?.rounds();
     const idleRounds: IdleRound[] = [];
-    const rounds = quick ? 0 : Number(process.env.SCALE_IDLE_ROUNDS ?? 3);
-    for (let round = 0; round < rounds; round++) {
+    for (let round = 0; round < idleRoundCount; round++) {
       mark(['idle', 'steady', 'settled'][round] ?? `idle ${round + 1}`);
       idleRounds.push(await idleRound(idleWindowMs));
     }
     const [idleCpuPercent = 0, steadyIdleCpuPercent = 0, settledIdleCpuPercent = 0] = idleRounds.map(
       (r) => r.cpuPercent,
     );
+    const idleFloor = floor && { heapBytes: floor.heapBytes, objects: floor.objects, rounds: (await floorRounds)! };
+    const meanCpu = (rounds: readonly IdleRound[]) => rounds.reduce((sum, r) => sum + r.cpuPercent, 0) / rounds.length;
+    const idleOverFloorPercent =
+      idleFloor && idleRounds.length > 0 ? meanCpu(idleRounds) - meanCpu(idleFloor.rounds) : undefined;
 
     mark('kill');
     // Kill process 0: only its servers may leave ready, and all of them must come back.
@@ -321,43 +337,14 @@ export async function runScale(n: number, processes: number, quick = false): Pro
       settledIdleCpuPercent,
       idleRounds,
       idleWindowMs,
+      idleFloor,
+      idleOverFloorPercent,
       stopMs,
       kill: { killed, allLeftReadyMs, othersLeftReady: othersLeft.size, allBackMs },
     };
   } finally {
     await Promise.all(servers.map((s) => stopServerProcess(s)));
   }
-}
-
-export interface IdleRound {
-  cpuPercent: number;
-  markCompacts: number;
-  markCompactPauseMs: number;
-}
-
-/**
- * CPU of the process over one idle window (all its threads: V8's concurrent marking and sweeping
- * count), and the mark-compacts in it (the finishing pauses, and incremental steps counted in time).
- */
-async function idleRound(windowMs: number): Promise<IdleRound> {
-  let markCompacts = 0;
-  let markCompactPauseMs = 0;
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[]) {
-      const kind = entry.detail?.kind;
-      if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
-      if (kind === perf.NODE_PERFORMANCE_GC_MAJOR || kind === perf.NODE_PERFORMANCE_GC_INCREMENTAL)
-        markCompactPauseMs += entry.duration;
-    }
-  });
-  observer.observe({ entryTypes: ['gc'] });
-  const cpu = process.cpuUsage();
-  await new Promise((resolve) => setTimeout(resolve, windowMs));
-  const cpuPercent = (cpuMs(cpu) / windowMs) * 100;
-  // Entries of the window's last moments are delivered on the next tick.
-  await new Promise((resolve) => setImmediate(resolve));
-  observer.disconnect();
-  return { cpuPercent, markCompacts, markCompactPauseMs };
 }
 
 /** One keepalive round at the default interval. */
@@ -396,11 +383,11 @@ const fmt = (n: number | undefined, digits = 0) => (n === undefined ? 'n/a' : n.
 /** The growth table: one row per size, so a reader sees what is linear and where it bends. */
 function formatGrowth(reports: readonly ScaleReport[]): string {
   return [
-    '| servers | processes (origins) | ready (all): wall / CPU | all listening: wall / CPU | heap per idle server | open files | status() of all: first / median / max (median CPU) | status() after one change (median CPU) | idle CPU (the 30 s keepalive rounds after ready: 1st / 2nd / 3rd; mark-compacts in each) | killed | all left ready after | others that left ready | all back after | stop(): wall / CPU (of it kernel) |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| servers | processes (origins) | ready (all): wall / CPU | all listening: wall / CPU | heap per idle server | open files | status() of all: first / median / max (median CPU) | status() after one change (median CPU) | idle CPU (the 30 s keepalive rounds after ready: each round; mark-compacts in each) | idle CPU over the floor (mean of the rounds; mark-compacts of the floor) | killed | all left ready after | others that left ready | all back after | stop(): wall / CPU (of it kernel) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...reports.map(
       (r) =>
-        `| ${r.servers} | ${r.processes} | ${fmt(r.readyMs)} / ${fmt(r.readyCpuMs)} ms | ${fmt(r.allListeningMs)} / ${fmt(r.allListeningCpuMs)} ms | ${fmt(r.heapPerServerBytes / 1024, 1)} KB | ${r.openFiles ?? 'n/a'} | ${fmt(r.statusFirstMs, 2)} / ${fmt(r.statusMedianMs, 2)} / ${fmt(r.statusMaxMs, 2)} ms (${fmt(r.statusCpuMedianMs, 2)} ms) | ${fmt(r.statusAfterChangeCpuMedianMs, 2)} ms | ${fmt(r.idleCpuPercent, 2)} / ${fmt(r.steadyIdleCpuPercent, 2)} / ${fmt(r.settledIdleCpuPercent, 2)} % of a core (${r.idleRounds.map((g) => `${g.markCompacts}: ${fmt(g.markCompactPauseMs)} ms`).join(' / ')}) | ${r.kill.killed} | ${fmt(r.kill.allLeftReadyMs)} ms | ${r.kill.othersLeftReady} | ${fmt(r.kill.allBackMs)} ms | ${fmt(r.stopMs)} / ${fmt(r.stopCpuMs)} ms (kernel ${fmt(r.stopSystemCpuMs)}) |`,
+        `| ${r.servers} | ${r.processes} | ${fmt(r.readyMs)} / ${fmt(r.readyCpuMs)} ms | ${fmt(r.allListeningMs)} / ${fmt(r.allListeningCpuMs)} ms | ${fmt(r.heapPerServerBytes / 1024, 1)} KB | ${r.openFiles ?? 'n/a'} | ${fmt(r.statusFirstMs, 2)} / ${fmt(r.statusMedianMs, 2)} / ${fmt(r.statusMaxMs, 2)} ms (${fmt(r.statusCpuMedianMs, 2)} ms) | ${fmt(r.statusAfterChangeCpuMedianMs, 2)} ms | ${r.idleRounds.map((g) => fmt(g.cpuPercent, 2)).join(' / ')} % of a core (${r.idleRounds.map((g) => `${g.markCompacts}: ${fmt(g.markCompactPauseMs)} ms`).join(' / ')}) | ${fmt(r.idleOverFloorPercent, 2)} % (${r.idleFloor?.rounds.map((g) => g.markCompacts).join(' / ') ?? 'n/a'}) | ${r.kill.killed} | ${fmt(r.kill.allLeftReadyMs)} ms | ${r.kill.othersLeftReady} | ${fmt(r.kill.allBackMs)} ms | ${fmt(r.stopMs)} / ${fmt(r.stopCpuMs)} ms (kernel ${fmt(r.stopSystemCpuMs)}) |`,
     ),
   ].join('\n');
 }
