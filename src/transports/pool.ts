@@ -89,12 +89,12 @@ export function streamPool(origin: string): Pool {
 }
 
 /** undici's internals for a pool's clients, looked up once like `kBusy` below; absent, idle clients stay. */
-const internals = ((): { kRemoveClient: symbol; kSize: symbol } | undefined => {
+const internals = ((): { kClients: symbol; kSize: symbol } | undefined => {
   try {
     const require = createRequire(import.meta.url);
-    const { kRemoveClient } = require('undici/lib/dispatcher/pool-base.js') as { kRemoveClient?: unknown };
+    const { kClients } = require('undici/lib/dispatcher/pool-base.js') as { kClients?: unknown };
     const { kSize } = require('undici/lib/core/symbols.js') as { kSize?: unknown };
-    return typeof kRemoveClient === 'symbol' && typeof kSize === 'symbol' ? { kRemoveClient, kSize } : undefined;
+    return typeof kClients === 'symbol' && typeof kSize === 'symbol' ? { kClients, kSize } : undefined;
   } catch {
     return undefined;
   }
@@ -111,14 +111,19 @@ type ClientFactory = (origin: URL, options: object) => Client;
  */
 function droppingIdleClients(create: (factory: ClientFactory | undefined) => Pool): Pool {
   if (!internals) return create(undefined);
-  const { kRemoveClient, kSize } = internals;
+  const { kClients, kSize } = internals;
   // Called by the pool for its clients, so never before `pool` is set.
   const factory: ClientFactory = (origin, options) => {
     const client = new Client(origin, options);
     client.on('disconnect', () => {
-      const idle = (client as unknown as Record<symbol, unknown>)[kSize] === 0;
-      if (idle && !pool.closed && !pool.destroyed)
-        (pool as unknown as Record<symbol, (client: Client) => void>)[kRemoveClient]!(client);
+      if ((client as unknown as Record<symbol, unknown>)[kSize] !== 0 || pool.closed || pool.destroyed) return;
+      // Taken out of the list as undici does on a connection error: its `kRemoveClient` (clientTtl's
+      // path) would also mark the pool busy while a free client is left, sending handshakes to the stream pool.
+      const clients = (pool as unknown as Record<symbol, Client[]>)[kClients]!;
+      const at = clients.indexOf(client);
+      if (at === -1) return;
+      clients.splice(at, 1);
+      client.close().catch(() => {});
     });
     return client;
   };

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
-import { acquirePool, releasePool } from '../../src/transports/pool.js';
+import { acquirePool, hasRoom, releasePool } from '../../src/transports/pool.js';
 import { call, Cleanup, fixture, handshake, open, transportTo } from './helpers.js';
 
 const cleanup = new Cleanup();
@@ -88,6 +88,7 @@ describe('connection pools', () => {
     // have made one more that never connected, and so never disconnects: it is the next one used).
     server.closeIdleConnections();
     await expect.poll(clients).toBeLessThanOrEqual(1);
+    expect(hasRoom(pool), 'the pool is not left marked busy').toBe(true);
     const { body } = await pool.request({ path: '/one', method: 'GET' });
     expect(await body.text()).toBe('ok');
     expect(clients()).toBeLessThanOrEqual(2);
