@@ -14,7 +14,8 @@
  * Both pools let a socket idle for `IDLE_SOCKET_MS` at most, whatever the server's `Keep-Alive`
  * hint says (undici would follow a hint of up to 10 minutes): a pool hands each request to its
  * first free client, so the sockets in use stay warm while those only a burst needed (a start's
- * hundreds of handshakes at once) close soon after it, sockets and parsers with them.
+ * hundreds of handshakes at once) close soon after it, sockets and parsers with them, and their
+ * clients leave the pool (`droppingIdleClients`).
  */
 import { createRequire } from 'node:module';
 import { buildConnector, Client, Pool } from 'undici';
@@ -45,15 +46,19 @@ export function acquirePool(origin: string): Pool {
   let entry = pools.get(origin);
   if (!entry) {
     entry = {
-      pool: new Pool(origin, {
-        connections: MESSAGE_CONNECTIONS,
-        pipelining: 1,
-        keepAliveTimeout: IDLE_SOCKET_MS,
-        keepAliveMaxTimeout: IDLE_SOCKET_MS,
-        // Long-lived SSE bodies must not be cut by undici's default 300 s body timeout;
-        // every request sets its own timeouts.
-        bodyTimeout: 0,
-      }),
+      pool: droppingIdleClients(
+        (factory) =>
+          new Pool(origin, {
+            connections: MESSAGE_CONNECTIONS,
+            pipelining: 1,
+            keepAliveTimeout: IDLE_SOCKET_MS,
+            keepAliveMaxTimeout: IDLE_SOCKET_MS,
+            // Long-lived SSE bodies must not be cut by undici's default 300 s body timeout;
+            // every request sets its own timeouts.
+            bodyTimeout: 0,
+            factory,
+          }),
+      ),
       streams: undefined,
       connector: undefined,
       url: undefined,
@@ -69,14 +74,61 @@ export function acquirePool(origin: string): Pool {
 export function streamPool(origin: string): Pool {
   const entry = pools.get(origin);
   if (!entry) throw new Error(`no pool acquired for ${origin}`);
-  entry.streams ??= new Pool(origin, {
-    connections: null,
-    pipelining: 1,
-    keepAliveTimeout: IDLE_SOCKET_MS,
-    keepAliveMaxTimeout: IDLE_SOCKET_MS,
-    bodyTimeout: 0,
-  });
+  entry.streams ??= droppingIdleClients(
+    (factory) =>
+      new Pool(origin, {
+        connections: null,
+        pipelining: 1,
+        keepAliveTimeout: IDLE_SOCKET_MS,
+        keepAliveMaxTimeout: IDLE_SOCKET_MS,
+        bodyTimeout: 0,
+        factory,
+      }),
+  );
   return entry.streams;
+}
+
+/** undici's internals for a pool's clients, looked up once like `kBusy` below; absent, idle clients stay. */
+const internals = ((): { kClients: symbol; kSize: symbol } | undefined => {
+  try {
+    const require = createRequire(import.meta.url);
+    const { kClients } = require('undici/lib/dispatcher/pool-base.js') as { kClients?: unknown };
+    const { kSize } = require('undici/lib/core/symbols.js') as { kSize?: unknown };
+    return typeof kClients === 'symbol' && typeof kSize === 'symbol' ? { kClients, kSize } : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+type ClientFactory = (origin: URL, options: object) => Client;
+
+/**
+ * A pool that lets go of a client whose socket closed with nothing queued on it (idle past
+ * `IDLE_SOCKET_MS`). undici keeps a pool's clients for good (only `clientTtl` removes them, at a
+ * cost per request): a start's burst of handshakes left ~1.5 idle `Client`s per server in a
+ * supervisor of 1,000 (~2.5 KB per server with their state). A request that finds no free client
+ * makes a new one, as it would open a new socket anyway. Socket events only: nothing per request.
+ */
+function droppingIdleClients(create: (factory: ClientFactory | undefined) => Pool): Pool {
+  if (!internals) return create(undefined);
+  const { kClients, kSize } = internals;
+  // Called by the pool for its clients, so never before `pool` is set.
+  const factory: ClientFactory = (origin, options) => {
+    const client = new Client(origin, options);
+    client.on('disconnect', () => {
+      if ((client as unknown as Record<symbol, unknown>)[kSize] !== 0 || pool.closed || pool.destroyed) return;
+      // Taken out of the list as undici does on a connection error: its `kRemoveClient` (clientTtl's
+      // path) would also mark the pool busy while a free client is left, sending handshakes to the stream pool.
+      const clients = (pool as unknown as Record<symbol, Client[]>)[kClients]!;
+      const at = clients.indexOf(client);
+      if (at === -1) return;
+      clients.splice(at, 1);
+      client.close().catch(() => {});
+    });
+    return client;
+  };
+  const pool = create(factory);
+  return pool;
 }
 
 /** What undici would build per client when not given (two objects per stream): no stream opens a WebSocket or an EventSource. */
