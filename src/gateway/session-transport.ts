@@ -43,11 +43,11 @@ export function writeJson(res: ServerResponse, message: object, sessionId?: stri
   if (res.destroyed) return;
   // Encoded once: its length and the bytes written (a string would be measured, then encoded again).
   const body = Buffer.from(JSON.stringify(message));
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json',
-    'content-length': body.length,
-  };
-  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+  // A flat list: node:http writes it as it is (an object is walked key by key).
+  const headers =
+    sessionId === undefined
+      ? ['content-type', 'application/json', 'content-length', String(body.length)]
+      : ['content-type', 'application/json', 'content-length', String(body.length), 'mcp-session-id', sessionId];
   res.writeHead(200, headers).end(body);
 }
 
