@@ -71,7 +71,9 @@ export class DirectPath {
     if (params === undefined) return undefined;
     if (isList(message.method)) return this.list(message.id, message.method, 'legacy');
     if (message.method !== 'tools/call' || !this.servesCall(params, notify !== undefined)) return undefined;
-    return this.legacyCall(message.id, params, session, { signal, ...(notify && progressOptions(params, notify)) });
+    // A literal when there is no progress: no spread per call.
+    const options: RequestOptions = notify ? { signal, ...progressOptions(params, notify) } : { signal };
+    return this.legacyCall(message.id, params, session, options);
   }
 
   /**

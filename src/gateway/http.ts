@@ -112,57 +112,58 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
 
   const sweep = expireIdle(sessions, options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS);
 
+  // Its failure is caught here, not by a `.catch` closure and promise per request.
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = req.url ?? '/';
-    const query = path.indexOf('?');
-    if ((query < 0 ? path : path.slice(0, query)) !== MCP_PATH) return void res.writeHead(404).end('Not Found');
-    const refused = refusal(req, names, expected);
-    if (refused) return send(res, refused);
-    let body: unknown;
-    if (req.method === 'POST') {
-      const read = await readJson(req);
-      if ('error' in read) return send(res, read.error);
-      body = read.body;
-    }
-    const session = sessionOf(req, sessions);
-    if (session) busy(session, res);
-    // The common call of a 2025 session: straight onto Node's response (session-transport.ts).
-    const direct = session && directRequest(req, body, session);
-    if (direct) return session.post(direct, res, req.headers['mcp-protocol-version'] as string);
-    // The host closing its request cancels it (the spec's cancellation in 2026-07-28).
-    const cancel = new CallSignal();
-    (res as Tracked)[CANCEL] = cancel;
-    res.on('close', cancelUnfinished);
-    // The common 2026-07-28 request: answered as JSON straight onto Node's response (direct-path.ts).
-    const modernEra = req.headers['mcp-session-id'] === undefined && namesModernEra(req, body);
-    if (modernEra && taskListens.serve(req, res, body)) return;
-    const answer = modernEra ? directPath?.modern(req, body, cancel.signal) : undefined;
-    const answered = answer && (await answer);
-    if (answered) return writeJson(res, answered);
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers))
-      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    const request = new Request(`http://${req.headers.host ?? 'localhost'}${path}`, {
-      method: req.method,
-      headers,
-      signal: cancel.linked(),
-    });
-    // A session id is a 2025 session's (the modern era has none); a request or notification with a
-    // modern MCP-Protocol-Version header is the modern handler's to serve or refuse: no need to
-    // classify the body twice.
-    const response =
-      req.headers['mcp-session-id'] !== undefined || (!modernEra && (await isLegacyRequest(request, body)))
-        ? await legacy(request, body)
-        : await modern.fetch(request, { parsedBody: body });
-    await send(res, response);
-  };
-
-  const server: HttpServer = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    try {
+      const path = req.url ?? '/';
+      const query = path.indexOf('?');
+      if ((query < 0 ? path : path.slice(0, query)) !== MCP_PATH) return void res.writeHead(404).end('Not Found');
+      const refused = refusal(req, names, expected);
+      if (refused) return await send(res, refused);
+      let body: unknown;
+      if (req.method === 'POST') {
+        const read = await readJson(req);
+        if ('error' in read) return await send(res, read.error);
+        body = read.body;
+      }
+      const session = sessionOf(req, sessions);
+      if (session) busy(session, res);
+      // The common call of a 2025 session: straight onto Node's response (session-transport.ts).
+      const direct = session && directRequest(req, body, session);
+      if (direct) return session.post(direct, res, req.headers['mcp-protocol-version'] as string);
+      // The host closing its request cancels it (the spec's cancellation in 2026-07-28).
+      const cancel = new CallSignal();
+      (res as Tracked)[CANCEL] = cancel;
+      res.on('close', cancelUnfinished);
+      // The common 2026-07-28 request: answered as JSON straight onto Node's response (direct-path.ts).
+      const modernEra = req.headers['mcp-session-id'] === undefined && namesModernEra(req, body);
+      if (modernEra && taskListens.serve(req, res, body)) return;
+      const answer = modernEra ? directPath?.modern(req, body, cancel.signal) : undefined;
+      const answered = answer && (await answer);
+      if (answered) return writeJson(res, answered);
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers))
+        if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+      const request = new Request(`http://${req.headers.host ?? 'localhost'}${path}`, {
+        method: req.method,
+        headers,
+        signal: cancel.linked(),
+      });
+      // A session id is a 2025 session's (the modern era has none); a request or notification with a
+      // modern MCP-Protocol-Version header is the modern handler's to serve or refuse: no need to
+      // classify the body twice.
+      const response =
+        req.headers['mcp-session-id'] !== undefined || (!modernEra && (await isLegacyRequest(request, body)))
+          ? await legacy(request, body)
+          : await modern.fetch(request, { parsedBody: body });
+      await send(res, response);
+    } catch (error) {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(`gateway error: ${error instanceof Error ? error.message : String(error)}`);
-    });
-  });
+    }
+  };
+
+  const server: HttpServer = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

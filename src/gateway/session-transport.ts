@@ -41,13 +41,15 @@ const SSE_HEADERS = (sessionId: string | undefined) => ({
 /** One JSON-RPC message as the whole answer to a POST, in one write (a session's id with it, if any). */
 export function writeJson(res: ServerResponse, message: object, sessionId?: string): void {
   if (res.destroyed) return;
-  // Encoded once: its length and the bytes written (a string would be measured, then encoded again).
-  const body = Buffer.from(JSON.stringify(message));
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json',
-    'content-length': body.length,
-  };
-  if (sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+  // A string body: node:http joins it to the head and writes both in one plain write (a Buffer body is a
+  // second chunk of a writev); measuring it (byteLength) costs less than that (~1.5 µs per answer).
+  const body = JSON.stringify(message);
+  const length = String(Buffer.byteLength(body));
+  // A flat list: node:http writes it as it is (an object is walked key by key).
+  const headers =
+    sessionId === undefined
+      ? ['content-type', 'application/json', 'content-length', length]
+      : ['content-type', 'application/json', 'content-length', length, 'mcp-session-id', sessionId];
   res.writeHead(200, headers).end(body);
 }
 

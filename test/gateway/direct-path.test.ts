@@ -129,6 +129,8 @@ const REQUESTS: [string, object][] = [
   ['resources/templates/list', {}],
   ['prompts/list', {}],
   ['tools/call', { name: 'echo', arguments: { message: 'hi' } }],
+  // Multi-byte characters: the answer's Content-Length counts bytes, not characters.
+  ['tools/call', { name: 'echo', arguments: { message: 'héllo — 世界 🙂' } }],
   ['tools/call', { name: 'get-sum', arguments: { a: 1, b: 2 } }],
   ['tools/call', { name: 'get-structured-content', arguments: { location: 'New York' } }],
   ['tools/call', { name: 'get-tiny-image', arguments: {} }],
