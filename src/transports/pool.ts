@@ -46,19 +46,7 @@ export function acquirePool(origin: string): Pool {
   let entry = pools.get(origin);
   if (!entry) {
     entry = {
-      pool: droppingIdleClients(
-        (factory) =>
-          new Pool(origin, {
-            connections: MESSAGE_CONNECTIONS,
-            pipelining: 1,
-            keepAliveTimeout: IDLE_SOCKET_MS,
-            keepAliveMaxTimeout: IDLE_SOCKET_MS,
-            // Long-lived SSE bodies must not be cut by undici's default 300 s body timeout;
-            // every request sets its own timeouts.
-            bodyTimeout: 0,
-            factory,
-          }),
-      ),
+      pool: originPool(origin, MESSAGE_CONNECTIONS),
       streams: undefined,
       connector: undefined,
       url: undefined,
@@ -74,60 +62,69 @@ export function acquirePool(origin: string): Pool {
 export function streamPool(origin: string): Pool {
   const entry = pools.get(origin);
   if (!entry) throw new Error(`no pool acquired for ${origin}`);
-  entry.streams ??= droppingIdleClients(
-    (factory) =>
-      new Pool(origin, {
-        connections: null,
-        pipelining: 1,
-        keepAliveTimeout: IDLE_SOCKET_MS,
-        keepAliveMaxTimeout: IDLE_SOCKET_MS,
-        bodyTimeout: 0,
-        factory,
-      }),
-  );
+  entry.streams ??= originPool(origin, null);
   return entry.streams;
 }
 
-/** undici's internals for a pool's clients, looked up once like `kBusy` below; absent, idle clients stay. */
-const internals = ((): { kClients: symbol; kSize: symbol } | undefined => {
-  try {
-    const require = createRequire(import.meta.url);
-    const { kClients } = require('undici/lib/dispatcher/pool-base.js') as { kClients?: unknown };
-    const { kSize } = require('undici/lib/core/symbols.js') as { kSize?: unknown };
-    return typeof kClients === 'symbol' && typeof kSize === 'symbol' ? { kClients, kSize } : undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * undici's internals a pool is read by, looked up once (like json-answer.ts's): its busy flag,
+ * its clients and a client's queue size. Any that undici keeps elsewhere is undefined, and what
+ * needs it falls back (`hasRoom` counts, idle clients stay).
+ */
+const internals = ((): { kBusy?: symbol; kClients?: symbol; kSize?: symbol } => {
+  const symbolOf = (module: string, name: string): symbol | undefined => {
+    try {
+      const value = (createRequire(import.meta.url)(module) as Record<string, unknown>)[name];
+      return typeof value === 'symbol' ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    kBusy: symbolOf('undici/lib/core/symbols.js', 'kBusy'),
+    kClients: symbolOf('undici/lib/dispatcher/pool-base.js', 'kClients'),
+    kSize: symbolOf('undici/lib/core/symbols.js', 'kSize'),
+  };
 })();
 
-type ClientFactory = (origin: URL, options: object) => Client;
-
 /**
- * A pool that lets go of a client whose socket closed with nothing queued on it (idle past
- * `IDLE_SOCKET_MS`). undici keeps a pool's clients for good (only `clientTtl` removes them, at a
- * cost per request): a start's burst of handshakes left ~1.5 idle `Client`s per server in a
- * supervisor of 1,000 (~2.5 KB per server with their state). A request that finds no free client
- * makes a new one, as it would open a new socket anyway. Socket events only: nothing per request.
+ * An origin's pool (`connections: null` for the stream pool, unbounded) that lets go of a client
+ * whose socket closed with nothing queued on it (idle past `IDLE_SOCKET_MS`). undici keeps a
+ * pool's clients for good (only `clientTtl` removes them, at a cost per request): a start's burst
+ * of handshakes left ~1.5 idle `Client`s per server in a supervisor of 1,000 (~2.5 KB per server
+ * with their state). A request that finds no free client makes a new one, as it would open a new
+ * socket anyway. Socket events only: nothing per request.
  */
-function droppingIdleClients(create: (factory: ClientFactory | undefined) => Pool): Pool {
-  if (!internals) return create(undefined);
+function originPool(origin: string, connections: number | null): Pool {
   const { kClients, kSize } = internals;
-  // Called by the pool for its clients, so never before `pool` is set.
-  const factory: ClientFactory = (origin, options) => {
-    const client = new Client(origin, options);
-    client.on('disconnect', () => {
-      if ((client as unknown as Record<symbol, unknown>)[kSize] !== 0 || pool.closed || pool.destroyed) return;
-      // Taken out of the list as undici does on a connection error: its `kRemoveClient` (clientTtl's
-      // path) would also mark the pool busy while a free client is left, sending handshakes to the stream pool.
-      const clients = (pool as unknown as Record<symbol, Client[]>)[kClients]!;
-      const at = clients.indexOf(client);
-      if (at === -1) return;
-      clients.splice(at, 1);
-      client.close().catch(() => {});
-    });
-    return client;
+  const dropIdle = (client: Client) => {
+    if ((client as unknown as Record<symbol, unknown>)[kSize!] !== 0 || pool.closed || pool.destroyed) return;
+    // Taken out of the list as undici does on a connection error: its `kRemoveClient` (clientTtl's
+    // path) would also mark the pool busy while a free client is left, sending handshakes to the stream pool.
+    const clients = (pool as unknown as Record<symbol, Client[]>)[kClients!]!;
+    const at = clients.indexOf(client);
+    if (at === -1) return;
+    clients.splice(at, 1);
+    client.close().catch(() => {});
   };
-  const pool = create(factory);
+  const pool: Pool = new Pool(origin, {
+    connections,
+    pipelining: 1,
+    keepAliveTimeout: IDLE_SOCKET_MS,
+    keepAliveMaxTimeout: IDLE_SOCKET_MS,
+    // Long-lived SSE bodies must not be cut by undici's default 300 s body timeout;
+    // every request sets its own timeouts.
+    bodyTimeout: 0,
+    // Called by the pool for its clients, so never before `pool` is set.
+    ...(kClients &&
+      kSize && {
+        factory: (url: URL, options: object) => {
+          const client = new Client(url, options);
+          client.on('disconnect', () => dropIdle(client));
+          return client;
+        },
+      }),
+  });
   return pool;
 }
 
@@ -158,24 +155,13 @@ export function streamClient(origin: string): Client {
 }
 
 /**
- * undici's "busy" flag of a pool (`kBusy`): set when a request found no free connection, cleared
- * when one drains, O(1). Looked up once, like json-answer.ts's internals; where undici keeps it
- * elsewhere, `pool.stats` counts the exchanges instead (every connection walked five times over).
- */
-const kBusy = ((): symbol | undefined => {
-  try {
-    const { kBusy: symbol } = createRequire(import.meta.url)('undici/lib/core/symbols.js') as { kBusy?: unknown };
-    return typeof symbol === 'symbol' ? symbol : undefined;
-  } catch {
-    return undefined;
-  }
-})();
-
-/**
  * Whether a request sent now starts at once: a connection of the pool is free (or can still be
  * opened). Asked twice per handshake (a start of 10,000 servers: 20,000 times), not for every call.
  */
 export function hasRoom(pool: Pool): boolean {
+  // undici's busy flag (set when a request found no free connection, cleared when one drains): O(1);
+  // without it, `pool.stats` counts the exchanges (every connection walked five times over).
+  const { kBusy } = internals;
   const busy = kBusy === undefined ? undefined : (pool as unknown as Record<symbol, unknown>)[kBusy];
   if (typeof busy === 'boolean') return !busy;
   const { running, pending } = pool.stats;
