@@ -18,6 +18,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { constants as perf, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { runScript } from './measure.js';
 
 export interface IdleRound {
   cpuPercent: number;
@@ -103,11 +104,15 @@ export interface IdleFloor {
 
 /** The floor in a process of its own, built and collected; its rounds start when `rounds()` is called. */
 export async function startIdleFloor(bytes: number, rounds: number, windowMs: number): Promise<IdleFloor> {
-  const file = fileURLToPath(import.meta.url);
-  const args = file.endsWith('.ts') ? ['--import', 'tsx', file] : [file];
   const child = spawn(
     process.execPath,
-    ['--expose-gc', ...args, String(Math.round(bytes)), String(rounds), String(windowMs)],
+    [
+      '--expose-gc',
+      ...runScript(fileURLToPath(import.meta.url)),
+      String(Math.round(bytes)),
+      String(rounds),
+      String(windowMs),
+    ],
     {
       stdio: ['pipe', 'pipe', 'inherit'],
     },

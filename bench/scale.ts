@@ -33,6 +33,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createSupervisor, type ServerConfigInput, type Supervisor } from '../src/index.js';
 import { collectedHeap, idleRound, startIdleFloor, type IdleRound } from './idle-floor.js';
+import { runScript, script } from './measure.js';
 
 export interface ScaleReport {
   servers: number;
@@ -100,9 +101,7 @@ export interface ScaleReport {
   };
 }
 
-const COMPILED = import.meta.url.endsWith('.js');
-const SERVER = fileURLToPath(new URL(`./server.${COMPILED ? 'js' : 'ts'}`, import.meta.url));
-const runScript = (file: string): string[] => (COMPILED ? [file] : ['--import', 'tsx', file]);
+const SERVER = script('server');
 
 interface ServerProcess {
   port: number;
