@@ -5,6 +5,7 @@
 import type { KeepaliveReport, KeepaliveSettings } from './keepalive.machine.js';
 import type { ListenerReport, ListenerResume } from './listener.machine.js';
 import type { RestartPolicy, RestartRecord, ReviveSettings } from './restart-policy.js';
+import { describeError } from './describe-error.js';
 
 export type TransportKind = 'http' | 'sse' | 'stdio';
 export type ConfiguredTransport = 'auto' | TransportKind;
@@ -183,7 +184,7 @@ export function isFatal(error: unknown): boolean {
 
 /** An actor's error as a failure. */
 export function failureOf(error: unknown): Failure {
-  return { error: error instanceof Error ? error.message : String(error), fatal: isFatal(error) };
+  return { error: describeError(error), fatal: isFatal(error) };
 }
 
 /** A refusal an auth provider can fix: a 401/403 challenge that is not marked fatal (no provider configured). */

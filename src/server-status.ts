@@ -3,6 +3,7 @@
  * its runtime. Nothing secret leaves: the session id is only said to exist, stderr lines are
  * redacted, auth is the provider's own account without tokens.
  */
+import type { Era } from '../machines/connection.types.js';
 import type { AuthStatus } from './auth/types.js';
 import type { Implementation } from './protocol/messages.js';
 import type { ConnectionState } from './runtime/context/events.js';
@@ -21,7 +22,7 @@ export interface ServerStatus {
   transport: TransportKind | undefined;
   protocolVersion: string | undefined;
   /** `modern` (2026-07-28, per-request `_meta`) or `legacy` (an `initialize` session); undefined until the first success. */
-  era?: 'legacy' | 'modern' | undefined;
+  era?: Era | undefined;
   serverInfo: Implementation | undefined;
   /** Never the id itself: '[redacted]' while a session exists. */
   sessionId: '[redacted]' | undefined;
@@ -61,7 +62,7 @@ export interface StatusSource {
   readonly limits?: { counts(): { until: number | undefined; held: number; retried: number } };
   readonly authorization: { status(): AuthStatus | undefined };
   state(): ConnectionState | 'stopped';
-  session(): { era: 'legacy' | 'modern'; protocolVersion: string; serverInfo: Implementation } | undefined;
+  session(): { era: Era; protocolVersion: string; serverInfo: Implementation } | undefined;
   lastError(): string | undefined;
   keepalive(): { lastRttMs: number | undefined; missed: number };
   states?(): Record<string, string> | undefined;

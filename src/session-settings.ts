@@ -3,6 +3,7 @@
  * and the roots it offers (`setRoots`). Each is checked, applied to the session that runs, and
  * kept in the session state, which re-establishes it on every later session (runtime/context/session-state.ts).
  */
+import type { Era } from '../machines/connection.types.js';
 import { ConfigError } from './core/errors.js';
 import { EmptyResultSchema, LOGGING_LEVELS, parseResult, type LoggingLevel } from './protocol/results.js';
 import type { RequestOptions } from './runtime/context/events.js';
@@ -13,7 +14,7 @@ export interface SettingsHost {
   readonly name: string;
   readonly sessionState: SessionState;
   readonly gate: { readonly phase: string };
-  session(): { era: 'legacy' | 'modern' } | undefined;
+  session(): { era: Era } | undefined;
   /** The current session was given the `roots` capability. */
   advertisesRoots(): boolean;
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown>;

@@ -17,6 +17,7 @@ import { registerRuntimes } from './runtime/actors/runtime-registry.js';
 import { followConnection, tellFact } from './runtime/lifecycle-facts.js';
 import type { ServerRuntime } from './runtime/server-runtime.js';
 import { probeTimeoutMs } from './core/probe-timeout.js';
+import { describeError } from './core/errors.js';
 
 /** A server's root actor: its connection, which decides its own restarts (machines/connection.recovery.ts). */
 export type ServerActor = Actor<typeof providedConnectionMachine>;
@@ -108,7 +109,7 @@ export async function closeWithSupervisor(actor: ServerActor, runtime: ServerRun
   tellFact(runtime, { type: 'state changed', to: 'closing', cause: 'close requested', error: undefined });
   let failure: string | undefined;
   await runtime.closeSession().catch((error: unknown) => {
-    failure = error instanceof Error ? error.message : String(error);
+    failure = describeError(error);
   });
   runtime.settleAttempt();
   tellFact(runtime, { type: 'closed' });

@@ -20,12 +20,13 @@ import {
   type JSONRPCRequest,
   type McpHttpHandler,
 } from '@modelcontextprotocol/server';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError, describeError } from '../core/errors.js';
 import { CallSignal } from './call-signal.js';
 import { BoundedEventStore } from './event-store.js';
 import type { Gateway } from './gateway.js';
 import { RETRY_MS, SessionTransport, writeJson } from './session-transport.js';
 import { takesRequests } from './sessions.js';
+import { isObject } from '../core/is-object.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MCP_PATH = '/mcp';
@@ -159,7 +160,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       await send(res, response);
     } catch (error) {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end(`gateway error: ${error instanceof Error ? error.message : String(error)}`);
+      res.end(`gateway error: ${describeError(error)}`);
     }
   };
 
@@ -303,7 +304,7 @@ function expireIdle(sessions: Map<string, SessionTransport>, idleMs: number): No
 function namesModernEra(req: IncomingMessage, body: unknown): boolean {
   const version = req.headers['mcp-protocol-version'];
   if (req.method !== 'POST' || typeof version !== 'string' || version.trim() < '2026') return false;
-  return typeof body === 'object' && body !== null && !Array.isArray(body) && 'method' in body;
+  return isObject(body) && 'method' in body;
 }
 
 function isInitialize(body: unknown): boolean {

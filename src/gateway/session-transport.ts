@@ -19,8 +19,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { CallSignal } from './call-signal.js';
 import type { BoundedEventStore } from './event-store.js';
-
-type RequestId = string | number;
+import type { RequestId } from '../protocol/jsonrpc.js';
 
 interface DirectStream {
   /** undefined once the host went away: the answer is only kept for a resumption. */
