@@ -5,9 +5,9 @@
 import { createOAuthProvider } from '../auth/oauth-provider.js';
 import { isAuthProvider } from '../auth/resolve-provider.js';
 import type { OAuthClientOptions } from '../auth/options.js';
-import { isMcpSupervisorError, McpError, describeError } from '../core/errors.js';
-import type { ServerHandle } from '../server-handle.js';
-import { createSupervisor, type Supervisor } from '../supervisor.js';
+import { describeError, isMcpSupervisorError, McpError } from '../core/errors.js';
+import type { ServerHandle } from '../handle/server-handle.js';
+import { createSupervisor, type Supervisor } from '../supervisor/supervisor.js';
 import { VERSION } from '../core/version.js';
 import { UsageError, type ServerMap } from './load-config.js';
 import type { Progress } from '../protocol/pending.js';

@@ -32,7 +32,7 @@ import { describeErrorBody, discardBody } from '../../core/response-body.js';
 import { readSseStream } from '../sse-reader.js';
 import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
 import { realTimers, type SendOptions, type Timers, type Transport, type TransportSink } from '../transport.js';
-import { probeTimeoutMs } from '../../core/probe-timeout.js';
+import { probeTimeoutMs } from '../../protocol/deadlines.js';
 
 type Body = Dispatcher.ResponseData['body'];
 

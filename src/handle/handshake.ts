@@ -4,8 +4,8 @@
  * drop-in transport (mcp-supervisor/sdk, mcp-supervisor/ai-sdk) must answer the application's
  * own `initialize` with the whole of it.
  */
-import type { Era } from '../machines/connection.types.js';
-import type { Implementation } from './protocol/messages.js';
+import type { Implementation } from '../protocol/messages.js';
+import type { Era } from '../../machines/connection.types.js';
 
 export interface ServerHandshake {
   /** `legacy` (an `initialize` session) or `modern` (2026-07-28 `server/discover`). */
