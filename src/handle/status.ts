@@ -8,6 +8,7 @@ import type { Implementation } from '../protocol/messages.js';
 import type { ConnectionState } from '../runtime/context/events.js';
 import type { TransportKind } from '../transports/transport.js';
 import type { Era } from '../../machines/connection.types.js';
+import { isEnded } from '../../machines/connection.machine.js';
 
 export interface ServerStatus {
   name: string;
@@ -50,6 +51,11 @@ export interface ServerStatus {
 }
 
 /** What a status is read from; the server's runtime has each member. */
+/** A server that serves nothing until it is started again: its connection ended (`isEnded`), or it is disabled. */
+export function isDownForGood(state: ServerStatus['state']): boolean {
+  return state === 'disabled' || isEnded(state);
+}
+
 export interface StatusSource {
   readonly name: string;
   readonly config: { kind: string };

@@ -42,6 +42,7 @@ import { SupervisorEventRelay, type SupervisorEvents } from './events.js';
 import { VERSION } from '../core/version.js';
 import { interceptorList } from '../tools/interceptors.js';
 import type { Dashboard, DashboardOptions } from '../dashboard/dashboard.js';
+import { isEnded } from '../../machines/connection.machine.js';
 
 export type { SupervisorOptions } from './options.js';
 
@@ -386,7 +387,7 @@ export class Supervisor implements HandleOwner {
   async reconnectServer(name: string): Promise<void> {
     const runtime = this.runtimes.get(name);
     const ref = this.actors?.get(name);
-    if (!runtime || !ref || ref.getSnapshot().status !== 'active' || runtime.state() === 'closing') {
+    if (!runtime || !ref || ref.getSnapshot().status !== 'active' || isEnded(runtime.state(), true)) {
       throw new ConnectionClosedError('cannot reconnect: the connection is closed', { server: name });
     }
     const attempt = runtime.nextAttempt();
