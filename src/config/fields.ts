@@ -4,35 +4,8 @@
  * a warning with a "did you mean" suggestion, an error in strict mode.
  */
 
-/** Every key this package reads in a server entry. */
-export const KNOWN_FIELDS = [
-  'url',
-  'command',
-  'args',
-  'env',
-  'envFile',
-  'cwd',
-  'type',
-  'headers',
-  'auth',
-  'disabled',
-  'requestTimeoutMs',
-  'maxMessageBytes',
-  'maxQueuedRequests',
-  'maxInFlight',
-  'rateLimit',
-  'maxRetryAfterMs',
-  'keepalive',
-  'restart',
-  'revive',
-  'probeAfterTimeouts',
-  'protocolVersion',
-  'validateToolOutput',
-  'eraVerdictMaxAgeMs',
-  'resumeSession',
-  'shutdown',
-  'stderr',
-] as const;
+/** Keys the loader reads and removes before the schema sees the entry (interpolate.ts); the schema declares the rest. */
+export const LOADER_FIELDS = ['envFile'] as const;
 
 /**
  * Keys other hosts define that change nothing here: approval lists, UI labels, per-host tool
@@ -79,11 +52,6 @@ function distance(a: string, b: string): number {
   return row[b.length]!;
 }
 
-/** The known field `key` was most likely meant to be, if one is close enough. */
-export function suggestField(key: string): string | undefined {
-  return closest(key, KNOWN_FIELDS);
-}
-
 /** The candidate `key` was most likely meant to be, if one is close enough. */
 export function closest(key: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
@@ -103,8 +71,8 @@ export interface FieldIssue {
 }
 
 /** Unknown and unsupported keys of an entry (ignored host keys are not reported). */
-export function unknownFields(entry: Record<string, unknown>): FieldIssue[] {
-  const known = new Set<string>(KNOWN_FIELDS);
+export function unknownFields(entry: Record<string, unknown>, knownFields: readonly string[]): FieldIssue[] {
+  const known = new Set(knownFields);
   const issues: FieldIssue[] = [];
   for (const key of Object.keys(entry)) {
     if (known.has(key) || Object.hasOwn(IGNORED_HOST_FIELDS, key)) continue;
@@ -113,7 +81,7 @@ export function unknownFields(entry: Record<string, unknown>): FieldIssue[] {
       issues.push({ field: key, message: `not supported: ${unsupported}` });
       continue;
     }
-    const suggestion = suggestField(key);
+    const suggestion = closest(key, knownFields);
     issues.push({
       field: key,
       message: suggestion ? `unknown field (did you mean \`${suggestion}\`?)` : 'unknown field (ignored)',
