@@ -13,6 +13,7 @@ import { generateToken, serveGatewayHttp } from '../gateway/http.js';
 import { serveGatewayStdio } from '../gateway/stdio.js';
 import { UsageError, type ServerMap } from './load-config.js';
 import type { Store } from '../store/types.js';
+import { stderrLogger, type LogFormat } from './stderr-log.js';
 
 export const TOKEN_ENV = 'MCP_SUPERVISOR_TOKEN';
 
@@ -27,6 +28,10 @@ export interface ServeOptions {
   noAuth: boolean;
   statusTool: boolean;
   holdMs: number | undefined;
+  /** `--strict-sessions`: an unknown session id gets 404 instead of being adopted. */
+  strictSessions?: boolean | undefined;
+  /** `--log-format`: the operators' log on stderr as text lines (default) or JSON. */
+  logFormat?: LogFormat | undefined;
   err: (text: string) => void;
   /** Resolves when the command should end (a signal). */
   stop: Promise<void>;
@@ -92,6 +97,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     statusTool: options.statusTool || block.statusTool === true,
     holdMs: options.holdMs ?? block.holdMs,
     isolate: block.isolate,
+    logger: stderrLogger(options.logFormat ?? 'text', options.err),
   });
   try {
     await gateway.start();
@@ -107,7 +113,12 @@ export async function runServe(options: ServeOptions): Promise<number> {
     }
     const listen = parseListen(options.http);
     const token = options.noAuth ? undefined : (process.env[TOKEN_ENV] ?? generateToken());
-    const service = await serveGatewayHttp(gateway, { ...listen, token, sessionIdleMs: block.sessionIdleMs });
+    const service = await serveGatewayHttp(gateway, {
+      ...listen,
+      token,
+      sessionIdleMs: block.sessionIdleMs,
+      strictSessions: options.strictSessions,
+    });
     options.err(`mcp-supervisor serve: listening on ${service.url}\n`);
     if (token === undefined)
       options.err(
