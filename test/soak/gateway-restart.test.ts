@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSdkExampleServer, type SdkExampleServer } from '../../servers/sdk-example-server.js';
 import { freePort } from '../cli/helpers.js';
 import { text, TOKEN, v1Client } from '../gateway/helpers.js';
-import { startServe, type GatewayProcess } from './gateway-process.js';
+import { startServe, type GatewayProcess } from '../gateway/serve-process.js';
 import { pythonWithMcp, startPythonHost } from './python-host.js';
 
 let upstream: SdkExampleServer;

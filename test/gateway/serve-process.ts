@@ -57,7 +57,8 @@ export async function startServe(args: readonly string[], env: NodeJS.ProcessEnv
       waiters.add(check);
       check();
     });
-  const listening = await waitForStderr(/listening on (\S+)/);
+  // A text line or a JSON one (`--log-format json`).
+  const listening = await waitForStderr(/listening on http:\/\/[^\s"]+/);
   return {
     child,
     url: listening.replace(/^listening on /, ''),
