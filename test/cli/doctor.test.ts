@@ -61,7 +61,7 @@ describe('doctor', () => {
       '✓ HTTP          POST /mcp → 200',
       '✓ authorization none asked for',
       '✓ initialize',
-      '✓ era           2025-era',
+      '✓ era           legacy: 2025',
       '✓ tools',
       '✓ round trip    ping',
     ])
