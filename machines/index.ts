@@ -1,4 +1,9 @@
 /** The pure machines, for diagrams, inspection and custom composition. */
+import { connectionMachine } from './connection.machine.js';
+import { keepaliveMachine } from './keepalive.machine.js';
+import { listenerMachine } from './listener.machine.js';
+import { sseFallbackMachine } from './sse-fallback.machine.js';
+import { supervisorMachine } from './supervisor.machine.js';
 export {
   connectionMachine,
   CONNECTION_FACT_KINDS,
@@ -38,3 +43,14 @@ export {
   type SseFallbackInput,
   type SseFallbackOutput,
 } from './sse-fallback.machine.js';
+
+/** Every machine by name, for diagrams and docs. */
+export const MACHINES = {
+  connection: connectionMachine,
+  listener: listenerMachine,
+  keepalive: keepaliveMachine,
+  'sse-fallback': sseFallbackMachine,
+  supervisor: supervisorMachine,
+} as const;
+
+export type MachineName = keyof typeof MACHINES;

@@ -2,7 +2,7 @@
  * Text for the `watch` view: the server table and the transition lines. Pure functions of the
  * status, the clock and the terminal width, so they are easy to test and to reuse.
  */
-import type { ServerStatus } from '../server-handle.js';
+import type { ServerStatus } from '../handle/server-handle.js';
 import type { TransitionEvent } from '../runtime/context/events.js';
 
 export interface Row {

@@ -4,7 +4,7 @@
  * transition, no ANSI. Ctrl-C (SIGINT) or SIGTERM stops the supervisor, then resolves 0.
  */
 import type { Dashboard } from '../dashboard/dashboard.js';
-import type { Supervisor } from '../supervisor.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
 import { startChaos, type ChaosRun, type Fault } from './chaos.js';
 import { watchFiles, type FileWatcher } from './config-watch.js';
 import type { WorkloadRun } from './workload.js';

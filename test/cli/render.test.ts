@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { watch } from '../../src/cli/watch.js';
 import { formatDuration, formatTransition, renderTable, rowsOf, truncate } from '../../src/cli/render.js';
 import { createSupervisor } from '../../src/index.js';
-import type { ServerStatus } from '../../src/server-handle.js';
+import type { ServerStatus } from '../../src/handle/server-handle.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 
 /** The escape character that starts every ANSI sequence. */

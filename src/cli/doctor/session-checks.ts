@@ -5,8 +5,8 @@
  */
 import type { ServerConfigInput } from '../../config/server-config.js';
 import { VERSION } from '../../core/version.js';
-import type { ServerStatus } from '../../server-status.js';
-import { createSupervisor } from '../../supervisor.js';
+import type { ServerStatus } from '../../handle/status.js';
+import { createSupervisor } from '../../supervisor/supervisor.js';
 import type { Store } from '../../store/types.js';
 import { describe, fail, ok, warn, type Step } from './step.js';
 

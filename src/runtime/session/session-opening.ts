@@ -5,7 +5,7 @@
  * Also here: what the client declares of itself on every session (its capabilities, its info).
  */
 import type { DiscoverVerdict, SessionInfo, TransportOpened } from '../../../machines/connection.machine.js';
-import { probeTimeoutMs } from '../../core/probe-timeout.js';
+import { probeTimeoutMs } from '../../protocol/deadlines.js';
 import { ConnectionClosedError, ProtocolError } from '../../core/errors.js';
 import { startOperation } from '../../observe/telemetry/server-telemetry.js';
 import { ModernEnvelope, pinOf, type VersionPin } from '../../protocol/era.js';

@@ -38,7 +38,7 @@ import {
   type Transport,
   type TransportSink,
 } from '../transport.js';
-import { probeTimeoutMs } from '../../core/probe-timeout.js';
+import { probeTimeoutMs } from '../../protocol/deadlines.js';
 
 type Body = Dispatcher.ResponseData['body'];
 

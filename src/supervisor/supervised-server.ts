@@ -4,19 +4,19 @@
  * disabled server, and what the connection machine needs of a config.
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import type { Clock } from './runtime/actors/shared-clock.js';
-import { DEFAULT_RESTART_POLICY } from '../machines/restart-policy.js';
-import type { SupervisedServer } from '../machines/supervisor.machine.js';
-import type { ListenTurn } from '../machines/connection.types.js';
-import type { ServerConfig } from './config/server-config.js';
-import { pinOf } from './protocol/era.js';
-import type { ServerStatus } from './server-handle.js';
-import { providedConnectionMachine } from './runtime/actors/connection-actors.js';
-import { stopFollowedStream } from './runtime/actors/listener-actors.js';
-import { registerRuntimes } from './runtime/actors/runtime-registry.js';
-import { followConnection, tellFact } from './runtime/lifecycle-facts.js';
-import type { ServerRuntime } from './runtime/server-runtime.js';
-import { probeTimeoutMs } from './core/probe-timeout.js';
+import type { Clock } from '../runtime/actors/shared-clock.js';
+import { DEFAULT_RESTART_POLICY } from '../../machines/restart-policy.js';
+import type { SupervisedServer } from '../../machines/supervisor.machine.js';
+import type { ListenTurn } from '../../machines/connection.types.js';
+import type { ServerConfig } from '../config/server-config.js';
+import { pinOf } from '../protocol/era.js';
+import type { ServerStatus } from '../handle/server-handle.js';
+import { providedConnectionMachine } from '../runtime/actors/connection-actors.js';
+import { stopFollowedStream } from '../runtime/actors/listener-actors.js';
+import { registerRuntimes } from '../runtime/actors/runtime-registry.js';
+import { followConnection, tellFact } from '../runtime/lifecycle-facts.js';
+import type { ServerRuntime } from '../runtime/server-runtime.js';
+import { probeTimeoutMs } from '../protocol/deadlines.js';
 
 /** A server's root actor: its connection, which decides its own restarts (machines/connection.recovery.ts). */
 export type ServerActor = Actor<typeof providedConnectionMachine>;
