@@ -3,6 +3,7 @@
  * here (ignored knowingly, listed in docs/configuration.md). Anything else is probably a typo:
  * a warning with a "did you mean" suggestion, an error in strict mode.
  */
+import { closest } from '../core/did-you-mean.js';
 
 /** Keys the loader reads and removes before the schema sees the entry (interpolate.ts); the schema declares the rest. */
 export const LOADER_FIELDS = ['envFile'] as const;
@@ -25,6 +26,7 @@ export const IGNORED_HOST_FIELDS: Readonly<Record<string, string>> = {
   dev: 'VS Code: watch-and-restart while developing the server',
   sandboxEnabled: 'VS Code: runs the server in its sandbox (no sandbox here)',
   sandbox: 'VS Code: sandbox settings (no sandbox here)',
+  extensionId: 'Claude Desktop: the extension that installed the entry',
 };
 
 /** Keys other hosts define whose meaning this package does not provide: a warning says what to do instead. */
@@ -35,34 +37,6 @@ export const UNSUPPORTED_HOST_FIELDS: Readonly<Record<string, string>> = {
   networkTimeout: 'Cline: use `requestTimeoutMs`',
   transportType: 'Cline: use `type` (http, sse, stdio)',
 };
-
-/** Edit distance, for "did you mean". */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      const cost = a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1;
-      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + cost);
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
-}
-
-/** The candidate `key` was most likely meant to be, if one is close enough. */
-export function closest(key: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const field of candidates) {
-    const d = distance(key, field);
-    if (d < bestDistance) [best, bestDistance] = [field, d];
-  }
-  const allowed = Math.max(1, Math.min(3, Math.floor(key.length / 3)));
-  return bestDistance <= allowed ? best : undefined;
-}
 
 export interface FieldIssue {
   /** The key as written. */

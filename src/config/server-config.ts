@@ -4,13 +4,15 @@
  */
 import type { BackoffPolicy, RestartPolicy } from '../../machines/restart-policy.js';
 import { z } from 'zod';
-import { leafIssues } from './union-issues.js';
+import { issueMessage, leafIssues } from '../core/zod-issues.js';
+import { mcpRemoteAdvice, mcpRemoteTarget } from './mcp-remote.js';
 import type { SecretSources } from '../core/redact.js';
 import { PIN_VALUES, pinOf } from '../protocol/era.js';
 import { ConfigError } from '../core/errors.js';
 import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
 import { parseOAuthOptions } from '../auth/options.js';
-import { closest, LOADER_FIELDS, unknownFields, warningsReported } from './fields.js';
+import { closest } from '../core/did-you-mean.js';
+import { LOADER_FIELDS, unknownFields, warningsReported } from './fields.js';
 import { interpolatedSecretsOf, unexpandedVariable } from './interpolate.js';
 import { withHostUrl } from './host-urls.js';
 import { emitConfigWarning, type ConfigWarning, type ParseOptions } from './config-warning.js';
@@ -218,10 +220,10 @@ function formatPath(prefix: string, path: readonly PropertyKey[]): string {
   return [prefix, ...path.map(String)].filter(Boolean).join('.');
 }
 
-function toConfigError(prefix: string, error: z.ZodError): ConfigError {
+function toConfigError(prefix: string, error: z.ZodError, schema: z.core.$ZodType): ConfigError {
   const issues = leafIssues(error.issues).map((issue) => ({
     path: formatPath(prefix, issue.path),
-    message: issue.message,
+    message: issueMessage(schema, issue),
   }));
   const lines = issues.map((i) => `${i.path}: ${i.message}`);
   return new ConfigError(`invalid configuration: ${lines.join('; ')}`, issues);
@@ -271,6 +273,12 @@ function reportWarnings(prefix: string, entry: Record<string, unknown>, options:
       path: `${prefix}.${unexpanded.field}`,
       message: `${unexpanded.text} is sent as written: variables are expanded by loadConfig() and fromMcpServersJson(), not by createSupervisor()`,
     });
+  // Advice, not a mistake: said in strict mode too, never an error.
+  const bridged = mcpRemoteTarget(entry.command, entry.args);
+  if (bridged) {
+    const { message, fix } = mcpRemoteAdvice(bridged);
+    (options.onWarning ?? emitConfigWarning)({ path: `${prefix}.command`, message: `${message}; ${fix}` });
+  }
   if (warnings.length === 0) return;
   if (options.strict) {
     const issues = warnings.map((w) => ({ path: w.path, message: w.message }));
@@ -295,8 +303,9 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
     throw fieldError(prefix, 'must be an object with `url` (an HTTP server) or `command` (a stdio server)');
   const entry = withHostUrl(name, input as Record<string, unknown>);
   const kind = checkKind(prefix, entry);
-  const parsed = (kind === 'url' ? UrlServerSchema : CommandServerSchema).safeParse(entry);
-  if (!parsed.success) throw toConfigError(prefix, parsed.error);
+  const schema = kind === 'url' ? UrlServerSchema : CommandServerSchema;
+  const parsed = schema.safeParse(entry);
+  if (!parsed.success) throw toConfigError(prefix, parsed.error, schema);
   // Warnings only for entries that are otherwise valid: one report, the most useful first.
   reportWarnings(prefix, entry, options);
   const value = parsed.data;
