@@ -11,11 +11,15 @@
  */
 import { ConnectionClosedError } from '../../core/errors.js';
 import { ServerBusyError } from '../../core/retry-after.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 import type { RequestLimits } from '../requests/request-limits.js';
 
 /** Sends `step` (again after each busy answer's window) until the server answers otherwise. */
-export async function whileBusy<T>(context: ServerContext, limits: RequestLimits, step: () => Promise<T>): Promise<T> {
+export async function whileBusy<T>(
+  context: ReadOnlyContext,
+  limits: RequestLimits,
+  step: () => Promise<T>,
+): Promise<T> {
   const transport = context.transport;
   for (let busy = 0; ; busy++) {
     await limits.windowClosed();
@@ -35,7 +39,7 @@ export async function whileBusy<T>(context: ServerContext, limits: RequestLimits
 }
 
 /** The least wait after `busy` earlier busy answers in a row: none for the first, then the restart backoff. */
-function busyFloorMs(context: ServerContext, busy: number): number {
+function busyFloorMs(context: ReadOnlyContext, busy: number): number {
   if (busy === 0) return 0;
   const { initialMs, factor } = context.config.restart.backoff;
   return initialMs * factor ** Math.min(busy - 1, 30);
