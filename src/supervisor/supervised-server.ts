@@ -17,7 +17,7 @@ import { stopAndClose } from '../runtime/actors/stopped-moves.js';
 import { registerRuntimes } from '../runtime/actors/runtime-registry.js';
 import { followConnection } from '../runtime/lifecycle-facts.js';
 import type { ServerRuntime } from '../runtime/server-runtime.js';
-import { probeTimeoutMs } from '../core/probe-timeout.js';
+import { probeTimeoutMs } from '../protocol/deadlines.js';
 
 /** A server's root actor: its connection, which decides its own restarts (machines/connection.recovery.ts). */
 export type ServerActor = Actor<typeof providedConnectionMachine>;
