@@ -24,7 +24,7 @@ import { runtimeOf } from './runtime-registry.js';
 import { clockOf } from './xstate-internals.js';
 
 /** What a promise actor of the machines runs: one call of its server's host. */
-export type HostCall = (system: object, input: ServerRef, signal: AbortSignal) => Promise<unknown>;
+type HostCall = (system: object, input: ServerRef, signal: AbortSignal) => Promise<unknown>;
 
 /** Each promise actor's call, by its logic: a stopped connection's moves run it without an actor (stopped-moves.ts). */
 const hostCalls = new WeakMap<AnyActorLogic, HostCall>();
