@@ -142,6 +142,8 @@ export interface PendingOptions {
   cancel(request: PendingRequest, reason: string): void;
   /** Called when a request times out (after it failed): evidence for the connection. */
   timedOut?(request: PendingRequest): void;
+  /** Why a request that never left is waiting (its timeout error says so); undefined when nothing holds it. */
+  whyWaiting?(request: PendingRequest): string | undefined;
 }
 
 export class PendingRequests {
@@ -325,7 +327,8 @@ export class PendingRequests {
   private expire(request: PendingRequest): void {
     if (!this.isPending(request)) return;
     const { timeoutMs } = request;
-    this.fail(request, new RequestTimeoutError(request.method, timeoutMs, { server: this.options.server }));
+    const waitedFor = request.sent ? undefined : this.options.whyWaiting?.(request);
+    this.fail(request, new RequestTimeoutError(request.method, timeoutMs, { server: this.options.server, waitedFor }));
     if (request.sent && !request.uncancellable) this.options.cancel(request, `timed out after ${timeoutMs} ms`);
     this.options.timedOut?.(request);
   }

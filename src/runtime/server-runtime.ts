@@ -87,6 +87,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
       server: config.name,
       cancel: (request, reason) => this.requests.sendCancellation(request, reason),
       timedOut: (request) => this.recovery.onTimedOut(request),
+      whyWaiting: () => this.whyWaiting(),
     });
     const context = (this.context = new ServerContext(config, options.timers, this, pending, options.store));
     this.handlers = options.handlers ?? NO_HANDLERS;
@@ -193,6 +194,19 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   session(): SessionInfo | undefined {
     return this.context.session();
   }
+  /** A request that never left timed out: what held it (the connection not serving, or a limit). */
+  private whyWaiting(): string | undefined {
+    const context = this.context;
+    if (context.gate.phase === 'open') {
+      const until = this.requests.limits.until;
+      if (until !== undefined)
+        return `held: the server asked to wait (HTTP ${this.requests.limits.lastBusy?.status ?? 429})`;
+      return context.gate.limited > 0 ? 'held by the request limits (maxInFlight, rateLimit)' : undefined;
+    }
+    const lastError = this.lastError();
+    return `held: the server is ${this.state()}${lastError ? `: ${lastError}` : ''}`;
+  }
+
   lastError(): string | undefined {
     return this.view.lastError();
   }
