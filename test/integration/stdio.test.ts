@@ -110,10 +110,14 @@ describe('stdio servers: crashes and restarts', () => {
         handle.callTool('echo', { text: 'c' }),
       ].map((p) => p.catch((e: unknown) => e)),
     );
-    for (const error of outcomes) {
-      expect(error).toBeInstanceOf(OutcomeUnknownError);
-      expect((error as OutcomeUnknownError).retryable).toBe(true);
-      expect((error as Error).message).toMatch(/exited with code 3; stderr: .*fixture: crashing after 1 requests/);
+    for (const [i, outcome] of outcomes.entries()) {
+      // A line the pipe took may have been read: outcome unknown. A line the pipe refused (the
+      // process was gone when it was written, which a loaded machine can make of the later two)
+      // reached nobody: it waits for the restart and is answered there.
+      if (i > 0 && !(outcome instanceof Error)) continue;
+      expect(outcome).toBeInstanceOf(OutcomeUnknownError);
+      expect((outcome as OutcomeUnknownError).retryable).toBe(true);
+      expect((outcome as Error).message).toMatch(/exited with code 3; stderr: .*fixture: crashing after 1 requests/);
     }
     await ready;
     expect(transitions.map((e) => `${e.from}->${e.to}`)).toEqual([

@@ -94,6 +94,9 @@ export class Recovery {
       case 'unreachable':
         // Never sent: it waits for the connection to come back, within its own timeout.
         this.waitOrFail(request);
+        // A stdio process that is gone: its loss, with the exit and the stderr the error names.
+        if (error instanceof ConnectionClosedError && error.unsent)
+          return this.context.tell({ type: 'CONNECTION_LOST', error: error.message, fatal: error.fatal });
         return this.context.tell({ type: 'SERVER_UNREACHABLE', error: `server unreachable (${evidence.reason})` });
       case 'broken':
         this.onOutcomeUnknown(request, evidence.reason, error);
