@@ -83,8 +83,8 @@ export async function checkSession(
       ok(
         'era',
         status.era === 'modern'
-          ? '2026-07-28 (stateless: server/discover, _meta on every request)'
-          : '2025-era (initialize, then a session)',
+          ? 'modern: 2026-07-28 (stateless: server/discover, _meta on every request)'
+          : 'legacy: 2025 (initialize, then a session)',
       ),
     ];
     try {

@@ -4,6 +4,7 @@
  * dies the transport reports it (`sink.onClosed`) and the runtime builds a new one to restart.
  * Starting and stopping the process (the spec's shutdown sequence) is server-process.ts.
  */
+import type { ListenerOpening } from '../../../machines/connection-host.js';
 import type { Writable } from 'node:stream';
 import type { StderrForward, StdioShutdownConfig } from '../../config/server-config.js';
 import { ConnectionClosedError, ProtocolError, type SpawnError } from '../../core/errors.js';
@@ -22,7 +23,7 @@ import {
   type ServerProcess,
 } from './server-process.js';
 import { StderrTail } from './stderr-tail.js';
-import type { ListenerOpenResult, Transport, TransportSink } from '../transport.js';
+import type { Transport, TransportSink } from '../transport.js';
 
 export interface StdioTransportOptions extends ServerCommand {
   /** Longest stdout line accepted; longer ones are reported and skipped. */
@@ -201,7 +202,7 @@ export class StdioTransport implements Transport {
   }
 
   /** There is no GET stream: server-to-client messages arrive on stdout with everything else. */
-  async openListener(): Promise<ListenerOpenResult> {
+  async openListener(): Promise<ListenerOpening> {
     return { kind: 'unavailable', status: 0 };
   }
 
