@@ -86,6 +86,7 @@ export class Recovery {
         if (!isCurrentSession(session, evidence.generation)) return pending.fail(request, toError(error));
         request.sent = false;
         gate.doubt(request, toError(error));
+        pending.waits(request);
         return this.context.tell({
           type: 'SESSION_IN_DOUBT',
           generation: evidence.generation,
@@ -154,6 +155,7 @@ export class Recovery {
     if (this.context.gate.phase === 'closed') this.context.pending.fail(request, this.closedError());
     else {
       this.context.gate.park(request);
+      this.context.pending.waits(request);
       this.origin?.onWaiting();
     }
   }
