@@ -189,10 +189,14 @@ export class RequestTimeoutError extends McpSupervisorError {
   constructor(
     readonly method: string,
     readonly timeoutMs: number,
-    details?: ErrorDetails,
+    details?: ErrorDetails & { waitedFor?: string | undefined },
   ) {
-    super(`request '${method}' timed out after ${timeoutMs} ms`, details);
+    const waited = details?.waitedFor;
+    super(`request '${method}' timed out after ${timeoutMs} ms${waited ? ` (${waited})` : ''}`, details);
+    this.waitedFor = waited;
   }
+  /** Why it never left, when it timed out waiting (e.g. "held: the server is reconnecting: ECONNREFUSED"). */
+  readonly waitedFor: string | undefined;
 }
 
 export class RequestAbortedError extends McpSupervisorError {
