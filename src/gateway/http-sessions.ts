@@ -11,6 +11,7 @@
  * resource subscriptions (the upstream subscriptions of a new process are made again too).
  */
 import { randomUUID } from 'node:crypto';
+import { metrics, type Counter } from '@opentelemetry/api';
 import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -18,6 +19,7 @@ import {
   type Server,
 } from '@modelcontextprotocol/server';
 import { ConfigError } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
 import type { Logger } from '../observe/logger.js';
 import { digestOf } from '../store/state-keys.js';
 import { BoundedEventStore } from './event-store.js';
@@ -48,6 +50,8 @@ export class HttpSessions {
   private readonly kept: KeptSessions;
   private readonly sweep: NodeJS.Timeout | undefined;
   private readonly logger: Logger;
+  /** Host-session events by kind (a no-op until the application registers a meter provider). */
+  private readonly events: Counter;
   private closing = false;
 
   constructor(
@@ -67,6 +71,15 @@ export class HttpSessions {
       ),
     );
     this.sweep = this.expireIdle();
+    const meter = metrics.getMeter('mcp-supervisor', VERSION);
+    this.events = meter.createCounter('mcp_supervisor.gateway.host_session.events', {
+      description: 'host-session events of the gateway: opened, restored, adopted, ended, expired',
+    });
+    meter
+      .createObservableGauge('mcp_supervisor.gateway.host_sessions', {
+        description: '2025-era host sessions this gateway process serves now',
+      })
+      .addCallback((result) => result.observe(this.live.size));
   }
 
   get(sessionId: string): SessionTransport | undefined {
@@ -203,6 +216,7 @@ export class HttpSessions {
 
   /** One line per event of a host session, naming it by a digest. */
   private said(what: Opening | Ending, sessionId: string, host?: string): void {
+    this.events.add(1, { 'mcp_supervisor.event': what });
     const session = sessionTag(sessionId);
     // The host chose its name: no line breaks or escapes of its own in the operator's log.
     const client = host === undefined ? undefined : [...host.slice(0, 80)].map(printable).join('');
@@ -232,6 +246,11 @@ export class HttpSessions {
     );
     sweep.unref();
     return sweep;
+  }
+
+  /** Draining: each session's GET stream ends, so that its host opens it again (on another process). */
+  endStreams(): void {
+    for (const transport of this.live.values()) transport.web.closeStandaloneSSEStream();
   }
 
   /** The service stops: sessions close here, their records stay for the next process. */
