@@ -4,7 +4,7 @@
  * Exit codes: 0 done, 1 a server or a request failed, 2 a usage or configuration error.
  */
 import { ConfigError } from '../core/errors.js';
-import { createSupervisor, type SupervisorOptions } from '../supervisor.js';
+import { createSupervisor, type SupervisorOptions } from '../supervisor/supervisor.js';
 import { VERSION } from '../core/version.js';
 import type { Fault } from './chaos.js';
 import type { Demo } from './demo.js';

@@ -8,7 +8,7 @@ import { VERSION } from '../core/version.js';
 import type { LoggingLevel } from '../protocol/results.js';
 import { TASKS_EXTENSION } from '../protocol/task-capabilities.js';
 import type { RequestOptions } from '../runtime/context/events.js';
-import type { ServerHandle } from '../server-handle.js';
+import type { ServerHandle } from '../handle/server-handle.js';
 import type { CatalogTool } from '../catalog/types.js';
 import { HOST_TASKS_CAPABILITY, serveHostTasks, startHostTask, TaskPassingServer } from './host-tasks.js';
 import type { InputExchanges } from './input-exchange.js';
