@@ -14,6 +14,9 @@ import { randomUUID } from 'node:crypto';
 import { metrics, type Counter } from '@opentelemetry/api';
 import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  LATEST_PROTOCOL_VERSION,
+  type ClientCapabilities,
+  type Implementation,
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type Server,
@@ -90,9 +93,12 @@ export class HttpSessions {
     return this.live.size;
   }
 
-  /** A new session for the host's `initialize`. */
-  async open(): Promise<SessionTransport> {
-    return this.create(randomUUID, 'opened');
+  /**
+   * A new session for the host's `initialize`. Its record is written before the host gets the
+   * answer: its next request may reach another replica.
+   */
+  async open(initialize: unknown): Promise<SessionTransport> {
+    return this.create(randomUUID, 'opened', undefined, recordOfInitialize(initialize));
   }
 
   /**
@@ -127,7 +133,7 @@ export class HttpSessions {
       !this.closing &&
       this.kept.due(id, now)
     )
-      this.kept.keep(id, transport.record);
+      void this.kept.keep(id, transport.record);
   }
 
   private async restore(sessionId: string, version: string | null): Promise<SessionTransport | undefined> {
@@ -156,7 +162,13 @@ export class HttpSessions {
     });
   }
 
-  private async create(newId: () => string, opening: Opening, record?: KeptSession): Promise<SessionTransport> {
+  /** A session of the SDK's server: a new one (`declared`: what its initialize said), or one set up again from `record`. */
+  private async create(
+    newId: () => string,
+    opening: Opening,
+    record?: KeptSession,
+    declared?: KeptSession,
+  ): Promise<SessionTransport> {
     const { gateway, options } = this;
     const server = gateway.createServer();
     const events = new BoundedEventStore();
@@ -165,7 +177,13 @@ export class HttpSessions {
         sessionIdGenerator: newId,
         eventStore: events,
         retryInterval: RETRY_MS,
-        onsessioninitialized: (sessionId) => void this.live.set(sessionId, transport),
+        onsessioninitialized: async (sessionId) => {
+          this.live.set(sessionId, transport);
+          if (!declared) return;
+          transport.record = declared;
+          await this.kept.keep(sessionId, declared);
+          this.said('opened', sessionId);
+        },
         // The host's DELETE is answered once the record is gone.
         onsessionclosed: (sessionId) => {
           transport.ending = 'ended';
@@ -187,12 +205,9 @@ export class HttpSessions {
       const id = transport.sessionId;
       if (id === undefined || this.closing) return;
       transport.record = recordOf(server, gateway, transport.record?.adopted);
-      this.kept.keep(id, transport.record);
+      void this.kept.keep(id, transport.record);
     };
-    server.oninitialized = () => {
-      keep();
-      if (opening === 'opened') this.said('opened', transport.sessionId!);
-    };
+    server.oninitialized = keep;
     gateway.sessions.watchFacts(server, keep);
     await server.connect(transport);
     gateway.sessions.add(server);
@@ -261,6 +276,23 @@ export class HttpSessions {
     await Promise.allSettled([...this.live.values()].map((transport) => transport.close()));
     this.live.clear();
   }
+}
+
+/** What a host's `initialize` declares, as the SDK's server will take it (the record is written again once it did). */
+function recordOfInitialize(body: unknown): KeptSession {
+  const message = (Array.isArray(body) ? body[0] : body) as {
+    params?: { protocolVersion?: unknown; capabilities?: ClientCapabilities; clientInfo?: Implementation };
+  };
+  const requested = message.params?.protocolVersion;
+  return {
+    protocolVersion:
+      typeof requested === 'string' && requested < '2026' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
+        ? requested
+        : LATEST_PROTOCOL_VERSION,
+    clientInfo: message.params?.clientInfo ?? { name: 'unknown', version: '0' },
+    capabilities: message.params?.capabilities ?? {},
+    subscriptions: [],
+  };
 }
 
 /** What the host declared, as the session's server read it, with the facts it set since. */

@@ -102,7 +102,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     if (request.method !== 'POST' || !isInitialize(body))
       return rpcError(400, -32000, 'Bad Request: no valid session id (Mcp-Session-Id) was given');
     if (draining) return rpcError(503, -32000, 'the gateway is restarting: try again', { 'retry-after': '1' });
-    const transport = await sessions.open();
+    const transport = await sessions.open(body);
     return transport.web.handleRequest(request, { parsedBody: body });
   };
 
