@@ -54,6 +54,10 @@ serve (docs/gateway.md):
   --no-auth                      --http without a bearer token (default: $MCP_SUPERVISOR_TOKEN, or one generated and printed)
   --status-tool                  add the mcp_supervisor_status tool (every server's state, for the model)
   --hold <ms>                    how long a request waits for a server that is down (default 30000)
+  --drain-ms <ms>                --http: on SIGTERM/SIGINT, how long requests in flight may take to finish before exit
+                                 (default 10000); new sessions are refused and GET streams end meanwhile
+  --metrics                      --http: GET /metrics in Prometheus text (needs @opentelemetry/sdk-metrics and
+                                 @opentelemetry/exporter-prometheus); GET /healthz and /readyz are always there
   --log-format <text|json>       the log on stderr (upstream transitions, host sessions): text lines (default) or JSON
   --strict-sessions              --http: a session id found neither in memory nor in the store gets 404 (default:
                                  the session is adopted, so that hosts never strand after a restart)
@@ -107,6 +111,8 @@ const OPTIONS = {
   hold: { type: 'string' },
   'strict-sessions': { type: 'boolean' },
   'log-format': { type: 'string' },
+  'drain-ms': { type: 'string' },
+  metrics: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
