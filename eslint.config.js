@@ -22,7 +22,7 @@ const LAYERS = [
   { transports: 'src/transports' },
   { observe: 'src/observe' },
   { runtime: 'src/runtime' },
-  { catalog: 'src/catalog', tasks: 'src/tasks' },
+  { catalog: 'src/catalog', tasks: 'src/tasks', events: 'src/events' },
   { tools: 'src/tools', dashboard: 'src/dashboard' },
   { face: 'src' }, // the files in src/ itself: index, connect, supervisor(-events), server-handle
   { gateway: 'src/gateway' }, // one MCP server in front of all: the face and the catalog, served (the CLI's `serve`)

@@ -38,3 +38,12 @@ export {
   type SseFallbackInput,
   type SseFallbackOutput,
 } from './sse-fallback.machine.js';
+/** Experimental (SEP-3415 draft): one events subscription, a child of its connection. */
+export {
+  subscriptionMachine,
+  DEFAULT_SUBSCRIPTION_POLICY,
+  type SubscriptionContext,
+  type SubscriptionEvent,
+  type SubscriptionInput,
+  type SubscriptionPolicy,
+} from './subscription.machine.js';

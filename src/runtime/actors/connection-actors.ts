@@ -20,6 +20,7 @@ import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse
 import { followStreamActions, stopFollowedStream } from './listener-actors.js';
 import { bindEvidence, sendProbe } from './keepalive-actions.js';
 import { runtimeOf } from './runtime-registry.js';
+import { providedSubscriptionMachine } from '../events/subscription-actors.js';
 import type { ActorClock } from '../../../machines/connection-host.js';
 
 export const providedConnectionMachine = connectionMachine.provide({
@@ -51,6 +52,7 @@ export const providedConnectionMachine = connectionMachine.provide({
       runtimeOf(system, input.server).closeSession(),
     ),
     listener: listenerMachine.provide({ actions: followStreamActions }),
+    subscription: providedSubscriptionMachine,
     'wait for origin': fromPromise<void, ServerRef>(({ input, system }) =>
       runtimeOf(system, input.server).origin.turn(),
     ),

@@ -94,4 +94,9 @@ export interface RequestOptions {
    * `idempotentHint`), `always` sends it again anyway, `never` fails it with OutcomeUnknownError.
    */
   retry?: RetryMode | undefined;
+  /**
+   * Told the JSON-RPC id the request is sent with, and again if a replay renumbers it: streams
+   * whose notifications name their request (`events/stream`'s `subscriptionId`) route by it.
+   */
+  onid?: ((id: number) => void) | undefined;
 }

@@ -92,6 +92,7 @@ export class RequestPath {
       resetTimeoutOnProgress: options?.resetTimeoutOnProgress,
       maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
       retry: options?.retry,
+      onId: options?.onid,
     };
   }
 
