@@ -24,7 +24,9 @@ const LAYERS = [
   { runtime: 'src/runtime' },
   { catalog: 'src/catalog', tasks: 'src/tasks', events: 'src/events' },
   { tools: 'src/tools', dashboard: 'src/dashboard' },
-  { face: 'src' }, // the files in src/ itself: index, connect, supervisor(-events), server-handle
+  { handle: 'src/handle' }, // one server's facade: the handle, its status, settings and handshake facts
+  { supervisor: 'src/supervisor' }, // the servers' actors under their policy, the supervisor and its events
+  { face: 'src' }, // the files in src/ itself: index and connect
   { gateway: 'src/gateway' }, // one MCP server in front of all: the face and the catalog, served (the CLI's `serve`)
   { adapters: 'src/adapters', cli: 'src/cli' },
 ];

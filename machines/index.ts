@@ -1,4 +1,10 @@
 /** The pure machines, for diagrams, inspection and custom composition. */
+import { connectionMachine } from './connection.machine.js';
+import { keepaliveMachine } from './keepalive.machine.js';
+import { listenerMachine } from './listener.machine.js';
+import { sseFallbackMachine } from './sse-fallback.machine.js';
+import { supervisorMachine } from './supervisor.machine.js';
+import { subscriptionMachine } from './subscription.machine.js';
 export {
   connectionMachine,
   CONNECTION_FACT_KINDS,
@@ -11,8 +17,6 @@ export {
   type ConnectionReport,
   type SessionInfo,
 } from './connection.machine.js';
-/** @deprecated Read causes from the machine's `state changed` facts (`actor.on('state changed')`). */
-export { describeCause, eventError, topLevelState } from './transition-cause.js';
 export { listenerMachine, type ListenerContext, type ListenerEvent, type ListenerReport } from './listener.machine.js';
 export {
   supervisorMachine,
@@ -47,3 +51,15 @@ export {
   type SubscriptionInput,
   type SubscriptionPolicy,
 } from './subscription.machine.js';
+
+/** Every machine by name, for diagrams and docs. */
+export const MACHINES = {
+  connection: connectionMachine,
+  listener: listenerMachine,
+  keepalive: keepaliveMachine,
+  'sse-fallback': sseFallbackMachine,
+  supervisor: supervisorMachine,
+  subscription: subscriptionMachine,
+} as const;
+
+export type MachineName = keyof typeof MACHINES;

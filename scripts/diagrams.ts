@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { writeDiagramFiles } from '../src/cli/diagrams.js';
 import { embedDiagrams } from '../src/cli/mermaid.js';
-import { MACHINES } from '../machines/catalog.js';
+import { MACHINES } from '../machines/index.js';
 
 for (const file of writeDiagramFiles(fileURLToPath(new URL('../docs/machines/', import.meta.url)))) {
   console.log(`wrote ${file}`);

@@ -3,8 +3,8 @@
  */
 import type { ServerConfigInput } from './config/server-config.js';
 import { ConnectionClosedError } from './core/errors.js';
-import type { ServerHandle } from './server-handle.js';
-import { Supervisor, type SupervisorOptions } from './supervisor.js';
+import type { ServerHandle } from './handle/server-handle.js';
+import { Supervisor, type SupervisorOptions } from './supervisor/supervisor.js';
 
 export interface ConnectOptions extends Omit<SupervisorOptions, 'servers'> {
   /** The server's name in status, errors and events; defaults to the URL's host. */

@@ -2,13 +2,13 @@
  * mcp-supervisor: supervised, self-healing MCP client connections.
  */
 export { connect, type ConnectOptions } from './connect.js';
-export { createSupervisor, Supervisor, type SupervisorOptions, type SupervisorEvents } from './supervisor.js';
-export { ServerHandle, type ServerStatus } from './server-handle.js';
+export { createSupervisor, Supervisor, type SupervisorOptions, type SupervisorEvents } from './supervisor/supervisor.js';
+export { ServerHandle, type ServerStatus } from './handle/server-handle.js';
 /** `sup.dashboard()`: a local web page of every server (docs/operations.md). */
 export type { Dashboard, DashboardOptions } from './dashboard/dashboard.js';
 /** `sup.on('call')`: a request settled. */
 export type { CallEvent } from './observe/calls.js';
-export type { ServerHandshake } from './server-handshake.js';
+export type { ServerHandshake } from './handle/handshake.js';
 export { TaskHandle } from './tasks/task-handle.js';
 export type { TaskClient } from './tasks/task-client.js';
 export type { TaskCallOptions } from './tasks/tool-call.js';

@@ -1,16 +1,17 @@
 /**
  * The grant a client is configured for (`grant` in its OAuth options), run once discovery and the
  * client's identity are known: workload identity, the authorization code with PKCE, client
- * credentials, or cross-app access (an ID-JAG from the enterprise IdP). Each returns the tokens.
+ * credentials, or cross-app access (an ID-JAG from the enterprise IdP); and the refresh grant
+ * that renews what they gave. Each returns the tokens.
  */
 import { AuthorizationError } from '../core/errors.js';
 import { authorizationCodeGrant } from './authorization-code.js';
 import type { ClientCredentials } from './client-auth.js';
-import { clientCredentialsGrant } from './client-credentials.js';
 import { crossAppAccessGrant } from './cross-app-access.js';
 import type { Discovery } from './discovery.js';
 import type { HttpContext } from './http.js';
 import type { OAuthClientOptions, OAuthGrant } from './options.js';
+import { requestTokens } from './token-endpoint.js';
 import type { OAuthTokens } from './types.js';
 import { workloadIdentityGrant } from './workload-identity.js';
 
@@ -79,4 +80,37 @@ export async function runGrant(
       );
     }
   }
+}
+
+/** The client credentials grant (OAuth 2.1 §4.2; MCP extension SEP-1046): machine-to-machine, no user. */
+async function clientCredentialsGrant(
+  input: { tokenEndpoint: URL; credentials: ClientCredentials; resource: string; scope: string | undefined },
+  ctx: HttpContext,
+): Promise<OAuthTokens> {
+  return requestTokens(
+    {
+      what: 'client_credentials grant',
+      endpoint: input.tokenEndpoint,
+      params: { grant_type: 'client_credentials', scope: input.scope, resource: input.resource },
+      credentials: input.credentials,
+    },
+    ctx,
+  );
+}
+
+/** The refresh_token grant (OAuth 2.1 §4.3). A rotating server's new refresh token replaces the old. */
+export async function refreshGrant(
+  input: { tokenEndpoint: URL; credentials: ClientCredentials; refreshToken: string; resource: string },
+  ctx: HttpContext,
+): Promise<OAuthTokens> {
+  return requestTokens(
+    {
+      what: 'refresh_token grant',
+      endpoint: input.tokenEndpoint,
+      params: { grant_type: 'refresh_token', refresh_token: input.refreshToken, resource: input.resource },
+      credentials: input.credentials,
+    },
+    ctx,
+    input.refreshToken,
+  );
 }

@@ -14,7 +14,7 @@ import { USE_DPOP_NONCE } from './dpop.js';
 import type { HttpContext } from './http.js';
 import { defaultAlgorithm, loadPrivateKey } from './jwt.js';
 import { parseOAuthOptions, type OAuthClientOptions, type OAuthGrant } from './options.js';
-import { refreshGrant } from './refresh.js';
+import { refreshGrant } from './grants.js';
 import { revokeTokens } from './revocation.js';
 import { resolveClient } from './registration.js';
 import { canonicalResource } from './resource.js';

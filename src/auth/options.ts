@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../core/errors.js';
+import { issueMessage, leafIssues } from '../core/zod-issues.js';
 import { SIGNING_ALGORITHMS, defaultAlgorithm, keyMismatch, loadPrivateKey, type SigningAlgorithm } from './jwt.js';
 import type { TokenEndpointAuthMethod, TokenStore } from './types.js';
 
@@ -200,9 +201,9 @@ const schema = z
 export function parseOAuthOptions(value: unknown, path = 'auth'): OAuthClientOptions {
   const result = schema.safeParse(value);
   if (result.success) return result.data as OAuthClientOptions;
-  const issues = result.error.issues.map((issue) => ({
+  const issues = leafIssues(result.error.issues).map((issue) => ({
     path: [path, ...issue.path.map(String)].join('.'),
-    message: issue.message,
+    message: issueMessage(schema, issue),
   }));
   throw new ConfigError(issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues);
 }

@@ -6,7 +6,7 @@
  * their own.
  */
 
-import type { AuthChallenge } from '../core/auth-challenge.js';
+import type { AuthChallenge } from '../core/errors.js';
 
 // Declared on the ground floor, beside the typed error that carries it (AuthorizationRequiredError).
 export type { AuthChallenge };

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ServerConfigInput } from '../config/server-config.js';
-import type { Supervisor } from '../supervisor.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
 import type { Fault } from './chaos.js';
 import { startWorkload, type WorkloadRun } from './workload.js';
 import { UsageError, type ServerMap } from './load-config.js';

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { toMermaid } from './mermaid.js';
-import { MACHINES, type MachineName } from '../../machines/catalog.js';
+import { MACHINES, type MachineName } from '../../machines/index.js';
 import { UsageError } from './load-config.js';
 
 export const MACHINE_NAMES = Object.keys(MACHINES) as MachineName[];

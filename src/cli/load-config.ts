@@ -10,7 +10,7 @@ import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
 import type { ServerConfigInput } from '../config/server-config.js';
 import { parseConfigText } from '../config/load.js';
 import { ConfigError } from '../core/errors.js';
-import { createSupervisor } from '../supervisor.js';
+import { createSupervisor } from '../supervisor/supervisor.js';
 
 /** A mistake in what the user typed or wrote: printed as is, exit code 2. */
 export class UsageError extends Error {

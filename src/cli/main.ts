@@ -4,7 +4,7 @@
  * Exit codes: 0 done, 1 a server or a request failed, 2 a usage or configuration error.
  */
 import { ConfigError } from '../core/errors.js';
-import { createSupervisor, type SupervisorOptions } from '../supervisor.js';
+import { createSupervisor, type SupervisorOptions } from '../supervisor/supervisor.js';
 import { VERSION } from '../core/version.js';
 import type { Fault } from './chaos.js';
 import type { Demo } from './demo.js';
@@ -12,6 +12,7 @@ import { HELP, number, parse, type Parsed } from './command-line.js';
 import { runCall, runDoctor, runLogout, runStatus, runTools, type CommandIo } from './commands.js';
 import { prepareAuth, type AuthOptions } from './oauth-setup.js';
 import { cliStore } from './cli-store.js';
+import { LOG_FORMATS, type LogFormat } from './stderr-log.js';
 import type { Store } from '../store/types.js';
 import { Reloader } from './config-watch.js';
 import { diagramText, writeDiagramFiles } from './diagrams.js';
@@ -165,6 +166,9 @@ async function serveCommand(parsed: Parsed): Promise<number> {
   const hold = values.hold === undefined ? undefined : Number(values.hold);
   if (hold !== undefined && !(Number.isInteger(hold) && hold >= 0))
     throw new UsageError(`--hold must be a whole number, not '${values.hold}'`);
+  const logFormat = values['log-format'] ?? 'text';
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat))
+    throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not '${logFormat}'`);
   const source = await collectServers(parsed);
   const stop = new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
@@ -179,6 +183,8 @@ async function serveCommand(parsed: Parsed): Promise<number> {
       noAuth: values['no-auth'] ?? false,
       statusTool: values['status-tool'] ?? false,
       holdMs: hold,
+      strictSessions: values['strict-sessions'] ?? false,
+      logFormat: logFormat as LogFormat,
       err: (text) => io.err(text),
       stop,
     });

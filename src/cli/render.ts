@@ -2,28 +2,36 @@
  * Text for the `watch` view: the server table and the transition lines. Pure functions of the
  * status, the clock and the terminal width, so they are easy to test and to reuse.
  */
-import type { ServerStatus } from '../server-handle.js';
+import type { ServerStatus } from '../handle/server-handle.js';
 import type { TransitionEvent } from '../runtime/context/events.js';
 
 export interface Row {
   server: string;
   state: string;
   transport: string;
-  /** `2025-era` (initialize, a session) or `2026-07-28` (stateless); `-` until known. */
+  /** `legacy` (2025: initialize, a session) or `modern` (2026-07-28: stateless), as status() says; `-` until known. */
   era: string;
   sessionAge: string;
   restarts: string;
   rtt: string;
   lastError: string;
+  /** The server is ready again and `lastError` is from before (shown dimmed, with its age). */
+  pastError?: boolean;
+}
+
+/** The last error a server reported, and when: kept after it recovered (status().lastError is cleared). */
+export interface SeenError {
+  text: string;
+  at: number;
 }
 
 export interface RenderOptions {
   color: boolean;
-  /** Terminal width; the last-error column is cut to fit. */
+  /** Terminal width; the last-error column is cut to fit. Without one (a pipe, a file) nothing is cut. */
   width?: number | undefined;
 }
 
-const COLUMNS: { key: keyof Row; title: string }[] = [
+const COLUMNS: { key: Exclude<keyof Row, 'pastError'>; title: string }[] = [
   { key: 'server', title: 'SERVER' },
   { key: 'state', title: 'STATE' },
   { key: 'transport', title: 'TRANSPORT' },
@@ -43,7 +51,6 @@ const ANSI = {
   yellow: '\x1b[33m',
   cyan: '\x1b[36m',
 };
-const PLAIN_ERROR_WIDTH = 60;
 
 /** 850ms, 12s, 3m04s, 2h05m. */
 export function formatDuration(ms: number): string {
@@ -63,25 +70,29 @@ export function truncate(text: string, width: number): string {
 
 /**
  * One row per server; `readySince` holds when each server last became ready, `lastErrors` the
- * last error each one reported (status().lastError is cleared once it recovers).
+ * last error each one reported (status().lastError is cleared once it recovers): on a ready
+ * server it is history, given its age.
  */
 export function rowsOf(
   status: Record<string, ServerStatus>,
   readySince: ReadonlyMap<string, number>,
   now: number,
-  lastErrors: ReadonlyMap<string, string> = new Map(),
+  lastErrors: ReadonlyMap<string, SeenError> = new Map(),
 ): Row[] {
   return Object.values(status).map((s) => {
     const since = s.state === 'ready' ? readySince.get(s.name) : undefined;
+    const seen = lastErrors.get(s.name);
+    const past = s.lastError === undefined && seen !== undefined && s.state === 'ready';
     return {
       server: s.name,
       state: s.state,
       transport: s.transport ?? '-',
-      era: s.era === 'modern' ? '2026-07-28' : s.era === 'legacy' ? '2025-era' : '-',
+      era: s.era ?? '-',
       sessionAge: since === undefined ? '-' : formatDuration(now - since),
       restarts: String(s.restarts),
       rtt: s.keepalive.lastRttMs === undefined ? '-' : `${Math.round(s.keepalive.lastRttMs)}ms`,
-      lastError: s.lastError ?? lastErrors.get(s.name) ?? '',
+      lastError: past ? `${formatDuration(now - seen.at)} ago: ${seen.text}` : (s.lastError ?? seen?.text ?? ''),
+      ...(past ? { pastError: true } : {}),
     };
   });
 }
@@ -105,7 +116,7 @@ export function renderTable(rows: readonly Row[], options: RenderOptions): strin
   const fixed = COLUMNS.slice(0, -1);
   const widths = fixed.map((column) => Math.max(column.title.length, ...rows.map((row) => row[column.key].length)));
   const used = widths.reduce((sum, w) => sum + w + 2, 0);
-  const errorWidth = options.width === undefined ? PLAIN_ERROR_WIDTH : Math.max(12, options.width - used - 1);
+  const errorWidth = options.width === undefined ? Infinity : Math.max(12, options.width - used - 1);
   const paint = (text: string, code: string) => (options.color ? `${code}${text}${ANSI.reset}` : text);
   const header = [...fixed.map((column, i) => column.title.padEnd(widths[i]!)), 'LAST ERROR'].join('  ');
   const lines = [paint(header.trimEnd(), ANSI.bold)];
@@ -114,7 +125,7 @@ export function renderTable(rows: readonly Row[], options: RenderOptions): strin
       const cell = row[column.key].padEnd(widths[i]!);
       return column.key === 'state' ? paint(cell, stateColor(row.state)) : cell;
     });
-    const error = row.lastError ? paint(truncate(row.lastError, errorWidth), ANSI.red) : '';
+    const error = row.lastError ? paint(truncate(row.lastError, errorWidth), row.pastError ? ANSI.dim : ANSI.red) : '';
     lines.push([...cells, error].join('  ').trimEnd());
   }
   return lines;
@@ -124,11 +135,11 @@ function clock(at: number): string {
   return new Date(at).toISOString().slice(11, 23);
 }
 
-/** `12:00:01.234  docs  ready -> expired  (session expired (HTTP 404))` */
+/** `12:00:01.234  docs  ready -> expired  (session expired (HTTP 404))`: whole, on one line (a screen cuts it to its width). */
 export function formatTransition(event: TransitionEvent, options: RenderOptions): string {
   const to = options.color ? `${stateColor(event.to)}${event.to}${ANSI.reset}` : event.to;
   const why = event.error ? `${event.cause}: ${event.error}` : event.cause;
-  return `${clock(event.at)}  ${event.server}  ${event.from ?? '(start)'} -> ${to}  (${truncate(why, 200)})`;
+  return `${clock(event.at)}  ${event.server}  ${event.from ?? '(start)'} -> ${to}  (${truncate(why, Infinity)})`;
 }
 
 /** A line that is not a transition (chaos, the inspector's address). */

@@ -4,7 +4,7 @@
  * transition, no ANSI. Ctrl-C (SIGINT) or SIGTERM stops the supervisor, then resolves 0.
  */
 import type { Dashboard } from '../dashboard/dashboard.js';
-import type { Supervisor } from '../supervisor.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
 import { startChaos, type ChaosRun, type Fault } from './chaos.js';
 import { watchFiles, type FileWatcher } from './config-watch.js';
 import type { WorkloadRun } from './workload.js';
@@ -17,6 +17,7 @@ import {
   screenFrame,
   truncate,
   type RenderOptions,
+  type SeenError,
 } from './render.js';
 
 export interface WatchOptions {
@@ -64,7 +65,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
   const render: RenderOptions = { color: tty && !process.env.NO_COLOR, width: tty ? out.columns : undefined };
   const title = options.title ?? 'mcp-supervisor watch — Ctrl-C to stop';
   const readySince = new Map<string, number>();
-  const lastErrors = new Map<string, string>();
+  const lastErrors = new Map<string, SeenError>();
   const recent: string[] = [];
   const write = (text: string) => void out.write(text);
 
@@ -84,7 +85,9 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
     if (!screen || drawTimer) return;
     drawTimer = setTimeout(draw, Math.max(0, lastDraw + MIN_REDRAW_MS - Date.now()));
   };
-  const emit = (type: string, fields: object) => write(`${JSON.stringify({ type, ...fields })}\n`);
+  /** Set once `--once` wrote its status: the stop's own moves come after it and are not told. */
+  let told = false;
+  const emit = (type: string, fields: object) => void (told || write(`${JSON.stringify({ type, ...fields })}\n`));
   const line = (text: string) => {
     if (!screen) return write(`${text}\n`);
     recent.push(text);
@@ -97,7 +100,7 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
   const offTransition = sup.on('transition', (event) => {
     if (event.to === 'ready') readySince.set(event.server, event.at);
     else readySince.delete(event.server);
-    if (event.error) lastErrors.set(event.server, event.error);
+    if (event.error) lastErrors.set(event.server, { text: event.error, at: event.at });
     if (json) emit('transition', event);
     else if (!options.once) line(formatTransition(event, { color: false }));
   });
@@ -187,8 +190,11 @@ export async function watch(sup: Supervisor, options: WatchOptions = {}): Promis
   if (options.once) {
     if (!stopping) {
       const status = sup.status();
-      if (json) emit('status', { servers: status, at: Date.now() });
-      else for (const row of renderTable(rowsOf(status, readySince, Date.now(), lastErrors), render)) write(`${row}\n`);
+      if (json) {
+        emit('status', { servers: status, at: Date.now() });
+        told = true;
+      } else
+        for (const row of renderTable(rowsOf(status, readySince, Date.now(), lastErrors), render)) write(`${row}\n`);
       void shutdown(Object.values(status).every((s) => s.state === 'ready' || s.state === 'disabled') ? 0 : 1);
     }
   }

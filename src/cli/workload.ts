@@ -2,8 +2,8 @@
  * `--chaos`'s steady traffic: tool calls kept running against a demo server while faults hit it,
  * so the screen shows what a caller sees — calls answered, and lost (expected 0).
  */
-import type { ServerHandle } from '../server-handle.js';
-import type { Supervisor } from '../supervisor.js';
+import type { ServerHandle } from '../handle/server-handle.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
 
 export interface WorkloadRun {
   stop(): void;

@@ -3,36 +3,10 @@
  * here (ignored knowingly, listed in docs/configuration.md). Anything else is probably a typo:
  * a warning with a "did you mean" suggestion, an error in strict mode.
  */
+import { closest } from '../core/did-you-mean.js';
 
-/** Every key this package reads in a server entry. */
-export const KNOWN_FIELDS = [
-  'url',
-  'command',
-  'args',
-  'env',
-  'envFile',
-  'cwd',
-  'type',
-  'headers',
-  'auth',
-  'disabled',
-  'requestTimeoutMs',
-  'maxMessageBytes',
-  'maxQueuedRequests',
-  'maxInFlight',
-  'rateLimit',
-  'maxRetryAfterMs',
-  'keepalive',
-  'restart',
-  'revive',
-  'probeAfterTimeouts',
-  'protocolVersion',
-  'validateToolOutput',
-  'eraVerdictMaxAgeMs',
-  'resumeSession',
-  'shutdown',
-  'stderr',
-] as const;
+/** Keys the loader reads and removes before the schema sees the entry (interpolate.ts); the schema declares the rest. */
+export const LOADER_FIELDS = ['envFile'] as const;
 
 /**
  * Keys other hosts define that change nothing here: approval lists, UI labels, per-host tool
@@ -52,6 +26,7 @@ export const IGNORED_HOST_FIELDS: Readonly<Record<string, string>> = {
   dev: 'VS Code: watch-and-restart while developing the server',
   sandboxEnabled: 'VS Code: runs the server in its sandbox (no sandbox here)',
   sandbox: 'VS Code: sandbox settings (no sandbox here)',
+  extensionId: 'Claude Desktop: the extension that installed the entry',
 };
 
 /** Keys other hosts define whose meaning this package does not provide: a warning says what to do instead. */
@@ -63,39 +38,6 @@ export const UNSUPPORTED_HOST_FIELDS: Readonly<Record<string, string>> = {
   transportType: 'Cline: use `type` (http, sse, stdio)',
 };
 
-/** Edit distance, for "did you mean". */
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j]!;
-      const cost = a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase() ? 0 : 1;
-      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + cost);
-      diagonal = above;
-    }
-  }
-  return row[b.length]!;
-}
-
-/** The known field `key` was most likely meant to be, if one is close enough. */
-export function suggestField(key: string): string | undefined {
-  return closest(key, KNOWN_FIELDS);
-}
-
-/** The candidate `key` was most likely meant to be, if one is close enough. */
-export function closest(key: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const field of candidates) {
-    const d = distance(key, field);
-    if (d < bestDistance) [best, bestDistance] = [field, d];
-  }
-  const allowed = Math.max(1, Math.min(3, Math.floor(key.length / 3)));
-  return bestDistance <= allowed ? best : undefined;
-}
-
 export interface FieldIssue {
   /** The key as written. */
   field: string;
@@ -103,8 +45,8 @@ export interface FieldIssue {
 }
 
 /** Unknown and unsupported keys of an entry (ignored host keys are not reported). */
-export function unknownFields(entry: Record<string, unknown>): FieldIssue[] {
-  const known = new Set<string>(KNOWN_FIELDS);
+export function unknownFields(entry: Record<string, unknown>, knownFields: readonly string[]): FieldIssue[] {
+  const known = new Set(knownFields);
   const issues: FieldIssue[] = [];
   for (const key of Object.keys(entry)) {
     if (known.has(key) || Object.hasOwn(IGNORED_HOST_FIELDS, key)) continue;
@@ -113,7 +55,7 @@ export function unknownFields(entry: Record<string, unknown>): FieldIssue[] {
       issues.push({ field: key, message: `not supported: ${unsupported}` });
       continue;
     }
-    const suggestion = suggestField(key);
+    const suggestion = closest(key, knownFields);
     issues.push({
       field: key,
       message: suggestion ? `unknown field (did you mean \`${suggestion}\`?)` : 'unknown field (ignored)',

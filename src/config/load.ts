@@ -7,7 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseServerConfig, type ConfigWarning, type ServerConfigInput } from './server-config.js';
 import { ConfigError } from '../core/errors.js';
-import { closest, WARNINGS_REPORTED } from './fields.js';
+import { closest } from '../core/did-you-mean.js';
+import { WARNINGS_REPORTED } from './fields.js';
 import { withHostUrl } from './host-urls.js';
 import { declaredInputs, interpolateServer, type InterpolationOptions } from './interpolate.js';
 import { JsonSyntaxError, parseJsonText } from './json-text.js';
@@ -46,9 +47,36 @@ export function undeliveredWarnings(config: object): readonly ConfigWarning[] {
 /** Top-level keys of the files this loader reads, and `gateway` (read by `mcp-supervisor serve`); others are reported (a typo of these is the usual cause). */
 const TOP_LEVEL_KEYS = ['mcpServers', 'servers', 'inputs', '$schema', 'gateway'];
 
+/**
+ * The host's own settings in the same file, ignored without a word: Claude Desktop's
+ * claude_desktop_config.json keeps its app settings beside `mcpServers`.
+ */
+const HOST_TOP_LEVEL_KEYS = new Set([
+  'globalShortcut',
+  'preferences',
+  'features',
+  'claudeAiUrl',
+  'isUsingBuiltInNodeForMcp',
+  'isDxtAutoUpdatesEnabled',
+  'dxtMaxTotalSizeMB',
+  'isHardwareAccelerationDisabled',
+  'isHardwareAccelerationAutoDisabled',
+  'isHardwareAccelerationAutoDisableNoticePending',
+  'isCoworkSdkDebuggingEnabled',
+  'coworkUserFilesPath',
+  'coworkUserFilesPathUncRedirectedFrom',
+  'deploymentMode',
+  'awaitingSignIn',
+  'managedConfig',
+  'lastRemoteBootstrapPartial',
+  'lastRemoteBootstrapHost',
+  'lastRemoteDisableEssentialTelemetry',
+  'lastRemoteDisableEssentialTelemetryHost',
+]);
+
 function topLevelWarnings(record: Record<string, unknown>, file: string | undefined): ConfigWarning[] {
   return Object.keys(record)
-    .filter((key) => !TOP_LEVEL_KEYS.includes(key))
+    .filter((key) => !TOP_LEVEL_KEYS.includes(key) && !HOST_TOP_LEVEL_KEYS.has(key))
     .map((key) => {
       const meant = closest(key, TOP_LEVEL_KEYS);
       const message = meant
@@ -58,13 +86,11 @@ function topLevelWarnings(record: Record<string, unknown>, file: string | undefi
     });
 }
 
-/** The message for a file without a servers map: names a near miss (`mcpServer`) when there is one. */
-function missingMapMessage(record: Record<string, unknown>): string {
-  const nearMiss = Object.keys(record).find((key) => closest(key, ['mcpServers', 'servers']) !== undefined);
-  const hint = nearMiss
-    ? `; \`${nearMiss}\` looks like a typo of \`${closest(nearMiss, ['mcpServers', 'servers'])}\``
-    : '';
-  return `invalid configuration: expected an object with an \`mcpServers\` (or \`servers\`) map${hint}`;
+/** A near miss of the servers map (`mcpServrs`) among the top-level keys, said as a hint: `; \`mcpServrs\` looks like …`. */
+function nearMissHint(record: Record<string, unknown>): string {
+  const maps = ['mcpServers', 'servers'];
+  const nearMiss = Object.keys(record).find((key) => !maps.includes(key) && closest(key, maps) !== undefined);
+  return nearMiss ? `; \`${nearMiss}\` looks like a typo of \`${closest(nearMiss, maps)}\`` : '';
 }
 
 /** The servers map of a parsed config file, expanded and validated. */
@@ -74,7 +100,10 @@ export function readServers(json: unknown, options: LoadConfigOptions = {}): Loa
   if (typeof map !== 'object' || map === null || Array.isArray(map))
     throw inFile(
       options.file,
-      new ConfigError(missingMapMessage(record), [{ path: 'mcpServers', message: 'missing' }]),
+      new ConfigError(
+        `invalid configuration: expected an object with an \`mcpServers\` (or \`servers\`) map${nearMissHint(record)}`,
+        [{ path: 'mcpServers', message: `missing${nearMissHint(record)}` }],
+      ),
     );
   const inputs = declaredInputs(json);
   const servers: Record<string, ServerConfigInput> = {};
@@ -89,7 +118,8 @@ export function readServers(json: unknown, options: LoadConfigOptions = {}): Loa
   if (options.strict) issues.push(...topLevel.map(({ path, message }) => ({ path, message })));
   else topLevel.forEach(report);
   const entries = Object.entries(map);
-  if (entries.length === 0) issues.push({ path: 'servers', message: 'at least one server is needed' });
+  if (entries.length === 0)
+    issues.push({ path: 'servers', message: `at least one server is needed${nearMissHint(record)}` });
   for (const [name, entry] of entries) {
     try {
       const expanded = interpolateServer(name, withHostUrl(name, entry), options, inputs);

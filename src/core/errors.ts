@@ -4,8 +4,6 @@
  * or authorization headers.
  */
 
-import type { AuthChallenge } from './auth-challenge.js';
-
 export type ErrorCode =
   | 'MCP_ERROR'
   | 'TRANSPORT_ERROR'
@@ -386,4 +384,16 @@ export function describeError(error: unknown): string {
 export function isAbortError(error: unknown): boolean {
   const e = error as { name?: string; code?: string } | null;
   return e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED' || e?.code === 'ABORT_ERR';
+}
+
+/**
+ * What a 401, or a 403 with `insufficient_scope`, told the client: the transports report it, the
+ * typed error carries it (AuthorizationRequiredError), the AuthProvider answers it (auth/types.ts).
+ */
+export interface AuthChallenge {
+  status: 401 | 403;
+  /** The `WWW-Authenticate` header exactly as the server sent it (parsed by the provider). */
+  wwwAuthenticate: string | undefined;
+  /** The MCP endpoint that refused the request: the protected resource. */
+  resourceUrl: URL;
 }

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MACHINES } from '../../machines/catalog.js';
+import { MACHINES } from '../../machines/index.js';
 import { machineSvg } from './diagram.js';
 import { ConfigError } from '../core/errors.js';
 import { DEFAULT_LIMITS, EventStream, type StreamLimits } from './event-stream.js';

@@ -25,7 +25,7 @@ import equal from 'fast-deep-equal';
 import type { CatalogTool } from '../catalog/types.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import type { RequestOptions } from '../runtime/context/events.js';
-import type { ServerHandle } from '../server-handle.js';
+import type { ServerHandle } from '../handle/server-handle.js';
 import { hostTakesTasks } from './modern-tasks.js';
 import { STATUS_TOOL_NAME } from './options.js';
 import { takesRequests, type CallHost } from './sessions.js';

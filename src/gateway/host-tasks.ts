@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { ProtocolError, Server, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallToolResult } from '../protocol/messages.js';
-import type { ServerHandle } from '../server-handle.js';
+import type { ServerHandle } from '../handle/server-handle.js';
 import type { TaskInfo } from '../tasks/schemas.js';
 import type { CatalogTool } from '../catalog/types.js';
 import type { LegacyTaskInputs } from './legacy-task-input.js';

@@ -9,7 +9,7 @@
  * its request. The reading ends with the task, or after EXCHANGE_TTL_MS without an end.
  */
 import { EXCHANGE_TTL_MS, keepQuestion, type InputMethod } from './input-exchange.js';
-import type { ServerHandle } from '../server-handle.js';
+import type { ServerHandle } from '../handle/server-handle.js';
 
 const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 

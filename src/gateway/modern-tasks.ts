@@ -12,7 +12,7 @@ import { McpError } from '../core/errors.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import { TASKS_EXTENSION } from '../protocol/task-capabilities.js';
 import type { RequestOptions } from '../runtime/context/events.js';
-import type { ServerHandle } from '../server-handle.js';
+import type { ServerHandle } from '../handle/server-handle.js';
 import { TaskNotFoundError } from '../tasks/errors.js';
 import type { TaskInfo } from '../tasks/schemas.js';
 import type { CatalogTool } from '../catalog/types.js';

@@ -5,7 +5,7 @@
  */
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { describeError, McpError, UnknownToolError } from '../core/errors.js';
-import type { ServerHandle } from '../server-handle.js';
+import type { ServerHandle } from '../handle/server-handle.js';
 
 /** Why a server could not answer: its name, its state, its last error. Never a secret (status() is redacted). */
 export class ServerUnavailableError extends Error {

@@ -9,8 +9,8 @@ import { prefixOf, resolveCatalogOptions, type ResolvedCatalogOptions } from '..
 import type { CatalogTool } from '../catalog/types.js';
 import type { Tool } from '../protocol/messages.js';
 import type { Prompt, Resource, ResourceTemplate } from '../protocol/results.js';
-import type { ServerHandle } from '../server-handle.js';
-import type { Supervisor } from '../supervisor.js';
+import type { ServerHandle } from '../handle/server-handle.js';
+import type { Supervisor } from '../supervisor/supervisor.js';
 import { STATUS_TOOL_NAME, type ResolvedGatewayOptions } from './options.js';
 
 const NAMESPACED = /^mcp-supervisor:\/\/([^/]+)\/(.*)$/;

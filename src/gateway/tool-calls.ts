@@ -6,7 +6,7 @@ import { ProtocolError } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/types.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import type { RequestOptions } from '../runtime/context/events.js';
-import type { ServerHandle } from '../server-handle.js';
+import type { ServerHandle } from '../handle/server-handle.js';
 import { InputExchange, type InputExchanges, type Turn } from './input-exchange.js';
 import { hostTakesTasks, startTask, type CreatedTask } from './modern-tasks.js';
 import type { ResolvedGatewayOptions } from './options.js';

@@ -9,7 +9,7 @@ import type { CatalogTool } from '../catalog/types.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import { TASKS_EXTENSION } from '../protocol/task-capabilities.js';
 import type { RequestOptions } from '../runtime/context/events.js';
-import type { ServerHandle } from '../server-handle.js';
+import type { ServerHandle } from '../handle/server-handle.js';
 import type { TaskInfo } from '../tasks/schemas.js';
 import { isReady, untilServing } from './serving.js';
 

@@ -35,6 +35,14 @@ interface Entry {
 
 /** The entry each of the machine's lifecycle facts gets; a move with none of them is a debug `transition`. */
 export const LOG_ENTRIES = {
+  // Every new session, at info: after an outage the line that says the server is back.
+  'session started': (fact) => ({
+    level: 'info',
+    event: 'ready',
+    restarts: true,
+    message: (server) =>
+      `${server}: ready (${fact.era}, ${fact.protocolVersion}${fact.transport ? ` over ${fact.transport}` : ''})`,
+  }),
   'fell back to legacy SSE': () => ({
     level: 'warn',
     event: 'fallback',
@@ -68,7 +76,7 @@ function entryOf(fact: ConnectionFact): Entry | undefined {
 }
 
 /**
- * One entry per move, named for what it means (`fallback`, `restart`, `connection down`,
+ * One entry per move, named for what it means (`ready`, `fallback`, `restart`, `connection down`,
  * `session expired`, `failed`), else a plain debug `transition`.
  */
 export function logMove(

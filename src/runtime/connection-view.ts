@@ -10,7 +10,6 @@ import { observeMove } from '../observe/telemetry/server-telemetry.js';
 import type { ConnectionState } from './context/events.js';
 import { factsOfMove } from './lifecycle-facts.js';
 import type { ServerContext } from './context/server-context.js';
-import { shareActorOptions } from './shared-actor-options.js';
 
 /** Each machine's state path (`ready.serving`): `connection`, then its machine children by id (`keepalive`, `listener`, `sse-fallback`). */
 export type MachineStates = Record<string, string>;
@@ -145,8 +144,6 @@ export class ConnectionView {
     this.context.events.emit('transition', transition);
     // The runtime (context.observed) is what its connection's facts are kept under (lifecycle-facts.ts).
     observeMove(this.context.observed, transition, factsOfMove(this.context.observed));
-    // Its actors are all there once it is ready (shared-actor-options.ts: Node 20 only gains).
-    if (to === 'ready') shareActorOptions(this.context.system?.get(this.context.name));
   }
 
   /** The connection actor threw (a bug): remembered for lastError(); returns the redacted reason (the runtime tells the move). */

@@ -9,7 +9,7 @@ import { encodeMessage, type JsonRpcMessage, type RequestId } from '../protocol/
 import type { ExchangeSignal } from '../protocol/pending.js';
 import { headerValue, mediaTypeEssence } from '../core/headers.js';
 import { describeErrorBody, type Body } from '../core/response-body.js';
-import { exchangeError } from '../core/exchange-error.js';
+import { exchangeError } from '../core/response-body.js';
 import { retryAfterMs } from '../core/retry-after.js';
 import { requestAnswer, type AnswerEvents, type PostAnswer } from './json-answer.js';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MACHINES } from '../../machines/catalog.js';
+import { MACHINES } from '../../machines/index.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { startSdkServer, type SdkServer } from '../../servers/sdk-servers.js';
 import { ROOT, runCli, useBuiltCli } from './helpers.js';

@@ -61,7 +61,7 @@ describe('doctor', () => {
       '✓ HTTP          POST /mcp → 200',
       '✓ authorization none asked for',
       '✓ initialize',
-      '✓ era           2025-era',
+      '✓ era           legacy: 2025',
       '✓ tools',
       '✓ round trip    ping',
     ])
@@ -84,7 +84,10 @@ describe('doctor', () => {
     expect(text).toMatch(
       /✗ authorization HTTP 401: the server wants authorization \(protected resource metadata: [^)]+\)\n +→ add "auth": \{\}/,
     );
-    expect(text).toMatch(/✗ HTTP +POST \/nope → 404[^\n]*\n +→ check the path/);
+    expect(text).toMatch(/✗ HTTP +POST \/nope → 404[^\n]*\n +→ check the path[^\n]*\n +- the rest +skipped/);
+    // A failed HTTP step is not followed by a passed authorization step: that is skipped with the rest.
+    const pathReport = text.slice(text.indexOf('\npath\n'), text.indexOf('\nlegacy\n'));
+    expect(pathReport).not.toContain('authorization');
     expect(text).toMatch(/legacy HTTP\+SSE server\n +→ "type": "auto"/);
     expect(text.match(/- the rest +skipped/g)?.length).toBe(3);
   });
@@ -97,6 +100,27 @@ describe('doctor', () => {
     expect(code).toBe(1);
     expect(text).toMatch(/✗ command +mcp-supervisor-no-such-command: not found on PATH[^\n]*\n +→ install it/);
     expect(text).toMatch(/✗ process +exited with code 3; stderr:\n +cannot open \/nope\n +→ /);
+  });
+
+  it('an `npx mcp-remote <url>` entry: says it hides restarts and to connect to the URL directly', async () => {
+    const { text } = await doctor({
+      direct: { command: process.execPath, args: ['-e', 'process.exit(3)', 'mcp-remote', sdk.url] },
+      // No npx on this PATH: the steps stop at the command, nothing is fetched.
+      remote: {
+        command: 'npx',
+        args: ['-y', 'mcp-remote@0.1.29', `${sdk.url}?key=k`, '--header', 'Authorization: Bearer x'],
+        env: { PATH: '/nonexistent' },
+      },
+    });
+    const remote = text.slice(text.indexOf('remote\n'));
+    expect(remote).toMatch(
+      new RegExp(
+        `! bridge +runs mcp-remote, a stdio bridge to ${sdk.url}: restarts and lost sessions behind it are hidden[^\n]*\n +→ connect to the URL directly: "url": "${sdk.url}"`,
+      ),
+    );
+    expect(remote).not.toMatch(/bridge[^\n]*\?key/);
+    // Only a runner (npx, pnpm dlx, bunx …) running mcp-remote is one.
+    expect(text.slice(0, text.indexOf('remote\n'))).not.toContain('bridge');
   });
 });
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { watch } from '../../src/cli/watch.js';
 import { formatDuration, formatTransition, renderTable, rowsOf, truncate } from '../../src/cli/render.js';
 import { createSupervisor } from '../../src/index.js';
-import type { ServerStatus } from '../../src/server-handle.js';
+import type { ServerStatus } from '../../src/handle/server-handle.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 
 /** The escape character that starts every ANSI sequence. */
@@ -31,7 +31,7 @@ describe('render', () => {
     expect(formatDuration(7_500_000)).toBe('2h05m');
   });
 
-  it('renders the columns; the era as 2025-era or 2026-07-28; session age only while ready; errors cut to the width', () => {
+  it('renders the columns; the era as status() says it (legacy, modern); session age only while ready; errors cut to the width', () => {
     const rows = rowsOf(
       {
         docs: status({ era: 'legacy' }),
@@ -53,23 +53,33 @@ describe('render', () => {
     );
     const lines = renderTable(rows, { color: false, width: 90 });
     expect(lines[0]).toMatch(/^SERVER\s+STATE\s+TRANSPORT\s+ERA\s+SESSION\s+RESTARTS\s+RTT\s+LAST ERROR$/);
-    expect(lines[1]).toMatch(/^docs\s+ready\s+http\s+2025-era\s+1m05s\s+2\s+3ms$/);
-    expect(lines[2]).toMatch(/^next\s+ready\s+http\s+2026-07-28\s+-\s+2\s+3ms$/);
+    expect(lines[1]).toMatch(/^docs\s+ready\s+http\s+legacy\s+1m05s\s+2\s+3ms$/);
+    expect(lines[2]).toMatch(/^next\s+ready\s+http\s+modern\s+-\s+2\s+3ms$/);
     expect(lines[3]).toMatch(/^old\s+reconnecting\s+sse\s+-\s+-\s+0\s+-\s+HTTP 503 x+…$/);
     expect(lines[3]!.length).toBeLessThanOrEqual(90);
-    expect(lines.join('\n')).not.toContain('legacy');
+    expect(lines.join('\n')).not.toContain('2025-era');
+    // Without a terminal's width (a pipe, a file) nothing is cut.
+    expect(renderTable(rows, { color: false })[3]).toMatch(/HTTP 503 x{200}$/);
     expect(lines.join('\n')).not.toContain('\x1b[');
     expect(renderTable(rows, { color: true }).join('\n')).toContain('\x1b[32mready');
   });
 
-  it('keeps showing the last error after the server recovered; a current one wins', () => {
-    const remembered = new Map([['docs', 'connection lost: socket hang up']]);
-    expect(rowsOf({ docs: status({}) }, new Map(), 0, remembered)[0]!.lastError).toBe(
-      'connection lost: socket hang up',
+  it('keeps showing the last error after the server recovered, with its age and dimmed; a current one wins, in red', () => {
+    const remembered = new Map([['docs', { text: 'connection lost: socket hang up', at: 1_000 }]]);
+    const [past] = rowsOf({ docs: status({}) }, new Map(), 125_000, remembered);
+    expect(past!.lastError).toBe('2m04s ago: connection lost: socket hang up');
+    expect(renderTable([past!], { color: true })[1]).toContain('\x1b[2m2m04s ago: connection lost');
+    const [current] = rowsOf(
+      { docs: status({ state: 'reconnecting', lastError: 'HTTP 503' }) },
+      new Map(),
+      0,
+      remembered,
     );
-    expect(rowsOf({ docs: status({ lastError: 'HTTP 503' }) }, new Map(), 0, remembered)[0]!.lastError).toBe(
-      'HTTP 503',
-    );
+    expect(current!.lastError).toBe('HTTP 503');
+    expect(renderTable([current!], { color: true })[1]).toContain('\x1b[31mHTTP 503');
+    // Not ready yet: the remembered error is still the news, in red.
+    const [down] = rowsOf({ docs: status({ state: 'reconnecting' }) }, new Map(), 125_000, remembered);
+    expect(renderTable([down!], { color: true })[1]).toContain('\x1b[31mconnection lost');
   });
 
   it('formats a transition as one line', () => {
@@ -85,6 +95,13 @@ describe('render', () => {
       { color: false },
     );
     expect(line).toBe('12:00:01.234  docs  ready -> reconnecting  (connection lost: socket hang up at x)');
+    // Whole, however long (a log file gets the advice at the end); a screen cuts lines to its width.
+    const advice = `no MCP endpoint at http://127.0.0.1:9/mcp ${'(check the path) '.repeat(20)}end of the advice`;
+    const long = formatTransition(
+      { server: 'docs', from: 'connecting', to: 'failed', cause: 'x', error: advice, at: 0 },
+      { color: false },
+    );
+    expect(long.endsWith('end of the advice)')).toBe(true);
     expect(truncate('abcdef', 4)).toBe('abc…');
   });
 });

@@ -52,7 +52,7 @@ describe('mcp-supervisor watch', () => {
     const cli = spawnCli(['watch', '--once', '--url', fixture.url, '--name', 'docs']);
     expect(await cli.exited).toBe(0);
     expect(cli.lines[0]).toMatch(/^SERVER\s+STATE\s+TRANSPORT\s+ERA\s+SESSION\s+RESTARTS\s+RTT\s+LAST ERROR$/);
-    expect(cli.lines[1]).toMatch(/^docs\s+ready\s+http\s+2025-era\s+\d+ms\s+0\s+-$/);
+    expect(cli.lines[1]).toMatch(/^docs\s+ready\s+http\s+legacy\s+\d+ms\s+0\s+-$/);
     expect(cli.stdout()).not.toMatch(ANSI);
   });
 

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/connect.js';
 import { serveGatewayHttp, type HttpService } from '../../src/gateway/http.js';
-import type { ServerHandle } from '../../src/server-handle.js';
+import type { ServerHandle } from '../../src/handle/server-handle.js';
 import { startSdkTaskServer, type SdkTaskServer } from '../../servers/sdk-task-server.js';
 import { startTasksExtensionServer, type TasksExtensionServer } from '../../servers/tasks-extension-server.js';
 import { startGateway, text, TOKEN, type RunningGateway } from './helpers.js';

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connect, createSupervisor, type Logger, type ServerHandle } from '../../src/index.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { startLegacySseFixture } from '../../servers/legacy-sse-fixture.js';
+import { FIXTURE as STDIO_FIXTURE } from '../transports/stdio/helpers.js';
 import { nextTransition, quickRestart, refusingUrl } from './helpers.js';
 
 interface Entry {
@@ -98,6 +99,28 @@ describe('logger', () => {
     expect(events).toContain('info:restart');
     expect(logger.entries.find((e) => e.fields.event === 'restart')?.fields.restarts).toBe(1);
     expect(events.at(-1)).toBe('error:failed');
+  });
+
+  it('says at info when a server is back: connection down, restart, then ready', async () => {
+    const logger = recordingLogger();
+    const crashing = {
+      command: process.execPath,
+      args: [STDIO_FIXTURE, '--crash-after', '1'],
+      protocolVersion: 'legacy',
+    };
+    const sup = createSupervisor({ servers: { fx: { ...crashing, restart: quickRestart(5) } }, logger });
+    cleanups.push(() => sup.stop());
+    await sup.start();
+    const handle = sup.server('fx');
+    await handle.callTool('echo', { text: 'one' });
+    const back = nextTransition(sup, (t) => t.to === 'ready');
+    await handle.callTool('echo', { text: 'crash' }).catch(() => {});
+    await back;
+    const atInfo = logger.entries.filter((e) => e.level !== 'debug').map((e) => `${e.level}:${String(e.fields.event)}`);
+    expect(atInfo).toEqual(['info:ready', 'warn:connection down', 'info:restart', 'info:ready']);
+    const ready = logger.entries.filter((e) => e.fields.event === 'ready').at(-1)!;
+    expect(ready.fields).toMatchObject({ server: 'fx', from: 'initializing', to: 'ready', restarts: 1 });
+    expect(ready.message).toMatch(/^fx: ready \(legacy, \d{4}-\d{2}-\d{2} over stdio\)$/);
   });
 
   it('logs the fallback from Streamable HTTP to legacy SSE', async () => {

@@ -81,12 +81,98 @@ describe('a loaded config’s warnings', () => {
     await expect(loadConfig(typo, { strict: true })).rejects.toThrow(/mcpServer: unknown top-level key/);
   });
 
-  it('a file without a servers map names the near miss', () => {
+  it('a file without a servers map names the near miss, in the message and in the issue (what the CLI prints)', () => {
     expect(() => fromMcpServersJson({ mcp_servers: { a: { url: 'http://x/mcp' } } })).toThrow(
       /`mcp_servers` looks like a typo of `mcpServers`/,
     );
+    const missing = caught(() => fromMcpServersJson({ mcpServrs: { a: { url: 'http://x/mcp' } } }));
+    expect(missing.issues).toEqual([
+      { path: 'mcpServers', message: 'missing; `mcpServrs` looks like a typo of `mcpServers`' },
+    ]);
+    // An empty map beside the misspelled one: the same hint.
+    const empty = caught(() => fromMcpServersJson({ servers: {}, mcpServrs: { a: { url: 'http://x/mcp' } } }));
+    expect(empty.issues).toEqual([
+      { path: 'servers', message: 'at least one server is needed; `mcpServrs` looks like a typo of `mcpServers`' },
+    ]);
+  });
+
+  it('a nested key says what it meant: auth.clientID, keepalive.intervalMS, restart.backoff.initialMS', () => {
+    const error = caught(() =>
+      fromMcpServersJson({
+        mcpServers: {
+          a: { url: 'http://x/mcp', auth: { clientID: 'c' } },
+          b: { url: 'http://x/mcp', keepalive: { intervalMS: 5_000 } },
+          c: { url: 'http://x/mcp', restart: { backoff: { initialMS: 10 } } },
+          d: { url: 'http://x/mcp', keepalive: { zzzzzz: 1 } },
+        },
+      }),
+    );
+    expect(error.issues).toEqual([
+      { path: 'servers.a.auth', message: 'Unrecognized key: "clientID" (`clientID`: did you mean `clientId`?)' },
+      {
+        path: 'servers.b.keepalive',
+        message: 'Unrecognized key: "intervalMS" (`intervalMS`: did you mean `intervalMs`?)',
+      },
+      {
+        path: 'servers.c.restart.backoff',
+        message: 'Unrecognized key: "initialMS" (`initialMS`: did you mean `initialMs`?)',
+      },
+      { path: 'servers.d.keepalive', message: 'Unrecognized key: "zzzzzz"' },
+    ]);
+  });
+
+  it("a real Claude Desktop file: its own top-level keys and an entry's extensionId are silent", () => {
+    const seen: ConfigWarning[] = [];
+    fromMcpServersJson(
+      {
+        globalShortcut: 'Alt+Space',
+        isUsingBuiltInNodeForMcp: true,
+        preferences: { quickEntryShortcut: 'off' },
+        features: { isDxtEnabled: true },
+        mcpServers: {
+          files: {
+            command: 'npx',
+            args: ['-y', '@modelcontextprotocol/server-filesystem', '/tmp'],
+            extensionId: 'ant.dir.files',
+          },
+        },
+        globalShortcutt: 'x',
+      },
+      { onWarning: (w) => seen.push(w) },
+    );
+    expect(seen.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      'globalShortcutt: unknown top-level key (ignored: this loader reads `mcpServers`, `servers` and `inputs`)',
+    ]);
+  });
+
+  it('an `npx mcp-remote <url>` entry warns, naming the server and the URL to connect to directly (strict too: advice, not an error)', () => {
+    const config = {
+      mcpServers: {
+        linear: { command: 'npx', args: ['-y', 'mcp-remote', 'https://mcp.linear.app/mcp?token=t'] },
+        local: { command: 'pnpm', args: ['dlx', 'mcp-remote@latest', 'http://127.0.0.1:3001/mcp', '--allow-http'] },
+        other: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] },
+      },
+    };
+    for (const strict of [false, true]) {
+      const seen: ConfigWarning[] = [];
+      fromMcpServersJson(config, { strict, onWarning: (w) => seen.push(w) });
+      expect(seen.map((w) => `${w.path}: ${w.message}`)).toEqual([
+        'servers.linear.command: runs mcp-remote, a stdio bridge to https://mcp.linear.app/mcp: restarts and lost sessions behind it are hidden from the supervisor; connect to the URL directly: "url": "https://mcp.linear.app/mcp" (a --header goes in "headers", its OAuth in "auth": {})',
+        'servers.local.command: runs mcp-remote, a stdio bridge to http://127.0.0.1:3001/mcp: restarts and lost sessions behind it are hidden from the supervisor; connect to the URL directly: "url": "http://127.0.0.1:3001/mcp" (a --header goes in "headers", its OAuth in "auth": {})',
+      ]);
+    }
   });
 });
+
+function caught(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('no ConfigError');
+}
 
 describe('an unclosed ${', () => {
   it('is a ConfigError naming the file, the server and the field', async () => {

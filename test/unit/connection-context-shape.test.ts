@@ -11,7 +11,7 @@ const INPUT: ConnectionInput = {
 };
 
 /**
- * XState's `assign` copies the context with `Object.assign({}, context, update)`; on Node 20 a copy
+ * XState's `assign` copies the context with `Object.assign({}, context, update)`; on Node 20-24 a copy
  * of 20 keys or more is a dictionary (~0.7 KB more per idle connection, docs/performance.md,
  * branch `heapmargin`). A key added to the context needs one taken out or folded in.
  */

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { embedDiagrams, toMermaid } from '../../src/cli/mermaid.js';
-import { MACHINES } from '../../machines/catalog.js';
+import { MACHINES } from '../../machines/index.js';
 
 const dir = new URL('../../docs/machines/', import.meta.url);
 

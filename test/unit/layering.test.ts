@@ -49,9 +49,14 @@ describe('the boundaries rule', () => {
   });
 
   it('reports a re-export from the public face below it', async () => {
-    expect(await problems('src/protocol/fixture.ts', "export { createSupervisor } from '../supervisor.js';\n")).toEqual(
-      [upward('protocol', 'face')],
-    );
+    expect(await problems('src/protocol/fixture.ts', "export { connect } from '../connect.js';\n")).toEqual([
+      upward('protocol', 'face'),
+    ]);
+  });
+
+  it('keeps the handle below the supervisor', async () => {
+    const code = "import type { Supervisor } from '../supervisor/supervisor.js';\nexport type S = Supervisor;\n";
+    expect(await problems('src/handle/fixture.ts', code)).toEqual([upward('handle', 'supervisor')]);
   });
 
   it('keeps the rooms of one level apart (catalog and tasks)', async () => {

@@ -1,7 +1,7 @@
 /** The modern wire's pure parts: the `_meta` envelope, SEP-2243 header values, version pins. */
 import { describe, expect, it } from 'vitest';
 import { ModernEnvelope, mutualModernVersion, pinOf } from '../../src/protocol/era.js';
-import { encodeHeaderValue } from '../../src/protocol/header-value.js';
+import { encodeHeaderValue } from '../../src/protocol/tool-headers.js';
 import { modernRequestHeaders } from '../../src/transports/http/modern-headers.js';
 
 describe('the _meta envelope', () => {

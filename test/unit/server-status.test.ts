@@ -1,6 +1,6 @@
 /** handle.status() assembled from a server's runtime (src/server-status.ts). */
 import { describe, expect, it } from 'vitest';
-import { serverStatus, sharedStatus, type StatusSource } from '../../src/server-status.js';
+import { serverStatus, sharedStatus, type StatusSource } from '../../src/handle/status.js';
 
 type State = ReturnType<StatusSource['state']>;
 

@@ -12,6 +12,8 @@
 import { jsonSchema, tool, type ToolSet } from 'ai';
 import type { CallToolResult } from '../../protocol/messages.js';
 import { callForFramework, catalogOf, selectTools, type AdapterOptions, type CatalogSource } from '../shared.js';
+import type { ServerConfigInput } from '../../index.js';
+import { SupervisedTransport, type SupervisedTransportOptions } from '../sdk/supervised-transport.js';
 
 export type { AdapterOptions, CatalogSource } from '../shared.js';
 
@@ -81,5 +83,17 @@ function convertPart(part: CallToolResult['content'][number]): ModelOutputPart |
   }
 }
 
-export { supervisedMcpTransport } from './mcp-transport.js';
 export type { SupervisedTransport, SupervisedTransportOptions } from '../sdk/supervised-transport.js';
+
+/**
+ * A transport for `createMCPClient({ transport })`; `config` as for `connect()`. One per client.
+ *
+ * The AI SDK's `MCPTransport` (`@ai-sdk/mcp`'s `createMCPClient({ transport })`) over a supervised
+ * connection: the same transport as `mcp-supervisor/sdk`, whose shape the AI SDK's is a part of.
+ */
+export function supervisedMcpTransport(
+  config: ServerConfigInput,
+  options?: SupervisedTransportOptions,
+): SupervisedTransport {
+  return new SupervisedTransport(config, options);
+}

@@ -20,6 +20,8 @@
 import { randomUUID } from 'node:crypto';
 import {
   connect,
+  OutcomeUnknownError,
+  type CallToolResult,
   type ConnectOptions,
   type RequestOptions,
   type ServerConfigInput,
@@ -29,9 +31,7 @@ import {
 import { ClientAsks } from './client-asks.js';
 import { isObject } from '../../core/is-object.js';
 import { keptRequest } from './kept-requests.js';
-import { interceptedToolCall } from './intercepted-call.js';
-import { mayResend } from './resumption.js';
-import { interceptorList, type ToolCallInterceptor } from '../../tools/interceptors.js';
+import { interceptorList, interceptToolCall, type ToolCallInterceptor } from '../../tools/interceptors.js';
 import {
   askedInEnvelope,
   errorOf,
@@ -47,6 +47,7 @@ import {
   withoutEnvelope,
 } from './wire.js';
 import { isModernVersion } from '../../protocol/era.js';
+import { mayReplay } from '../../runtime/recovery/replay-policy.js';
 
 /** The connection's options, as for `connect()`; `clientInfo` and the handlers come from the client's `initialize`. */
 export type SupervisedTransportOptions = Omit<ConnectOptions, 'handlers' | 'clientInfo' | 'sampling'>;
@@ -339,4 +340,49 @@ export class SupervisedTransport {
   private deliver(message: WireMessage): void {
     if (!this.closed) this.onmessage?.(message);
   }
+}
+
+/**
+ * The client's `tools/call` through the call interceptors given to the transport
+ * (tools/interceptors.ts): as `handle.callTool` would run them, but the server's answer goes
+ * back to the client as it came (its own `Client` checks it).
+ */
+function interceptedToolCall(
+  interceptors: readonly ToolCallInterceptor[],
+  handle: ServerHandle,
+  params: Record<string, unknown> | undefined,
+  options: RequestOptions,
+): Promise<unknown> {
+  const tool = typeof params?.name === 'string' ? params.name : '';
+  const args = isObject(params?.arguments) ? params.arguments : {};
+  return interceptToolCall(interceptors, { server: handle.name, tool, arguments: args, options }, (call) =>
+    handle.request<CallToolResult>(
+      'tools/call',
+      Object.assign({}, params, { name: call.tool, arguments: call.arguments }),
+      call.options,
+    ),
+  );
+}
+
+/**
+ * True when the request may be sent as itself; otherwise it was answered with the error.
+ *
+ * A client's `send(message, { resumptionToken })`: it asks to resume the response stream of a
+ * request an earlier connection sent (the SDK's own transport GETs it with `Last-Event-ID`). The
+ * supervised connection resumes its own streams itself, so its client never needs a token; a
+ * token from elsewhere names a stream of another session, which cannot be resumed here. The
+ * server may have run that request: it is sent again only when repeating it is safe (a method
+ * that only reads); anything else, a tool call above all, is answered OUTCOME_UNKNOWN and the
+ * application decides.
+ */
+function mayResend(method: string, server: string, answerError: (error: WireError) => void): boolean {
+  if (mayReplay(method, undefined, 'safe', undefined)) return true;
+  answerError(
+    errorOf(
+      new OutcomeUnknownError(method, 'the stream of an earlier connection it was to resume (resumptionToken) ended', {
+        server,
+      }),
+    ),
+  );
+  return false;
 }

@@ -6,7 +6,7 @@
  */
 import { isObject } from '../../core/is-object.js';
 import { isMcpSupervisorError, McpError, type ClientHandlers, type Handler, type Progress } from '../../index.js';
-import type { ServerHandshake } from '../../server-handshake.js';
+import type { ServerHandshake } from '../../handle/handshake.js';
 
 export type MessageId = string | number;
 

@@ -6,13 +6,14 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import which from 'which';
+import { mcpRemoteAdvice, mcpRemoteTarget } from '../../config/mcp-remote.js';
 import { parseServerConfig, type ServerConfig } from '../../config/server-config.js';
 import type { ServerConfigInput } from '../../config/server-config.js';
 import { probeHttp } from './http-probe.js';
 import { checkDns, checkTcp, checkTls } from './network.js';
 import { checkSession } from './session-checks.js';
 import type { Store } from '../../store/types.js';
-import { fail, formatStep, ok, skip, type Step } from './step.js';
+import { fail, formatStep, ok, skip, warn, type Step } from './step.js';
 
 type ServerMap = Record<string, ServerConfigInput>;
 
@@ -56,9 +57,11 @@ async function urlSteps(
     { url: config.url, headers: config.headers, oauth: config.auth !== undefined },
     timeoutMs,
   );
+  // A failed HTTP step says nothing of authorization: it is skipped with the rest, not passed.
+  if (probe.http.outcome === 'fail')
+    return [...steps, probe.http, skip('the rest', 'skipped: fix the step above first')];
   steps.push(probe.http, probe.authorization);
-  if (probe.http.outcome === 'fail' || probe.authorization.outcome === 'fail')
-    return [...steps, skip('the rest', 'skipped: fix the step above first')];
+  if (probe.authorization.outcome === 'fail') return [...steps, skip('the rest', 'skipped: fix the step above first')];
   return [...steps, ...(await checkSession(name, input, 'url', timeoutMs, store))];
 }
 
@@ -70,6 +73,11 @@ async function commandSteps(
 ): Promise<Step[]> {
   const line = secretFree(config, [config.command, ...config.args].join(' '));
   const steps: Step[] = [ok('config', `stdio: ${line}${config.cwd ? ` (in ${config.cwd})` : ''}`)];
+  const bridged = mcpRemoteTarget(config.command, config.args);
+  if (bridged) {
+    const { message, fix } = mcpRemoteAdvice(bridged);
+    steps.push(warn('bridge', secretFree(config, message), secretFree(config, fix)));
+  }
   const path = { ...process.env, ...config.env }.PATH;
   const found =
     isAbsolute(config.command) || config.command.includes('/')

@@ -5,8 +5,8 @@
  */
 import type { ServerConfigInput } from '../../config/server-config.js';
 import { VERSION } from '../../core/version.js';
-import type { ServerStatus } from '../../server-status.js';
-import { createSupervisor } from '../../supervisor.js';
+import type { ServerStatus } from '../../handle/status.js';
+import { createSupervisor } from '../../supervisor/supervisor.js';
 import type { Store } from '../../store/types.js';
 import { describe, fail, ok, warn, type Step } from './step.js';
 
@@ -83,8 +83,8 @@ export async function checkSession(
       ok(
         'era',
         status.era === 'modern'
-          ? '2026-07-28 (stateless: server/discover, _meta on every request)'
-          : '2025-era (initialize, then a session)',
+          ? 'modern: 2026-07-28 (stateless: server/discover, _meta on every request)'
+          : 'legacy: 2025 (initialize, then a session)',
       ),
     ];
     try {

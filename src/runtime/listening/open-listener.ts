@@ -4,7 +4,7 @@
  * same one authorization as a refused request. A 429/503 is backpressure (session/handshake-busy.ts).
  */
 import type { ListenerOpening } from '../../../machines/connection-host.js';
-import { probeTimeoutMs } from '../../core/probe-timeout.js';
+import { probeTimeoutMs } from '../../protocol/deadlines.js';
 import { ConnectionClosedError, type AuthorizationRequiredError } from '../../core/errors.js';
 import type { ServerContext } from '../context/server-context.js';
 import { listenFilter } from './listen.js';

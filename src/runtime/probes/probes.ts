@@ -6,7 +6,7 @@
  */
 import type { ProbeVerdict } from '../../../machines/connection.machine.js';
 import type { ProbeOutput } from '../../../machines/keepalive.machine.js';
-import { probeTimeoutMs } from '../../core/probe-timeout.js';
+import { probeTimeoutMs } from '../../protocol/deadlines.js';
 import { ConnectionClosedError, McpError } from '../../core/errors.js';
 import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { probeVerdict } from '../recovery/evidence.js';

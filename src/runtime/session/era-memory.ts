@@ -20,7 +20,7 @@ import {
   SessionExpiredError,
   TransportError,
 } from '../../core/errors.js';
-import { probeTimeoutMs } from '../../core/probe-timeout.js';
+import { probeTimeoutMs } from '../../protocol/deadlines.js';
 import { isSupportedProtocolVersion } from '../../protocol/messages.js';
 import type { Transport } from '../../transports/transport.js';
 import type { ServerContext } from '../context/server-context.js';

@@ -3,7 +3,7 @@
  * `Mcp-Name` for the requests that name a tool, prompt, resource or task, each value encoded as the
  * spec says (protocol/header-value.ts).
  */
-import { encodeHeaderValue } from '../../protocol/header-value.js';
+import { encodeHeaderValue } from '../../protocol/tool-headers.js';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc.js';
 
 /**

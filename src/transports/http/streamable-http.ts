@@ -3,6 +3,7 @@
  * the negotiated protocol version, and the headers derived from them. Every message is a POST;
  * responses arrive as JSON or as an SSE stream; the GET listener is opened on request.
  */
+import type { ListenerOpening } from '../../../machines/connection-host.js';
 import type { Dispatcher, Pool } from 'undici';
 import {
   isResponse,
@@ -21,7 +22,6 @@ import type { WholeJsonAnswer } from '../json-answer.js';
 import { readBodyBounded } from '../../core/response-body.js';
 import { modernRequestHeaders } from './modern-headers.js';
 import { refusedPost, type Refused, type RefusalReader } from './refusal-bodies.js';
-import { isValidSessionId, sessionIdOf } from './session-id.js';
 import { deleteSigned, getStreamSigned, postSigned, type SignedEndpoint } from './signed-requests.js';
 import { followResponseStream, resumeResponseStream, type ResponseStreamSource } from './resume.js';
 import { openSubscriptionStream } from './subscription-stream.js';
@@ -29,14 +29,13 @@ import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
 import { openListenerStream } from './listener-stream.js';
 import {
   realTimers,
-  type ListenerOpenResult,
   type SendOptions,
   type SubscriptionStream,
   type Timers,
   type Transport,
   type TransportSink,
 } from '../transport.js';
-import { probeTimeoutMs } from '../../core/probe-timeout.js';
+import { probeTimeoutMs } from '../../protocol/deadlines.js';
 
 export interface HttpTransportOptions extends HttpOptions {
   /** Bound on waiting for the GET listener's response headers. */
@@ -293,7 +292,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
     return answered;
   }
 
-  async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
+  async openListener(lastEventId: string | undefined): Promise<ListenerOpening> {
     const from = lastEventId ?? this.listenerEventId;
     return openListenerStream(this, this.generation, streamClient(this.origin), (client) =>
       this.getStream(from, undefined, this.listenerOpenTimeoutMs, 0, client),
@@ -396,4 +395,26 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
     if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion;
     this.postHeaders = this.credentials.track(headers);
   }
+}
+
+/**
+ * The `Mcp-Session-Id` a server hands out: visible ASCII (0x21–0x7E), sent once, or it is refused
+ * (DESIGN §5). Checked where a session begins: a handshake's answer, a stored session resumed.
+ */
+
+const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
+
+const isValidSessionId = (id: string): boolean => VISIBLE_ASCII.test(id);
+
+/** The session id of a handshake's answer: none (a stateless server), or a valid one; else a ProtocolError. */
+function sessionIdOf(header: string | string[] | undefined, server: string): string | undefined {
+  if (header === undefined) return undefined;
+  const value = Array.isArray(header) ? (header.length === 1 ? header[0] : undefined) : header;
+  if (value === undefined || !isValidSessionId(value)) {
+    throw new ProtocolError(
+      'the server sent an invalid Mcp-Session-Id (it must be visible ASCII, 0x21-0x7E, and sent once)',
+      { server },
+    );
+  }
+  return value;
 }

@@ -7,7 +7,7 @@
 import type { Dispatcher, Pool } from 'undici';
 import { ProtocolError } from '../../core/errors.js';
 import { encodeMessage, type JsonRpcRequest, type RequestId } from '../../protocol/jsonrpc.js';
-import { exchangeError } from '../../core/exchange-error.js';
+import { exchangeError } from '../../core/response-body.js';
 import { headerValue, mediaTypeEssence } from '../../core/headers.js';
 import { busyError, isBusyStatus, statusError } from '../http-requests.js';
 import { discardBody, readBodyBounded } from '../../core/response-body.js';

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect } from '../../../src/connect.js';
-import type { ServerHandle } from '../../../src/server-handle.js';
+import type { ServerHandle } from '../../../src/handle/server-handle.js';
 import type { EventOccurrence, Subscription } from '../../../src/events/subscription.js';
 import { startEventsServer, type EventsServer } from '../../../servers/events-server.js';
 

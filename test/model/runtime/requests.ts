@@ -6,7 +6,7 @@
  */
 import { expect } from 'vitest';
 import { OutcomeUnknownError, TransportError } from '../../../src/core/errors.js';
-import type { ServerHandle } from '../../../src/server-handle.js';
+import type { ServerHandle } from '../../../src/handle/server-handle.js';
 import type { Exchange, Script } from './scripted-transport.js';
 
 /** The tools the scripted server lists, with the annotations the replay rules read. */

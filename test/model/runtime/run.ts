@@ -15,8 +15,8 @@ import {
   SessionExpiredError,
   TransportError,
 } from '../../../src/core/errors.js';
-import type { ServerHandle } from '../../../src/server-handle.js';
-import { createSupervisor, type Supervisor } from '../../../src/supervisor.js';
+import type { ServerHandle } from '../../../src/handle/server-handle.js';
+import { createSupervisor, type Supervisor } from '../../../src/supervisor/supervisor.js';
 import { originTurns } from '../../../src/runtime/recovery/origin-turns.js';
 import type { Coverage } from '../coverage.js';
 import { ScriptedAuth } from './scripted-auth.js';

@@ -3,11 +3,11 @@
  * with their effects, and exposes the supervisor and per-server handles. Users never touch
  * XState; the optional `inspect` observer sees the whole actor tree.
  */
-import { EventsClient } from './events/events-client.js';
-import type { SupervisorOptions } from './supervisor-options.js';
-import { inTurns } from './core/in-turns.js';
+import { EventsClient } from '../events/events-client.js';
+import type { SupervisorOptions } from './options.js';
+import { inTurns } from '../core/in-turns.js';
 import { StartListenTurn } from './listen-turn.js';
-import { sharedClock } from './runtime/actors/shared-clock.js';
+import { sharedClock } from '../runtime/actors/shared-clock.js';
 import {
   parseServerConfig,
   parseServers,
@@ -15,9 +15,9 @@ import {
   type ParseOptions,
   type ServerConfig,
   type ServerConfigInput,
-} from './config/server-config.js';
-import { routeWarnings } from './config/warning-route.js';
-import { planChanges, type ApplyResult } from './config/diff.js';
+} from '../config/server-config.js';
+import { routeWarnings } from '../config/warning-route.js';
+import { planChanges, type ApplyResult } from '../config/diff.js';
 import {
   restartsOf,
   startServerActor,
@@ -27,26 +27,26 @@ import {
   waitForEnd,
   type ServerActor,
 } from './supervised-server.js';
-import { silentLogger } from './observe/logger.js';
-import { SanitizedInspector } from './observe/inspection.js';
-import { secretsOf } from './core/redact.js';
-import { ConfigError, ConnectionClosedError } from './core/errors.js';
-import { ToolCatalog, type CatalogSignal } from './catalog/catalog.js';
-import { resolveCatalogOptions } from './catalog/options.js';
-import type { CatalogSnapshot } from './catalog/types.js';
-import type { ClientCapabilities, Implementation } from './protocol/messages.js';
-import { extraCapabilities } from './runtime/session/client-capabilities.js';
-import { ServerHandle, type HandleOwner, type ServerStatus } from './server-handle.js';
-import { ServerRuntime } from './runtime/server-runtime.js';
+import { silentLogger } from '../observe/logger.js';
+import { SanitizedInspector } from '../observe/inspection.js';
+import { secretsOf } from '../core/redact.js';
+import { ConfigError, ConnectionClosedError } from '../core/errors.js';
+import { ToolCatalog, type CatalogSignal } from '../catalog/catalog.js';
+import { resolveCatalogOptions } from '../catalog/options.js';
+import type { CatalogSnapshot } from '../catalog/types.js';
+import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
+import { extraCapabilities } from '../runtime/session/client-capabilities.js';
+import { ServerHandle, type HandleOwner, type ServerStatus } from '../handle/server-handle.js';
+import { ServerRuntime } from '../runtime/server-runtime.js';
 import { StatusTable } from './status-table.js';
-import { SupervisorEventRelay, type SupervisorEvents } from './supervisor-events.js';
-import { VERSION } from './core/version.js';
-import { interceptorList } from './tools/interceptors.js';
-import type { Dashboard, DashboardOptions } from './dashboard/dashboard.js';
+import { SupervisorEventRelay, type SupervisorEvents } from './events.js';
+import { VERSION } from '../core/version.js';
+import { interceptorList } from '../tools/interceptors.js';
+import type { Dashboard, DashboardOptions } from '../dashboard/dashboard.js';
 
-export type { SupervisorOptions } from './supervisor-options.js';
+export type { SupervisorOptions } from './options.js';
 
-export type { SupervisorEvents } from './supervisor-events.js';
+export type { SupervisorEvents } from './events.js';
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: VERSION };
 
@@ -322,10 +322,7 @@ export class Supervisor implements HandleOwner {
       return;
     }
     // Not waiting for start() (a stop ends its attempts); paced like it (an aborted DELETE costs a socket).
-    await inTurns([...actors].reverse(), STARTING_AT_ONCE, ([name, actor]) => {
-      const runtime = this.runtimes.get(name);
-      return runtime ? closeWithSupervisor(actor, runtime) : stopServerActor(actor);
-    });
+    await inTurns([...actors].reverse(), STARTING_AT_ONCE, ([, actor]) => closeWithSupervisor(actor));
     // Servers whose turn to start had not come (a stop during start()).
     for (const runtime of this.runtimes.values())
       if (!actors.has(runtime.name)) runtime.rejectWaitingRequests('the supervisor was stopped');
@@ -371,7 +368,7 @@ export class Supervisor implements HandleOwner {
 
   /** A local web page of every server, its machine and its calls (docs/operations.md); resolves once it listens. */
   async dashboard(options?: DashboardOptions): Promise<Dashboard> {
-    return (await import('./dashboard/dashboard.js')).startDashboard(this, options);
+    return (await import('../dashboard/dashboard.js')).startDashboard(this, options);
   }
 
   /** The typed error of the server's last failed attempt, if any. */

@@ -3,22 +3,22 @@
  * listeners, and what the catalog and the log need to hear of them (a transition comes with the
  * lifecycle facts of its move: runtime/lifecycle-facts.ts).
  */
-import type { CatalogSignal } from './catalog/catalog.js';
-import { Emitter } from './core/emitter.js';
-import { StoreUnavailableError } from './store/errors.js';
-import { CallObserver, type CallEvent } from './observe/calls.js';
-import { logMove, silentLogger, type Logger } from './observe/logger.js';
-import type { JsonRpcNotification } from './protocol/jsonrpc.js';
-import type { Progress } from './protocol/pending.js';
+import type { CatalogSignal } from '../catalog/catalog.js';
+import { Emitter } from '../core/emitter.js';
+import { StoreUnavailableError } from '../store/errors.js';
+import { CallObserver, type CallEvent } from '../observe/calls.js';
+import { logMove, silentLogger, type Logger } from '../observe/logger.js';
+import type { JsonRpcNotification } from '../protocol/jsonrpc.js';
+import type { Progress } from '../protocol/pending.js';
 import type {
   BackpressureEvent,
   LogMessage,
   ResourceUpdated,
   RuntimeEvents,
   TransitionEvent,
-} from './runtime/context/events.js';
-import { factsOfMove } from './runtime/lifecycle-facts.js';
-import type { ServerContext } from './runtime/context/server-context.js';
+} from '../runtime/context/events.js';
+import { factsOfMove } from '../runtime/lifecycle-facts.js';
+import type { ServerContext } from '../runtime/context/server-context.js';
 
 export interface SupervisorEvents extends Record<string, unknown> {
   transition: TransitionEvent;

@@ -5,11 +5,11 @@
  * server-status.ts.
  */
 import type { z } from 'zod';
-import { McpError } from './core/errors.js';
-import { eventsOf } from './events/handle-events.js';
-import type { ServerEvents } from './events/server-events.js';
-import type { CallToolResult, ListToolsResult } from './protocol/messages.js';
-import { allPages } from './protocol/pagination.js';
+import { McpError } from '../core/errors.js';
+import type { CallToolResult, ListToolsResult } from '../protocol/messages.js';
+import { allPages } from '../protocol/pagination.js';
+import { eventsOf } from '../events/handle-events.js';
+import type { ServerEvents } from '../events/server-events.js';
 import {
   CompleteResultSchema,
   EmptyResultSchema,
@@ -27,24 +27,24 @@ import {
   type ListResourceTemplatesResult,
   type LoggingLevel,
   type ReadResourceResult,
-} from './protocol/results.js';
-import { subscribeResource, unsubscribeResource } from './runtime/listening/resource-subscriptions.js';
-import type { Root } from './runtime/context/session-state.js';
-import type { RejectedTool } from './runtime/requests/tool-headers.js';
-import type { StoredState } from './runtime/stored/stored-state.js';
-import type { RequestOptions, RuntimeEvents } from './runtime/context/events.js';
-import type { ServerRuntime } from './runtime/server-runtime.js';
-import { serverHandshake, type ServerHandshake } from './server-handshake.js';
-import { serverStatus, type ServerStatus } from './server-status.js';
+} from '../protocol/results.js';
+import { subscribeResource, unsubscribeResource } from '../runtime/listening/resource-subscriptions.js';
+import type { Root } from '../runtime/context/session-state.js';
+import type { RejectedTool } from '../runtime/requests/tool-headers.js';
+import type { StoredState } from '../runtime/stored/stored-state.js';
+import type { RequestOptions, RuntimeEvents } from '../runtime/context/events.js';
+import type { ServerRuntime } from '../runtime/server-runtime.js';
+import { serverHandshake, type ServerHandshake } from './handshake.js';
+import { serverStatus, type ServerStatus } from './status.js';
 import { setLoggingLevel, setRoots } from './session-settings.js';
-import type { TaskClient } from './tasks/task-client.js';
-import type { TaskHandle } from './tasks/task-handle.js';
-import type { TaskCallOptions } from './tasks/tool-call.js';
-import type { ToolCallInterceptor } from './tools/interceptors.js';
-import { ServerTools } from './tools/server-tools.js';
+import type { TaskClient } from '../tasks/task-client.js';
+import type { TaskHandle } from '../tasks/task-handle.js';
+import type { TaskCallOptions } from '../tasks/tool-call.js';
+import type { ToolCallInterceptor } from '../tools/interceptors.js';
+import { ServerTools } from '../tools/server-tools.js';
 
 /** Declared beside its assembly (server-status.ts); importers keep naming the handle. */
-export type { ServerStatus } from './server-status.js';
+export type { ServerStatus } from './status.js';
 
 export interface HandleOwner {
   restartsOf(server: string): number;

@@ -3,10 +3,10 @@
  * its runtime. Nothing secret leaves: the session id is only said to exist, stderr lines are
  * redacted, auth is the provider's own account without tokens.
  */
-import type { AuthStatus } from './auth/types.js';
-import type { Implementation } from './protocol/messages.js';
-import type { ConnectionState } from './runtime/context/events.js';
-import type { TransportKind } from './transports/transport.js';
+import type { AuthStatus } from '../auth/types.js';
+import type { Implementation } from '../protocol/messages.js';
+import type { ConnectionState } from '../runtime/context/events.js';
+import type { TransportKind } from '../transports/transport.js';
 
 export interface ServerStatus {
   name: string;

@@ -1,14 +1,14 @@
 /** What a supervisor is built from: its servers and the options every server shares. */
 import type { InspectionEvent, Observer } from 'xstate';
-import type { CatalogOptions } from './catalog/options.js';
-import type { ConfigWarning, ServerConfigInput } from './config/server-config.js';
-import type { Logger } from './observe/logger.js';
-import type { ClientCapabilities, Implementation } from './protocol/messages.js';
-import type { ClientHandlers, ElicitationOptions, SamplingOptions } from './runtime/server-input/server-requests.js';
-import type { Store } from './store/types.js';
-import type { ToolCallInterceptor } from './tools/interceptors.js';
-import type { TransportFactory } from './transports/factory/create-transport.js';
-import type { Timers } from './transports/transport.js';
+import type { CatalogOptions } from '../catalog/options.js';
+import type { ConfigWarning, ServerConfigInput } from '../config/server-config.js';
+import type { Logger } from '../observe/logger.js';
+import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
+import type { ClientHandlers, ElicitationOptions, SamplingOptions } from '../runtime/server-input/server-requests.js';
+import type { Store } from '../store/types.js';
+import type { ToolCallInterceptor } from '../tools/interceptors.js';
+import type { TransportFactory } from '../transports/factory/create-transport.js';
+import type { Timers } from '../transports/transport.js';
 
 export interface SupervisorOptions {
   servers: Record<string, ServerConfigInput>;

@@ -4,9 +4,9 @@
  * (server-status.ts), so a poll of 10,000 servers compares 10,000 entries instead of building them.
  * Frozen because it is shared: every reader (the agent, the dashboard) gets the same object.
  */
-import type { ServerConfig } from './config/server-config.js';
-import type { ServerStatus } from './server-handle.js';
-import { sharedStatus, type StatusSource } from './server-status.js';
+import type { ServerConfig } from '../config/server-config.js';
+import type { ServerStatus } from '../handle/server-handle.js';
+import { sharedStatus, type StatusSource } from '../handle/status.js';
 import { disabledStatus } from './supervised-server.js';
 
 export class StatusTable {

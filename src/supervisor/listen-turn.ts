@@ -6,8 +6,8 @@
  * Once the handshakes are made the waiting streams open, `atOnce` at a time (a server process's
  * accept queue is not 10,000 deep). A single server (connect(), add(), a reconnect) never waits.
  */
-import type { ListenTurn } from '../machines/connection.types.js';
-import { inTurns } from './core/in-turns.js';
+import type { ListenTurn } from '../../machines/connection.types.js';
+import { inTurns } from '../core/in-turns.js';
 import type { ServerActor } from './supervised-server.js';
 
 export class StartListenTurn implements ListenTurn {

@@ -4,7 +4,7 @@
  * drop-in transport (mcp-supervisor/sdk, mcp-supervisor/ai-sdk) must answer the application's
  * own `initialize` with the whole of it.
  */
-import type { Implementation } from './protocol/messages.js';
+import type { Implementation } from '../protocol/messages.js';
 
 export interface ServerHandshake {
   /** `legacy` (an `initialize` session) or `modern` (2026-07-28 `server/discover`). */

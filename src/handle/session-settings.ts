@@ -3,10 +3,10 @@
  * and the roots it offers (`setRoots`). Each is checked, applied to the session that runs, and
  * kept in the session state, which re-establishes it on every later session (runtime/context/session-state.ts).
  */
-import { ConfigError } from './core/errors.js';
-import { EmptyResultSchema, LOGGING_LEVELS, parseResult, type LoggingLevel } from './protocol/results.js';
-import type { RequestOptions } from './runtime/context/events.js';
-import type { Root, SessionState } from './runtime/context/session-state.js';
+import { ConfigError } from '../core/errors.js';
+import { EmptyResultSchema, LOGGING_LEVELS, parseResult, type LoggingLevel } from '../protocol/results.js';
+import type { RequestOptions } from '../runtime/context/events.js';
+import type { Root, SessionState } from '../runtime/context/session-state.js';
 
 /** What the settings ask of their server; the server's runtime has each member. */
 export interface SettingsHost {
