@@ -98,11 +98,14 @@ export class EventStore {
     });
   }
 
-  /** Writes a position after the ones before it (the last written is the newest). */
-  writePosition(id: string, position: () => StoredPosition): Promise<void> {
-    return this.chain(this.keys.position(id), async () => {
+  /** Writes a position after the ones before it (the last written is the newest); false when the store failed. */
+  async writePosition(id: string, position: () => StoredPosition): Promise<boolean> {
+    let ok = false;
+    await this.chain(this.keys.position(id), async () => {
       await this.store.set(this.keys.position(id), position());
+      ok = true;
     });
+    return ok;
   }
 
   private editList(edit: (list: StoredSubscription[]) => StoredSubscription[]): Promise<void> {

@@ -32,7 +32,7 @@ import {
   SUBSCRIPTION_ID_META,
   terminationFailure,
 } from '../runtime/events/wire.js';
-import type { EventStore, StoredSubscription } from './event-store.js';
+import type { EventStore, StoredPosition, StoredSubscription } from './event-store.js';
 
 export type { EventOccurrence } from '../../machines/subscription.machine.js';
 
@@ -64,6 +64,8 @@ interface SubscriptionEvents {
   event: EventOccurrence;
   /** The server skipped events (`truncated: true`, a webhook `gap`): fetch authoritative state if it matters. */
   gap: { cursor: string | null };
+  /** The store holds this cursor (and the dedupe window with it): everything before it survives a restart. */
+  stored: { cursor: string | null };
   /** The subscription is over: closed, or ended by the server (`error` says why). */
   end: { error: string | undefined };
 }
@@ -261,8 +263,13 @@ export class Subscription implements AsyncIterable<EventOccurrence> {
     }
     const changed = cursor !== this.cursor || events.length > 0;
     this.cursor = cursor;
-    if (changed && this.store)
-      void this.store.writePosition(this.id, () => ({ cursor: this.cursor, seen: [...this.seen] }));
+    if (!changed || !this.store) return;
+    let written: StoredPosition | undefined;
+    void this.store
+      .writePosition(this.id, () => (written = { cursor: this.cursor, seen: [...this.seen] }))
+      .then((ok) => {
+        if (ok && written) this.emit('stored', { cursor: written.cursor });
+      });
   }
 
   /** Events are queued for the iterator only once someone iterates (a listener-only consumer keeps no queue). */
