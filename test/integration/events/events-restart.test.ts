@@ -36,7 +36,7 @@ function startConsumer(url: string, store: string): Consumer {
   const lines: string[] = [];
   let buffer = '';
   const waiters: Array<() => void> = [];
-  child.stdout!.on('data', (chunk: Buffer) => {
+  child.stdout.on('data', (chunk: Buffer) => {
     buffer += chunk.toString('utf8');
     const parts = buffer.split('\n');
     buffer = parts.pop()!;
