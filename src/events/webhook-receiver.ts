@@ -61,21 +61,28 @@ interface Route {
 }
 
 export interface WebhookReceiverOptions {
-  /** Where the server POSTs, as it reaches this receiver (the SEP requires https in production). */
-  publicUrl: string;
+  /**
+   * Where the server POSTs, as it reaches this receiver (the SEP requires https; a proxy in front
+   * terminates it). Absent: `http://<host>:<port>` of `listen()`, for local tests only.
+   */
+  publicUrl?: string | undefined;
 }
 
 export class WebhookReceiver {
   private readonly routes = new Map<string, Route>();
   private server: Server | undefined;
-  private readonly base: string;
+  private base: string | undefined;
 
-  constructor(options: WebhookReceiverOptions) {
-    this.base = options.publicUrl.replace(/\/+$/, '');
+  constructor(options: WebhookReceiverOptions = {}) {
+    this.base = options.publicUrl?.replace(/\/+$/, '');
   }
 
   /** The callback URL of one subscription. */
   urlFor(id: string): string {
+    if (this.base === undefined)
+      throw new ConfigError('the webhook receiver has no publicUrl and is not listening yet', [
+        { path: 'publicUrl', message: 'required until listen()' },
+      ]);
     return `${this.base}/${encodeURIComponent(id)}`;
   }
 
@@ -103,7 +110,9 @@ export class WebhookReceiver {
       server.once('error', reject);
       server.listen(port, host, () => resolve());
     });
-    return (server.address() as AddressInfo).port;
+    const bound = (server.address() as AddressInfo).port;
+    this.base ??= `http://${host}:${bound}`;
+    return bound;
   }
 
   async close(): Promise<void> {
@@ -187,6 +196,6 @@ function readLimited(req: IncomingMessage): Promise<Buffer | undefined> {
 }
 
 /** A receiver for webhook subscriptions (`handle.events.subscribe({ mode: 'webhook', receiver })`). */
-export function createWebhookReceiver(options: WebhookReceiverOptions): WebhookReceiver {
+export function createWebhookReceiver(options: WebhookReceiverOptions = {}): WebhookReceiver {
   return new WebhookReceiver(options);
 }
