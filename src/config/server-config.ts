@@ -185,7 +185,6 @@ const backoffSchemaIsThePolicy: Exactly<z.output<typeof BackoffSchema>, BackoffP
 void restartSchemaIsThePolicy;
 void backoffSchemaIsThePolicy;
 export type KeepaliveConfig = z.output<typeof KeepaliveSchema>;
-export type ReviveConfig = z.output<typeof ReviveSchema>;
 export type StdioShutdownConfig = z.output<typeof ShutdownSchema>;
 export type StdioStderrConfig = z.output<typeof StderrSchema>;
 export type RateLimitConfig = z.output<typeof RateLimitSchema>;
