@@ -41,6 +41,8 @@ export interface CreateOptions {
   retry?: RetryMode | undefined;
   /** How long it may wait for the server (held, parked, in doubt) before it times out; `timeoutMs` bounds the rest. */
   holdMs?: number | undefined;
+  /** Told the JSON-RPC id the request goes out with, and again when a replay renumbers it. */
+  onId?: ((id: number) => void) | undefined;
 }
 
 /**
@@ -157,6 +159,8 @@ export class PendingRequests {
   /** Only once a request asks for progress: most connections never do, and every idle one pays for an empty Map. */
   private byProgressToken: Map<string, PendingRequest> | undefined;
   private lastId = 0;
+  /** Requests whose caller follows their id (events/stream routes its notifications by it); most have none. */
+  private idWatchers: WeakMap<PendingRequest, (id: number) => void> | undefined = undefined;
   /** Responses delivered so far: the keepalive skips its probe when one came since its last (probes/keepalive-probe.ts). */
   answered = 0;
   /**
@@ -237,6 +241,10 @@ export class PendingRequests {
       addEventListener: addReleaseListener,
       removeEventListener: removeReleaseListener,
     };
+    if (options.onId) {
+      (this.idWatchers ??= new WeakMap()).set(request, options.onId);
+      options.onId(id);
+    }
     if (signal?.aborted) {
       reject(new RequestAbortedError(method, { server: this.options.server, cause: signal.reason }));
       return { request, promise };
@@ -301,6 +309,7 @@ export class PendingRequests {
     this.byId.delete(request.id);
     request.id = ++this.lastId;
     this.byId.set(request.id, request);
+    this.idWatchers?.get(request)?.(request.id);
   }
 
   /** Delivers a response; false when nobody waits for that id (late, cancelled, or unknown). */

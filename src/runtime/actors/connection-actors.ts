@@ -22,6 +22,7 @@ import { followStreamActions, stopFollowedStream } from './listener-actors.js';
 import { bindEvidence, sendProbe } from './keepalive-actions.js';
 import { runtimeOf } from './runtime-registry.js';
 import { clockOf } from './xstate-internals.js';
+import { providedSubscriptionMachine } from '../events/subscription-actors.js';
 
 /** What a promise actor of the machines runs: one call of its server's host. */
 type HostCall = (system: object, input: ServerRef, signal: AbortSignal) => Promise<unknown>;
@@ -62,6 +63,7 @@ export const providedConnectionMachine = connectionMachine.provide({
     authorize: hostActor<void>((host, _input, signal) => host.authorize(signal)),
     'close session': hostActor<void>((host) => host.closeSession()),
     listener: listenerMachine.provide({ actions: followStreamActions }),
+    subscription: providedSubscriptionMachine,
     'wait for origin': hostActor<void>((host) => host.origin.turn()),
   },
   actions: {

@@ -97,6 +97,7 @@ export class RequestPath {
       maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
       retry: options?.retry,
       holdMs: options?.holdMs,
+      onId: options?.onid,
     };
   }
 
