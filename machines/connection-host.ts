@@ -31,12 +31,14 @@ export interface OriginKeepaliveShare {
 export interface ListenerCursorHooks {
   onEventId(id: string): void;
   onRetry(ms: number): void;
+  /** Modern era: something arrived on the listen (its acknowledgment, a notification). */
   onProgress(): void;
 }
 
 /** What opening the listening stream gave: an open stream to read, or none (and why). */
 export type ListenerOpening =
   | { kind: 'open'; read: (hooks: ListenerCursorHooks) => Promise<void>; cancel: () => void }
+  /** No listening stream: the status of a refused GET, or (modern) why there is nothing to listen to. */
   | { kind: 'unavailable'; status?: number | undefined; reason?: string | undefined };
 
 /** `reconnecting` and `failed`: this server's turns at its origin (connections to one origin reconnect one at a time). */

@@ -9,6 +9,7 @@
  * origin`): the connections to one origin take one attempt per backoff slot between them, and the
  * others wait for its verdict.
  */
+import { not } from 'xstate';
 import { announce, because, tell } from './connection.facts.js';
 import { connectionSetup } from './connection.setup.js';
 
@@ -26,10 +27,14 @@ export const reconnecting = connectionSetup.createStateConfig({
   exit: 'cancel restart',
   initial: 'backing off',
   states: {
-    // The backoff runs; the runtime says at once if requests already wait.
+    // The backoff runs; the runtime says at once if requests already wait. A busy server's
+    // wait is its own: waiting requests do not cut it short (they wait within their timeouts).
     'backing off': {
       entry: 'ask about waiting requests',
-      on: { RESTART: 'waiting for origin', REQUESTS_WAITING: 'hurrying' },
+      on: {
+        RESTART: 'waiting for origin',
+        REQUESTS_WAITING: { guard: not('server is busy'), target: 'hurrying' },
+      },
     },
     // Requests wait: the backoff is capped at `waitingReconnectMs` (the RESTART may come sooner).
     hurrying: {

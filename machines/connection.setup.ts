@@ -26,6 +26,7 @@ import {
 import type { keepaliveMachine } from './keepalive.machine.js';
 import type { listenerMachine } from './listener.machine.js';
 import {
+  countBusyAttempt,
   countRestart,
   forgetOneRestart,
   giveUpReason,
@@ -33,6 +34,7 @@ import {
   resetRestartBudget,
   restartDelay,
   reviveDelay,
+  type RestartRecord,
 } from './restart-policy.js';
 import type { sseFallbackMachine, SseFallbackOutput } from './sse-fallback.machine.js';
 
@@ -51,7 +53,13 @@ function sessionKept(context: ConnectionContext, session: SessionInfo): Partial<
     latchedEra: session.era,
     lastError: undefined,
     fatal: false,
+    restarts: withBusy(context.restarts, undefined),
   };
+}
+
+/** The restart record with the busy wait of the last attempt (the same record when it does not change). */
+function withBusy(restarts: RestartRecord, busyMs: number | undefined): RestartRecord {
+  return restarts.busyMs === busyMs ? restarts : { ...restarts, busyMs };
 }
 
 /**
@@ -189,8 +197,16 @@ export const connectionSetup = setup({
       verdict.era === 'modern' ? sessionKept(context, verdict.session) : {},
     ),
     'latch legacy SSE': assign({ latchedTransport: 'sse' }),
-    'remember error': assign((_, failure: Failure) => ({ lastError: failure.error, fatal: failure.fatal })),
-    'forget error': assign({ lastError: undefined, fatal: false }),
+    'remember error': assign(({ context }, failure: Failure) => ({
+      lastError: failure.error,
+      fatal: failure.fatal,
+      restarts: withBusy(context.restarts, failure.busyMs),
+    })),
+    'forget error': assign(({ context }) => ({
+      lastError: undefined,
+      fatal: false,
+      restarts: withBusy(context.restarts, undefined),
+    })),
     'remember give-up reason': assign(({ context }, params: { reason: string; fatal?: boolean | undefined }) => ({
       lastError: context.lastError ?? params.reason,
       fatal: context.fatal || params.fatal === true,
@@ -228,6 +244,16 @@ export const connectionSetup = setup({
     'decide restart': tellFacts<undefined>(({ context, enqueue }) => {
       const policy = context.restart;
       if (!policy) return;
+      // A busy server is up and asked to wait: the attempt comes after its wait (or the backoff,
+      // whichever is longer), and is no failure the budget counts.
+      const busyMs = context.restarts.busyMs;
+      if (busyMs !== undefined) {
+        const restarts = countBusyAttempt(context.restarts);
+        const backoff = restartDelay(restarts.attempt - 1, policy.backoff, context.random ?? Math.random);
+        enqueue.assign({ restarts });
+        enqueue.raise({ type: 'RESTART' }, { id: 'restart', delay: Math.max(backoff, busyMs) });
+        return;
+      }
       if (!context.fatal && hasRestartBudget(context.restarts, policy)) {
         const restarts = countRestart(context.restarts);
         enqueue.assign({ restarts });
@@ -274,6 +300,8 @@ export const connectionSetup = setup({
     'session is alive': (_, probe: ProbeVerdict) => probe.verdict === 'alive',
     'session is lost': (_, probe: ProbeVerdict) => probe.verdict === 'session lost',
     'probe was refused': (_, probe: ProbeVerdict) => probe.verdict === 'unauthorized',
+    /** The last attempt found the server busy: it waits for the wait it asked for, whoever waits. */
+    'server is busy': ({ context }) => context.restarts.busyMs !== undefined,
     'may revive': ({ context }) => context.revive !== false && !context.fatal,
     'is current window': ({ context }, passed: { epoch: number }) => context.restarts.epoch === passed.epoch,
     /** Over HTTP the server's request sockets are its origin's, so the origin's answers are its own (not stdio). */

@@ -90,6 +90,7 @@ export interface ConnectionContext {
   lastError: string | undefined;
   /** The last failure was one a restart cannot fix (e.g. unsupported protocol version). */
   fatal: boolean;
+
   /** Why the top-level state last changed (set by the transition, reported by the state entered). */
   cause: Cause;
   /** Set: the connection decides its restarts itself; unset: its parent does. */
@@ -170,6 +171,8 @@ export type ProbeVerdict =
 export interface Failure {
   error: string | undefined;
   fatal: boolean;
+  /** The server answered busy (429/503) for the whole handshake: the wait it asked for, in ms. */
+  busyMs?: number | undefined;
 }
 
 function property(value: unknown, key: string): unknown {
@@ -183,7 +186,10 @@ export function isFatal(error: unknown): boolean {
 
 /** An actor's error as a failure. */
 export function failureOf(error: unknown): Failure {
-  return { error: error instanceof Error ? error.message : String(error), fatal: isFatal(error) };
+  const failure: Failure = { error: error instanceof Error ? error.message : String(error), fatal: isFatal(error) };
+  const busyMs = property(error, 'waitMs');
+  if (typeof busyMs === 'number' && (statusOf(error) === 429 || statusOf(error) === 503)) failure.busyMs = busyMs;
+  return failure;
 }
 
 /** A refusal an auth provider can fix: a 401/403 challenge that is not marked fatal (no provider configured). */

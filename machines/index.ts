@@ -16,8 +16,6 @@ export {
   type ConnectionReport,
   type SessionInfo,
 } from './connection.machine.js';
-/** @deprecated Read causes from the machine's `state changed` facts (`actor.on('state changed')`). */
-export { describeCause, eventError, topLevelState } from './transition-cause.js';
 export { listenerMachine, type ListenerContext, type ListenerEvent, type ListenerReport } from './listener.machine.js';
 export {
   supervisorMachine,

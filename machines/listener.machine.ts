@@ -98,6 +98,30 @@ export type ListenerReport =
    */
   | { type: 'NOTHING_TO_LISTEN' };
 
+/**
+ * What an event of an open stream changes in its cursor: the `remember …` actions of `connected`
+ * apply it, and so does the runtime to a stream handed over (src/runtime/actors/listener-actors.ts).
+ */
+export function cursorChange(event: ListenerEvent): Partial<StreamCursor> | undefined {
+  switch (event.type) {
+    case 'EVENT_ID':
+      return { lastEventId: event.id, progressed: true };
+    case 'RETRY':
+      return { retryMs: event.ms };
+    case 'STREAM_PROGRESSED':
+      return { progressed: true };
+    default:
+      return undefined;
+  }
+}
+
+/** The events that end an open stream (`connected` → `ended`): a handed-over stream goes back to its connection on them. */
+export function endsOpenStream(
+  event: ListenerEvent,
+): event is Extract<ListenerEvent, { type: 'STREAM_ENDED' | 'STREAM_FAILED' }> {
+  return event.type === 'STREAM_ENDED' || event.type === 'STREAM_FAILED';
+}
+
 /** Statuses that, on a stream that had been open, say the session is gone. */
 const SESSION_REFUSED_STATUSES = [400, 404];
 
@@ -117,12 +141,12 @@ export const listenerMachine = setup({
     // Provided by src/runtime/actors: the open stream is followed without this listener from now
     // on; its end comes back to the connection as LISTEN_WANTED with a `resume` (this cursor).
     'hand over stream': (_, _params: StreamCursor) => {},
-    'remember event id': assign((_, params: { id: string }) => ({ lastEventId: params.id, progressed: true })),
-    'remember retry': assign((_, params: { ms: number }) => ({ retryMs: params.ms })),
+    'remember event id': assign((_, event: ListenerEvent) => cursorChange(event) ?? {}),
+    'remember retry': assign((_, event: ListenerEvent) => cursorChange(event) ?? {}),
     'remember unavailable status': assign((_, params: { status?: number | undefined }) => ({
       unavailableStatus: params.status,
     })),
-    'remember progress': assign({ progressed: true }),
+    'remember progress': assign((_, event: ListenerEvent) => cursorChange(event) ?? {}),
     'remember error': assign((_, params: { error: string }) => ({ lastError: params.error })),
     'forget error': assign({ lastError: undefined }),
     'count reconnect attempt': assign({
@@ -249,7 +273,7 @@ export const listenerMachine = setup({
           },
         ],
         EVENT_ID: { actions: { type: 'remember event id', params: ({ event }) => event } },
-        STREAM_PROGRESSED: { actions: 'remember progress' },
+        STREAM_PROGRESSED: { actions: { type: 'remember progress', params: ({ event }) => event } },
         RETRY: { actions: { type: 'remember retry', params: ({ event }) => event } },
         STREAM_ENDED: { target: 'ended' },
         // A new listen with the new set (the old one is closed as this state is left).

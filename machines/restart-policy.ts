@@ -45,9 +45,21 @@ export interface RestartRecord {
   epoch: number;
   /** Revivals since the last proven session (`failed.waiting to revive`): the revival backoff's exponent. */
   revivals: number;
+  /**
+   * The last attempt found the server busy (429/503 through the whole handshake): the wait it
+   * asked for. The next attempt comes after it, and spends no restart budget.
+   */
+  busyMs: number | undefined;
 }
 
-export const NEW_RESTART_RECORD: RestartRecord = { inWindow: 0, attempt: 0, total: 0, epoch: 0, revivals: 0 };
+export const NEW_RESTART_RECORD: RestartRecord = {
+  inWindow: 0,
+  attempt: 0,
+  total: 0,
+  epoch: 0,
+  revivals: 0,
+  busyMs: undefined,
+};
 
 export function hasRestartBudget(record: RestartRecord, policy: RestartPolicy): boolean {
   return record.inWindow < policy.maxRestarts;
@@ -56,6 +68,11 @@ export function hasRestartBudget(record: RestartRecord, policy: RestartPolicy): 
 /** One restart more: counted in the window, in the backoff's exponent and in the total. */
 export function countRestart(record: RestartRecord): RestartRecord {
   return { ...record, inWindow: record.inWindow + 1, attempt: record.attempt + 1, total: record.total + 1 };
+}
+
+/** An attempt after a busy answer: in the backoff's exponent and the total, not in the window (no failure). */
+export function countBusyAttempt(record: RestartRecord): RestartRecord {
+  return { ...record, attempt: record.attempt + 1, total: record.total + 1 };
 }
 
 /** A restart left the sliding window. */

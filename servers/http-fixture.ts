@@ -186,7 +186,10 @@ export async function startHttpFixture(options: FixtureOptions = {}): Promise<Ht
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (pathname !== path) return sendJson(res, 404, rpcError(null, -32000, 'Not Found'));
     const busyFor = faults.busyFor;
-    if (busyFor && (busyFor.what === 'GET' ? req.method === 'GET' : rpcMethod === busyFor.what)) {
+    if (
+      busyFor &&
+      (busyFor.what === 'GET' || busyFor.what === 'POST' ? req.method === busyFor.what : rpcMethod === busyFor.what)
+    ) {
       if (--busyFor.times <= 0) faults.busyFor = undefined;
       const text = busyFor.status === 429 ? 'Too Many Requests' : 'Service Unavailable';
       const headers: Record<string, string> =

@@ -17,9 +17,11 @@
  *   --huge-line BYTES    print one stdout line of BYTES bytes before the first tools/call response
  *   --exit-at-once CODE  print a line to stderr and exit with CODE at start
  *   --stderr-lines N     print N lines to stderr at start
+ *   --call-log FILE      append one line per tools/call it runs (pid and arguments.text) to FILE
  *   --tag TEXT           ignored; lets a test find its processes by command line
  */
 import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const argv = process.argv.slice(2);
@@ -101,6 +103,8 @@ async function answer(request) {
     };
   }
   if (method === 'tools/call') {
+    if (option('--call-log') !== undefined)
+      appendFileSync(option('--call-log'), `${process.pid} ${String(params?.arguments?.text ?? '')}\n`);
     if (hugeLine !== undefined && !hugeSent) {
       hugeSent = true;
       process.stdout.write(`${'x'.repeat(hugeLine)}\n`);

@@ -43,7 +43,8 @@ export interface Faults {
   busy?: { status: 429 | 503; retryAfter?: string | undefined } | undefined;
   /**
    * Answer the next `times` requests of one kind (a JSON-RPC method such as `initialize` or
-   * `server/discover`, or `GET` for the listening stream) with this status and Retry-After.
+   * `server/discover`, `GET` for the listening stream, `POST` for every POST) with this status
+   * and Retry-After (`times: Infinity`: until the switch is cleared).
    */
   busyFor?: { what: string; times: number; status: 429 | 503; retryAfter?: string | undefined } | undefined;
 }

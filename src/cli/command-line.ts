@@ -53,9 +53,13 @@ serve (docs/gateway.md):
   --no-auth                      --http without a bearer token (default: $MCP_SUPERVISOR_TOKEN, or one generated and printed)
   --status-tool                  add the mcp_supervisor_status tool (every server's state, for the model)
   --hold <ms>                    how long a request waits for a server that is down (default 30000)
+  --log-format <text|json>       the log on stderr (upstream transitions, host sessions): text lines (default) or JSON
+  --strict-sessions              --http: a session id found neither in memory nor in the store gets 404 (default:
+                                 the session is adopted, so that hosts never strand after a restart)
 
 Authorization (OAuth servers):
-  --store <file>                 where logins, era verdicts and tool lists are kept, shared by every run (0600;
+  --store <file|redis-url>       where logins, era verdicts, tool lists and serve's host sessions are kept, shared by
+                                 every run (a file: 0600; redis://[user:password@]host:port[/db] for replicas;
                                  default $MCP_SUPERVISOR_STORE or ~/.mcp-supervisor/store.json)
   --token-file <file>            the token file of earlier versions, read for a login the store lacks
                                  (default $MCP_SUPERVISOR_TOKEN_FILE or ~/.mcp-supervisor/tokens.json)
@@ -100,6 +104,8 @@ const OPTIONS = {
   'no-auth': { type: 'boolean' },
   'status-tool': { type: 'boolean' },
   hold: { type: 'string' },
+  'strict-sessions': { type: 'boolean' },
+  'log-format': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;

@@ -12,6 +12,7 @@ import { HELP, number, parse, type Parsed } from './command-line.js';
 import { runCall, runDoctor, runLogout, runStatus, runTools, type CommandIo } from './commands.js';
 import { prepareAuth, type AuthOptions } from './oauth-setup.js';
 import { cliStore } from './cli-store.js';
+import { LOG_FORMATS, type LogFormat } from './stderr-log.js';
 import type { Store } from '../store/types.js';
 import { Reloader } from './config-watch.js';
 import { diagramText, writeDiagramFiles } from './diagrams.js';
@@ -181,6 +182,9 @@ async function serveCommand(parsed: Parsed): Promise<number> {
   const hold = values.hold === undefined ? undefined : Number(values.hold);
   if (hold !== undefined && !(Number.isInteger(hold) && hold >= 0))
     throw new UsageError(`--hold must be a whole number, not '${values.hold}'`);
+  const logFormat = values['log-format'] ?? 'text';
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat))
+    throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not '${logFormat}'`);
   const { runServe } = await loadServe();
   const source = await collectServers(parsed);
   const stop = new Promise<void>((resolve) => {
@@ -196,6 +200,8 @@ async function serveCommand(parsed: Parsed): Promise<number> {
       noAuth: values['no-auth'] ?? false,
       statusTool: values['status-tool'] ?? false,
       holdMs: hold,
+      strictSessions: values['strict-sessions'] ?? false,
+      logFormat: logFormat as LogFormat,
       err: (text) => io.err(text),
       stop,
     });

@@ -13,6 +13,7 @@ import { generateToken, serveGatewayHttp } from '../gateway/http.js';
 import { serveGatewayStdio } from '../gateway/stdio.js';
 import { UsageError, type ServerMap } from './load-config.js';
 import type { Store } from '../store/types.js';
+import { stderrLogger, type LogFormat } from './stderr-log.js';
 
 export const TOKEN_ENV = 'MCP_SUPERVISOR_TOKEN';
 
@@ -27,6 +28,10 @@ export interface ServeOptions {
   noAuth: boolean;
   statusTool: boolean;
   holdMs: number | undefined;
+  /** `--strict-sessions`: an unknown session id gets 404 instead of being adopted. */
+  strictSessions?: boolean | undefined;
+  /** `--log-format`: the operators' log on stderr as text lines (default) or JSON. */
+  logFormat?: LogFormat | undefined;
   err: (text: string) => void;
   /** Resolves when the command should end (a signal). */
   stop: Promise<void>;
@@ -85,6 +90,11 @@ export function parseListen(text: string): { host: string; port: number } {
 
 export async function runServe(options: ServeOptions): Promise<number> {
   const block = readGatewayBlock(options.configs);
+  const format = options.logFormat ?? 'text';
+  const logger = stderrLogger(format, options.err);
+  /** A line of the command itself: plain text as ever, or one more JSON entry of the log. */
+  const say = (level: 'info' | 'warn', fields: Record<string, unknown>, text: string) =>
+    format === 'json' ? logger[level](fields, text) : options.err(`mcp-supervisor serve: ${text}\n`);
   const gateway = createGateway({
     servers: options.servers,
     store: options.store,
@@ -92,27 +102,49 @@ export async function runServe(options: ServeOptions): Promise<number> {
     statusTool: options.statusTool || block.statusTool === true,
     holdMs: options.holdMs ?? block.holdMs,
     isolate: block.isolate,
+    logger,
   });
   try {
     await gateway.start();
     for (const [name, status] of Object.entries(gateway.supervisor.status()))
-      options.err(
-        `mcp-supervisor serve: ${name}: ${status.state}${status.lastError ? ` (${status.lastError})` : ''}\n`,
+      say(
+        'info',
+        {
+          event: 'upstream',
+          server: name,
+          state: status.state,
+          ...(status.lastError ? { error: status.lastError } : {}),
+        },
+        `${name}: ${status.state}${status.lastError ? ` (${status.lastError})` : ''}`,
       );
     if (options.http === undefined) {
-      const stdio = serveGatewayStdio(gateway, {}, (error) => options.err(`mcp-supervisor serve: ${error.message}\n`));
+      const stdio = serveGatewayStdio(gateway, {}, (error) =>
+        say('warn', { event: 'host error', error: error.message }, error.message),
+      );
       await Promise.race([stdio.closed, options.stop]);
       await stdio.close();
       return 0;
     }
     const listen = parseListen(options.http);
     const token = options.noAuth ? undefined : (process.env[TOKEN_ENV] ?? generateToken());
-    const service = await serveGatewayHttp(gateway, { ...listen, token, sessionIdleMs: block.sessionIdleMs });
-    options.err(`mcp-supervisor serve: listening on ${service.url}\n`);
+    const service = await serveGatewayHttp(gateway, {
+      ...listen,
+      token,
+      sessionIdleMs: block.sessionIdleMs,
+      strictSessions: options.strictSessions,
+    });
+    say(
+      'info',
+      { event: 'listening', url: service.url, store: gateway.sessionStore.name },
+      `listening on ${service.url}`,
+    );
     if (token === undefined)
-      options.err(
-        'mcp-supervisor serve: --no-auth: no token is required (anyone who can reach the port can call every tool)\n',
+      say(
+        'warn',
+        { event: 'no auth' },
+        '--no-auth: no token is required (anyone who can reach the port can call every tool)',
       );
+    // Not a log entry: the one way to learn a generated token (set the variable and none is printed).
     else if (process.env[TOKEN_ENV] === undefined)
       options.err(`mcp-supervisor serve: bearer token (set ${TOKEN_ENV} to choose one): ${token}\n`);
     await options.stop;

@@ -5,35 +5,8 @@
  */
 import { closest } from '../core/did-you-mean.js';
 
-/** Every key this package reads in a server entry. */
-export const KNOWN_FIELDS = [
-  'url',
-  'command',
-  'args',
-  'env',
-  'envFile',
-  'cwd',
-  'type',
-  'headers',
-  'auth',
-  'disabled',
-  'requestTimeoutMs',
-  'maxMessageBytes',
-  'maxQueuedRequests',
-  'maxInFlight',
-  'rateLimit',
-  'maxRetryAfterMs',
-  'keepalive',
-  'restart',
-  'revive',
-  'probeAfterTimeouts',
-  'protocolVersion',
-  'validateToolOutput',
-  'eraVerdictMaxAgeMs',
-  'resumeSession',
-  'shutdown',
-  'stderr',
-] as const;
+/** Keys the loader reads and removes before the schema sees the entry (interpolate.ts); the schema declares the rest. */
+export const LOADER_FIELDS = ['envFile'] as const;
 
 /**
  * Keys other hosts define that change nothing here: approval lists, UI labels, per-host tool
@@ -65,11 +38,6 @@ export const UNSUPPORTED_HOST_FIELDS: Readonly<Record<string, string>> = {
   transportType: 'Cline: use `type` (http, sse, stdio)',
 };
 
-/** The known field `key` was most likely meant to be, if one is close enough. */
-export function suggestField(key: string): string | undefined {
-  return closest(key, KNOWN_FIELDS);
-}
-
 export interface FieldIssue {
   /** The key as written. */
   field: string;
@@ -77,8 +45,8 @@ export interface FieldIssue {
 }
 
 /** Unknown and unsupported keys of an entry (ignored host keys are not reported). */
-export function unknownFields(entry: Record<string, unknown>): FieldIssue[] {
-  const known = new Set<string>(KNOWN_FIELDS);
+export function unknownFields(entry: Record<string, unknown>, knownFields: readonly string[]): FieldIssue[] {
+  const known = new Set(knownFields);
   const issues: FieldIssue[] = [];
   for (const key of Object.keys(entry)) {
     if (known.has(key) || Object.hasOwn(IGNORED_HOST_FIELDS, key)) continue;
@@ -87,7 +55,7 @@ export function unknownFields(entry: Record<string, unknown>): FieldIssue[] {
       issues.push({ field: key, message: `not supported: ${unsupported}` });
       continue;
     }
-    const suggestion = suggestField(key);
+    const suggestion = closest(key, knownFields);
     issues.push({
       field: key,
       message: suggestion ? `unknown field (did you mean \`${suggestion}\`?)` : 'unknown field (ignored)',

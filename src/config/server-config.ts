@@ -11,7 +11,8 @@ import { PIN_VALUES, pinOf } from '../protocol/era.js';
 import { ConfigError } from '../core/errors.js';
 import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
 import { parseOAuthOptions } from '../auth/options.js';
-import { suggestField, unknownFields, warningsReported } from './fields.js';
+import { closest } from '../core/did-you-mean.js';
+import { LOADER_FIELDS, unknownFields, warningsReported } from './fields.js';
 import { interpolatedSecretsOf, unexpandedVariable } from './interpolate.js';
 import { withHostUrl } from './host-urls.js';
 import { emitConfigWarning, type ConfigWarning, type ParseOptions } from './config-warning.js';
@@ -170,6 +171,11 @@ const CommandServerSchema = z.looseObject({
   ...common,
 });
 
+/** Every key a server entry may have: the schemas' own, and what the loader reads before them. */
+const KNOWN_FIELDS: readonly string[] = [
+  ...new Set([...Object.keys(UrlServerSchema.shape), ...Object.keys(CommandServerSchema.shape), ...LOADER_FIELDS]),
+];
+
 export type ServerConfigInput = z.input<typeof UrlServerSchema> | z.input<typeof CommandServerSchema>;
 /** Declared once, by the supervisor machine's restart policy; the schema must produce exactly it. */
 export type { BackoffPolicy, RestartPolicy };
@@ -179,31 +185,19 @@ const backoffSchemaIsThePolicy: Exactly<z.output<typeof BackoffSchema>, BackoffP
 void restartSchemaIsThePolicy;
 void backoffSchemaIsThePolicy;
 export type KeepaliveConfig = z.output<typeof KeepaliveSchema>;
-export type ReviveConfig = z.output<typeof ReviveSchema>;
 export type StdioShutdownConfig = z.output<typeof ShutdownSchema>;
 export type StdioStderrConfig = z.output<typeof StderrSchema>;
 export type RateLimitConfig = z.output<typeof RateLimitSchema>;
 
-interface CommonResolved {
+/** The fields every server has, read from the schema: each present on a parsed config (possibly undefined). */
+type CommonFields = z.output<z.ZodObject<typeof common>>;
+type Present<T> = { [K in keyof Required<T>]: T[K] };
+const COMMON_FIELDS = Object.keys(common) as (keyof typeof common)[];
+
+interface CommonResolved extends Present<CommonFields> {
   name: string;
-  headers: Record<string, string>;
-  requestTimeoutMs: number;
-  maxMessageBytes: number;
-  maxQueuedRequests: number;
-  maxInFlight: number;
-  rateLimit: RateLimitConfig | undefined;
-  maxRetryAfterMs: number;
-  keepalive: KeepaliveConfig;
-  restart: RestartPolicy;
-  revive: ReviveConfig;
-  probeAfterTimeouts: number;
-  validateToolOutput: boolean;
-  disabled: boolean;
   /** Values that came from `${VAR}`, `${env:VAR}`, `${input:id}` or `envFile`: redacted wherever they appear. */
   secrets: readonly string[];
-  protocolVersion: string;
-  eraVerdictMaxAgeMs: number;
-  resumeSession: boolean;
 }
 export interface UrlServerConfig extends CommonResolved {
   kind: 'url';
@@ -259,7 +253,7 @@ function checkKind(prefix: string, entry: Record<string, unknown>): 'url' | 'com
   if (hasUrl) return 'url';
   if (hasCommand) return 'command';
   const typos = Object.keys(entry).flatMap((key) => {
-    const meant = suggestField(key);
+    const meant = closest(key, KNOWN_FIELDS);
     return meant === 'url' || meant === 'command' ? [`\`${key}\` looks like a typo of \`${meant}\``] : [];
   });
   throw fieldError(
@@ -270,7 +264,7 @@ function checkKind(prefix: string, entry: Record<string, unknown>): 'url' | 'com
 
 function reportWarnings(prefix: string, entry: Record<string, unknown>, options: ParseOptions): void {
   if (warningsReported(entry)) return;
-  const warnings: ConfigWarning[] = unknownFields(entry).map((issue) => ({
+  const warnings: ConfigWarning[] = unknownFields(entry, KNOWN_FIELDS).map((issue) => ({
     path: `${prefix}.${issue.field}`,
     message: issue.message,
   }));
@@ -316,25 +310,10 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
   // Warnings only for entries that are otherwise valid: one report, the most useful first.
   reportWarnings(prefix, entry, options);
   const value = parsed.data;
-  const shared = {
+  const shared: CommonResolved = {
+    ...(Object.fromEntries(COMMON_FIELDS.map((field) => [field, value[field]])) as Present<CommonFields>),
     name,
-    headers: value.headers,
-    requestTimeoutMs: value.requestTimeoutMs,
-    maxMessageBytes: value.maxMessageBytes,
-    maxQueuedRequests: value.maxQueuedRequests,
-    maxInFlight: value.maxInFlight,
-    rateLimit: value.rateLimit,
-    maxRetryAfterMs: value.maxRetryAfterMs,
-    keepalive: value.keepalive,
-    restart: value.restart,
-    revive: value.revive,
-    probeAfterTimeouts: value.probeAfterTimeouts,
-    validateToolOutput: value.validateToolOutput,
-    disabled: value.disabled,
     secrets: interpolatedSecretsOf(input),
-    protocolVersion: value.protocolVersion,
-    eraVerdictMaxAgeMs: value.eraVerdictMaxAgeMs,
-    resumeSession: value.resumeSession,
   };
   if ('url' in value) {
     const url = new URL(value.url as string);

@@ -134,9 +134,11 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
     if (!route) throw new ProtocolError(-32002, `Resource not found: ${request.params.uri}`);
     const handle = await serving(upstream, route.server, options.holdMs, ctx);
     await forwarded(route.server, () => handle.subscribeResource(route.original, { signal: ctx.mcpReq.signal }));
+    sessions.subscribed(server, request.params.uri, true);
     return {};
   });
   server.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
+    sessions.subscribed(server, request.params.uri, false);
     const route = await surface.resourceRoute(request.params.uri);
     if (!route) return {};
     const handle = await serving(upstream, route.server, options.holdMs, ctx);
@@ -174,6 +176,7 @@ export function createDownstreamServer(parts: DownstreamParts): Server {
   serveHostTasks(server, surface, options.holdMs, sessions.taskInputs);
 
   server.setRequestHandler('logging/setLevel', async (request) => {
+    sessions.setLevel(server, request.params.level);
     parts.setLevel(request.params.level);
     return {};
   });

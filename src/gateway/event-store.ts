@@ -3,6 +3,7 @@
  * messages of each of its streams, bounded. With it the SDK's transport primes every stream with
  * an event id, so a host can resume instead of losing a response.
  */
+import { randomBytes } from 'node:crypto';
 import type { EventStore, JSONRPCMessage } from '@modelcontextprotocol/server';
 
 const KEPT = 256;
@@ -10,6 +11,11 @@ const KEPT = 256;
 export class BoundedEventStore implements EventStore {
   private readonly events: { id: string; stream: string; message: JSONRPCMessage }[] = [];
   private next = 0;
+  /**
+   * Ids unique to this store: a session taken up by another process (http-sessions.ts) numbers
+   * from 1 again, and an id the host kept from the old process must never name a new event.
+   */
+  private readonly epoch = randomBytes(4).toString('hex');
 
   storeEvent(stream: string, message: JSONRPCMessage): Promise<string> {
     return Promise.resolve(this.store(stream, message));
@@ -17,7 +23,7 @@ export class BoundedEventStore implements EventStore {
 
   /** storeEvent without the promise, for the session transport's direct answers. */
   store(stream: string, message: JSONRPCMessage): string {
-    const id = `${stream}_${++this.next}`;
+    const id = `${stream}_${this.epoch}-${++this.next}`;
     this.events.push({ id, stream, message });
     if (this.events.length > KEPT) this.events.shift();
     return id;

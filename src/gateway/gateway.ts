@@ -11,6 +11,9 @@ import type { LoggingLevel } from '../protocol/results.js';
 import { connect } from '../connect.js';
 import type { SupervisorOptions } from '../supervisor/options.js';
 import { createSupervisor, type Supervisor } from '../supervisor/supervisor.js';
+import { silentLogger, type Logger } from '../observe/logger.js';
+import { memoryStore } from '../store/memory-store.js';
+import type { Store } from '../store/types.js';
 import { DirectPath } from './direct-path.js';
 import { createDownstreamServer, SERVER_INFO } from './downstream.js';
 import { resolveGatewayOptions, type GatewayOptions, type ResolvedGatewayOptions } from './options.js';
@@ -24,6 +27,10 @@ type ListKind = 'tools' | 'resources' | 'prompts';
 export class Gateway {
   readonly supervisor: Supervisor;
   readonly sessions = new Sessions();
+  /** Where 2025 host sessions are kept (the given store; else one in this process's memory). */
+  readonly sessionStore: Store;
+  /** The operators' log: upstream transitions, host sessions. */
+  readonly logger: Logger;
   private readonly exchanges = new InputExchanges();
   private readonly surface: Surface;
   private readonly options: ResolvedGatewayOptions;
@@ -36,6 +43,8 @@ export class Gateway {
 
   constructor(options: GatewayOptions) {
     this.options = resolveGatewayOptions(options);
+    this.sessionStore = options.store ?? memoryStore();
+    this.logger = options.logger ?? silentLogger;
     this.upstreamOptions = {
       clientInfo: { name: 'mcp-supervisor-gateway', version: VERSION },
       handlers: forwardingHandlers(this.sessions),

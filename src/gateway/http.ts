@@ -6,7 +6,7 @@
  * 2026-07-28 clients are served per request by the SDK's handler (`subscriptions/listen` for
  * changes). The era is read from each request, as the SDK classifies it.
  */
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -16,16 +16,13 @@ import {
   localhostAllowedOrigins,
   validateHostHeader,
   validateOriginHeader,
-  WebStandardStreamableHTTPServerTransport,
   type JSONRPCRequest,
   type McpHttpHandler,
 } from '@modelcontextprotocol/server';
-import { ConfigError } from '../core/errors.js';
 import { CallSignal } from './call-signal.js';
-import { BoundedEventStore } from './event-store.js';
 import type { Gateway } from './gateway.js';
-import { RETRY_MS, SessionTransport, writeJson } from './session-transport.js';
-import { takesRequests } from './sessions.js';
+import { HttpSessions } from './http-sessions.js';
+import { type SessionTransport, writeJson } from './session-transport.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MCP_PATH = '/mcp';
@@ -39,10 +36,15 @@ export interface HttpServiceOptions {
   allowedHosts?: readonly string[] | undefined;
   /**
    * A 2025 host session with no request open (no GET stream either) for this long is closed, its
-   * memory freed; the host gets 404 and starts a new session, as the spec says. Default 30 min;
-   * 0: never.
+   * memory freed and its record in the store forgotten. Default 30 min; 0: never.
    */
   sessionIdleMs?: number | undefined;
+  /**
+   * A session id found neither in memory nor in the store is answered 404 `Session not found`, as
+   * the spec says, instead of adopted (re-created from the request). Default false: real hosts
+   * never initialize again after a 404 (http-sessions.ts).
+   */
+  strictSessions?: boolean | undefined;
   /**
    * tools/call and the lists answered without an SDK server instance (direct-path.ts). Default
    * true; false serves every request through the SDK's server (the bench's A/B, the tests' reference).
@@ -63,7 +65,6 @@ export function generateToken(): string {
 }
 
 export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOptions): Promise<HttpService> {
-  const sessions = new Map<string, SessionTransport>();
   const modern: McpHttpHandler = createMcpHandler(() => gateway.createServer(), { legacy: 'reject' });
   gateway.sessions.addNotifier(modern.notify);
   const names: AllowedNames = {
@@ -74,43 +75,38 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   };
   const expected = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
   const directPath = options.directPath === false ? undefined : gateway.directPath();
+  const sessions = new HttpSessions(gateway, {
+    idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+    strict: options.strictSessions ?? false,
+    directPath,
+  });
   const taskListens = gateway.taskListens();
 
   const legacy = async (request: Request, body: unknown): Promise<Response> => {
     const id = request.headers.get('mcp-session-id');
-    if (id !== null) {
-      const transport = sessions.get(id);
-      if (!transport) return rpcError(404, -32001, 'Session not found');
+    // A host's initialize that still names an old session starts a new one.
+    if (id !== null && !(request.method === 'POST' && isInitialize(body))) {
+      const transport = sessions.get(id) ?? (await takeUp(id, request));
+      if (transport instanceof Response) return transport;
       return transport.web.handleRequest(request, { parsedBody: body });
     }
     if (request.method !== 'POST' || !isInitialize(body))
       return rpcError(400, -32000, 'Bad Request: no valid session id (Mcp-Session-Id) was given');
-    const server = gateway.createServer();
-    const events = new BoundedEventStore();
-    const transport: SessionTransport = new SessionTransport(
-      new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: randomUUID,
-        eventStore: events,
-        retryInterval: RETRY_MS,
-        onsessioninitialized: (sessionId) => void sessions.set(sessionId, transport),
-        onsessionclosed: (sessionId) => void sessions.delete(sessionId),
-      }),
-      events,
-    );
-    if (directPath) {
-      transport.serveDirect = (message, signal, notify) => directPath.legacy(message, server, signal, notify);
-      transport.quiet = () => !takesRequests(server);
-    }
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-      gateway.sessions.remove(server);
-    };
-    await server.connect(transport);
-    gateway.sessions.add(server);
+    const transport = await sessions.open();
     return transport.web.handleRequest(request, { parsedBody: body });
   };
 
-  const sweep = expireIdle(sessions, options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS);
+  /** A session id this process does not hold: restored or adopted (http-sessions.ts), or 404. */
+  const takeUp = async (id: string, request: Request): Promise<SessionTransport | Response> => {
+    if (request.method === 'DELETE')
+      return (await sessions.endElsewhere(id))
+        ? new Response(null, { status: 200 })
+        : rpcError(404, -32001, 'Session not found');
+    return (
+      (await sessions.takeUp(id, request.headers.get('mcp-protocol-version'))) ??
+      rpcError(404, -32001, 'Session not found')
+    );
+  };
 
   // Its failure is caught here, not by a `.catch` closure and promise per request.
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -174,11 +170,9 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   return {
     url: `http://${host}:${address.port}${MCP_PATH}`,
     close: async () => {
-      clearInterval(sweep);
       taskListens.close();
       await modern.close();
-      await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));
-      sessions.clear();
+      await sessions.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
@@ -248,7 +242,7 @@ function directRequest(req: IncomingMessage, body: unknown, session: SessionTran
   return body as JSONRPCRequest;
 }
 
-function sessionOf(req: IncomingMessage, sessions: Map<string, SessionTransport>): SessionTransport | undefined {
+function sessionOf(req: IncomingMessage, sessions: HttpSessions): SessionTransport | undefined {
   const id = req.headers['mcp-session-id'];
   return typeof id === 'string' ? sessions.get(id) : undefined;
 }
@@ -272,31 +266,12 @@ function sessionRequestClosed(this: Tracked): void {
   const session = this[SESSION]!;
   session.open--;
   session.lastSeen = Date.now();
+  session.onUsed?.(session.lastSeen);
 }
 
 /** The host closed its request before the answer was written: the call is cancelled. */
 function cancelUnfinished(this: Tracked): void {
   if (!this.writableFinished) this[CANCEL]!.abort();
-}
-
-/** Closes the 2025 sessions nobody used for `idleMs` (none of their requests open, a GET stream included). */
-function expireIdle(sessions: Map<string, SessionTransport>, idleMs: number): NodeJS.Timeout | undefined {
-  if (!(Number.isFinite(idleMs) && idleMs >= 0))
-    throw new ConfigError(
-      `invalid gateway option: sessionIdleMs: expected milliseconds >= 0 (0: never), not ${idleMs}`,
-      [{ path: 'sessionIdleMs', message: 'expected a number of milliseconds >= 0' }],
-    );
-  if (idleMs === 0) return undefined;
-  const sweep = setInterval(
-    () => {
-      const before = Date.now() - idleMs;
-      for (const session of sessions.values())
-        if (session.open === 0 && session.lastSeen <= before) void session.close().catch(() => {});
-    },
-    Math.min(Math.max(idleMs / 4, 10), 60_000),
-  );
-  sweep.unref();
-  return sweep;
 }
 
 /** A single JSON-RPC request or notification whose header names 2026-07-28 or later: never 2025-era traffic. */

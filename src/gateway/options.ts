@@ -21,7 +21,11 @@ export interface GatewayOptions {
   statusTool?: boolean | undefined;
   /** Operators' log (transitions, restarts); silent by default. Never the host's channel. */
   logger?: Logger | undefined;
-  /** Shared durable state for the upstream connections (credentials, era verdicts). */
+  /**
+   * Shared durable state: the upstream connections' (credentials, era verdicts), and the 2025 host
+   * sessions of the HTTP service, so that a restarted gateway or another replica serves them.
+   * Default: none for the upstream connections, one in memory for the host sessions.
+   */
   store?: Store | undefined;
   /**
    * Servers that keep state per client (a browser, a shell, a transaction): each 2025-era host

@@ -19,6 +19,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { CallSignal } from './call-signal.js';
 import type { BoundedEventStore } from './event-store.js';
+import type { KeptSession } from './kept-sessions.js';
 
 type RequestId = string | number;
 
@@ -82,6 +83,12 @@ export class SessionTransport implements Transport {
   serveDirect: ServeDirect | undefined;
   /** Set by the HTTP service: true when no server request can be pushed to this session's host (it declared none). */
   quiet: (() => boolean) | undefined;
+  /** What the store keeps of this session (http-sessions.ts), once its handshake is done. */
+  record: KeptSession | undefined;
+  /** Set by the HTTP service: the host used the session at `now` (its record's lifetime restarts). */
+  onUsed: ((now: number) => void) | undefined;
+  /** Why the session closed: the host's DELETE, idle expiry; none: this process let it go (the record stays). */
+  ending: 'ended' | 'expired' | undefined;
 
   constructor(
     readonly web: WebStandardStreamableHTTPServerTransport,

@@ -5,6 +5,7 @@
  * recent session that can take them.
  */
 import { Server, type ServerNotifier } from '@modelcontextprotocol/server';
+import { LOGGING_LEVELS, type LoggingLevel } from '../protocol/results.js';
 import type { LogMessage } from '../runtime/context/events.js';
 import type { ClientHandlers, HandlerContext } from '../runtime/server-input/server-requests.js';
 import type { InputMethod } from './input-exchange.js';
@@ -34,12 +35,23 @@ interface Call {
 
 type Target = { ask: Ask } | { session: Server; relatedRequestId?: RequestId; ask?: undefined };
 
+/** What a 2025 host session asked of the gateway after its handshake: kept with it (kept-sessions.ts). */
+export interface HostFacts {
+  /** `logging/setLevel`: log messages below it are not sent to this session. */
+  level?: LoggingLevel | undefined;
+  /** `resources/subscribe`, as the host named them. */
+  subscriptions: Set<string>;
+}
+
 export class Sessions {
   /** Sessions that stay (2025 sessions over HTTP, stdio connections): newest last. */
   private readonly open = new Set<Server>();
   /** The modern HTTP handlers' change-event buses. */
   private readonly notifiers = new Set<ServerNotifier>();
   private readonly cleanups = new Map<Server, () => Promise<void>>();
+  private readonly facts = new WeakMap<Server, HostFacts>();
+  /** Told when a session's facts changed (the HTTP service keeps them in the store). */
+  private readonly factWatchers = new WeakMap<Server, () => void>();
   /** Tool calls in flight per upstream server. */
   private readonly calls = new Map<string, Call[]>();
   /** 2025-11-25 upstream tasks whose questions 2026-07-28 hosts answer with tasks/update. */
@@ -65,6 +77,31 @@ export class Sessions {
   /** Runs once `session` is gone (its own upstream connections closed). */
   onRemove(session: Server, cleanup: () => Promise<void>): void {
     this.cleanups.set(session, cleanup);
+  }
+
+  /** The session's facts (none yet: no level, no subscription). */
+  factsOf(session: Server): HostFacts {
+    let facts = this.facts.get(session);
+    if (!facts) this.facts.set(session, (facts = { subscriptions: new Set() }));
+    return facts;
+  }
+
+  /** `changed` runs whenever the session's facts change. */
+  watchFacts(session: Server, changed: () => void): void {
+    this.factWatchers.set(session, changed);
+  }
+
+  setLevel(session: Server, level: LoggingLevel): void {
+    this.factsOf(session).level = level;
+    this.factWatchers.get(session)?.();
+  }
+
+  subscribed(session: Server, uri: string, on: boolean): void {
+    const { subscriptions } = this.factsOf(session);
+    if (subscriptions.has(uri) === on) return;
+    if (on) subscriptions.add(uri);
+    else subscriptions.delete(uri);
+    this.factWatchers.get(session)?.();
   }
 
   addNotifier(notifier: ServerNotifier): void {
@@ -112,11 +149,16 @@ export class Sessions {
     for (const notifier of this.notifiers) notifier.resourceUpdated(uri);
   }
 
-  /** An upstream server's log message, to every session (each filters by the level it set). */
+  /** An upstream server's log message, to every session whose level it reaches. */
   log(server: string, message: LogMessage): void {
     const logger = message.logger === undefined ? server : `${server}/${message.logger}`;
     const params = { level: message.level, logger, data: message.data } as Parameters<Server['sendLoggingMessage']>[0];
-    for (const session of this.open) void session.sendLoggingMessage(params).catch(() => {});
+    const severity = (LOGGING_LEVELS as readonly string[]).indexOf(message.level);
+    for (const session of this.open) {
+      const level = this.facts.get(session)?.level;
+      if (level !== undefined && severity < LOGGING_LEVELS.indexOf(level)) continue;
+      void session.sendLoggingMessage(params).catch(() => {});
+    }
   }
 
   /** Where a server's request goes: the session of its call in flight, else the newest session that can take it. */

@@ -126,7 +126,7 @@ export class ToolOutputSchemas {
     if (this.learned) this.stale = true;
   }
 
-  /** Before a call: lists the tools again if the cache is stale (one listing for concurrent calls). */
+  /** Beside a call: lists the tools again if the cache is stale (one listing for concurrent calls). */
   async ensureFresh(listTools: () => Promise<unknown>): Promise<void> {
     if (!this.stale) return;
     this.refreshing ??= listTools().then(

@@ -13,8 +13,9 @@ import { pinOf } from '../protocol/era.js';
 import type { ServerStatus } from '../handle/server-handle.js';
 import { providedConnectionMachine } from '../runtime/actors/connection-actors.js';
 import { stopFollowedStream } from '../runtime/actors/listener-actors.js';
+import { stopAndClose } from '../runtime/actors/stopped-moves.js';
 import { registerRuntimes } from '../runtime/actors/runtime-registry.js';
-import { followConnection, tellFact } from '../runtime/lifecycle-facts.js';
+import { followConnection } from '../runtime/lifecycle-facts.js';
 import type { ServerRuntime } from '../runtime/server-runtime.js';
 import { probeTimeoutMs } from '../protocol/deadlines.js';
 
@@ -84,40 +85,15 @@ export function stopServerActor(actor: ServerActor): Promise<void> {
 }
 
 /**
- * The whole supervisor stops: the server makes the moves of the machine's CLOSE (closing, then
- * closed, with the same facts, so the transition events, the origin's turns and the telemetry
- * read what they read for a handle's `close()`), but its root actor is stopped once, at the
- * start, instead of walking the transitions. A `stop()` of 10,000 servers spent a quarter of its
- * CPU in XState: exiting `ready`, entering `closing`, the close actor's spawn and `onDone`, the
- * final state (docs/performance.md, *Branch `stop10k`*). Stopping the actor stops its children
- * (the listening stream closes with the listener) and cancels its delayed events; a server that
+ * The whole supervisor stops: the server's root actor is stopped once and its machine makes the
+ * moves of `CLOSE` without it (runtime/actors/stopped-moves.ts), so the transition events, the
+ * origin's turns and the telemetry read what they read for a handle's `close()`. A server that
  * ended already, or is closing by its handle, ends as before.
  */
-export async function closeWithSupervisor(actor: ServerActor, runtime: ServerRuntime): Promise<void> {
+export function closeWithSupervisor(actor: ServerActor): Promise<void> {
   const snapshot = actor.getSnapshot();
   if (snapshot.status !== 'active' || snapshot.value === 'closing') return stopServerActor(actor);
-  const session = snapshot.context.session;
-  actor.stop();
-  // What leaving `ready` does besides stopping children: leave the origin's keepalive
-  // (machines/connection.keepalive.ts) and close the stream a listener handed over.
-  runtime.originKeepalive?.leave();
-  stopFollowedStream({ self: actor });
-  tellFact(runtime, { type: 'close requested' });
-  if (session) tellFact(runtime, { type: 'session ended', reason: 'closed', era: session.era });
-  runtime.rejectWaitingRequests('the connection was closed');
-  tellFact(runtime, { type: 'state changed', to: 'closing', cause: 'close requested', error: undefined });
-  let failure: string | undefined;
-  await runtime.closeSession().catch((error: unknown) => {
-    failure = error instanceof Error ? error.message : String(error);
-  });
-  runtime.settleAttempt();
-  tellFact(runtime, { type: 'closed' });
-  tellFact(runtime, {
-    type: 'state changed',
-    to: 'closed',
-    cause: failure === undefined ? 'closed' : 'close failed',
-    error: failure,
-  });
+  return stopAndClose(actor);
 }
 
 /** Resolves when an actor has ended (closed, or crashed). */

@@ -311,10 +311,7 @@ export class Supervisor implements HandleOwner {
       return;
     }
     // Not waiting for start() (a stop ends its attempts); paced like it (an aborted DELETE costs a socket).
-    await inTurns([...actors].reverse(), STARTING_AT_ONCE, ([name, actor]) => {
-      const runtime = this.runtimes.get(name);
-      return runtime ? closeWithSupervisor(actor, runtime) : stopServerActor(actor);
-    });
+    await inTurns([...actors].reverse(), STARTING_AT_ONCE, ([, actor]) => closeWithSupervisor(actor));
     // Servers whose turn to start had not come (a stop during start()).
     for (const runtime of this.runtimes.values())
       if (!actors.has(runtime.name)) runtime.rejectWaitingRequests('the supervisor was stopped');

@@ -51,16 +51,22 @@ export class ServerTools {
     return interceptToolCall(interceptors, call, (last) => this.callServer(last.tool, last.arguments, last.options));
   }
 
-  /** Sent at once (held in the gate if need be) unless the tools must be listed again first. */
+  /** Sent at once (held in the gate if need be), beside a listing of the tools when they changed. */
   private callServer(
     name: string,
     args: Record<string, unknown>,
     options: RequestOptions | undefined,
   ): Promise<CallToolResult> {
     const schemas = this.host.outputSchemas;
-    if (schemas?.isStale) {
-      return schemas.ensureFresh(() => this.list(listingOptions(options))).then(() => this.send(name, args, options));
-    }
+    // Listed beside the call, not before it: both are due by the call's own timeout (a listing
+    // first would add its wait to the call's), and the result is checked once the list is in.
+    if (schemas?.isStale)
+      return this.send(
+        name,
+        args,
+        options,
+        schemas.ensureFresh(() => this.list(listingOptions(options))),
+      );
     return this.send(name, args, options);
   }
 
@@ -68,15 +74,21 @@ export class ServerTools {
     name: string,
     args: Record<string, unknown>,
     options: RequestOptions | undefined,
+    /** The listing that makes the output schemas fresh, when one runs beside the call (it never rejects). */
+    listed?: Promise<void>,
   ): Promise<CallToolResult> {
     const host = this.host;
     // A tool the server runs as a task (required in 2025-11-25, the server's choice in 2026-07-28) is polled to its end.
-    if (host.runsToolTasks) return callLegacyTool(this.toolCall(name, args, options));
+    if (host.runsToolTasks) {
+      if (listed) await listed;
+      return callLegacyTool(this.toolCall(name, args, options));
+    }
     // Modern HTTP: a -32020 HeaderMismatch is answered by listing the tools once (tool-headers.ts).
     // Elsewhere the call goes straight to the runtime (no closure per call).
     const raw = host.mirrorsToolHeaders
       ? await this.withHeaderRecovery(name, args, options)
       : await host.request('tools/call', { name, arguments: args }, options);
+    if (listed) await listed; // no await on the hot path (no listing): one tick less per call
     if (isModernCreated(raw)) return awaitModernTask(this.toolCall(name, args, options), raw);
     return toolResult(host, name, raw);
   }

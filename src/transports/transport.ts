@@ -2,6 +2,7 @@
  * What the runtime needs from a transport: Streamable HTTP, legacy HTTP+SSE and stdio implement
  * the same shape.
  */
+import type { ListenerOpening } from '../../machines/connection-host.js';
 import type { TransportKind } from '../../machines/connection.types.js';
 import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/jsonrpc.js';
 import type { ExchangeSignal } from '../protocol/pending.js';
@@ -56,18 +57,6 @@ export interface SendOptions {
   headers?: Record<string, string> | undefined;
 }
 
-interface StreamCursorHooks {
-  onEventId: (id: string) => void;
-  onRetry: (ms: number) => void;
-  /** Modern era: something arrived on the listen (its acknowledgment, a notification). */
-  onProgress?: (() => void) | undefined;
-}
-
-export type ListenerOpenResult =
-  | { kind: 'open'; read: (hooks: StreamCursorHooks) => Promise<void>; cancel: () => void }
-  /** No listening stream: the status of a refused GET, or (modern) why there is nothing to listen to. */
-  | { kind: 'unavailable'; status?: number | undefined; reason?: string | undefined };
-
 /** A `subscriptions/listen` response stream (modern HTTP): its messages go to the sink as they arrive. */
 export interface SubscriptionStream {
   /** Resolves when the stream ends; rejects when it breaks. */
@@ -97,7 +86,7 @@ export interface Transport {
   /** The handshake succeeded: later requests carry the negotiated protocol version. */
   completeSession(protocolVersion: string): void;
   /** Opens the server-to-client stream; `unavailable` when the server offers none. */
-  openListener(lastEventId: string | undefined): Promise<ListenerOpenResult>;
+  openListener(lastEventId: string | undefined): Promise<ListenerOpening>;
   /**
    * Modern era, over HTTP: POSTs a `subscriptions/listen` and keeps its response stream open
    * (no idle limit, outside the message pool). Transports without it (stdio) send the listen

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveGatewayHttp, type HttpService } from '../../src/gateway/http.js';
+import { KeptSessions } from '../../src/gateway/kept-sessions.js';
 import { startSdkExampleServer, type SdkExampleServer } from '../../servers/sdk-example-server.js';
 import { startGateway, text, TOKEN, v1Client, type RunningGateway } from './helpers.js';
 
@@ -144,18 +145,25 @@ describe('gateway sessions over HTTP', () => {
     }
   });
 
-  it('closes a session left idle (the host gets 404); one with its GET stream open stays', async () => {
+  it('closes a session left idle and forgets its record (strictSessions: the host gets 404); one with its GET stream open stays', async () => {
     // Only the sweep's interval and the clock are fake: the HTTP exchanges run in real time.
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
-    const idle: HttpService = await serveGatewayHttp(gw.gateway, { token: TOKEN, sessionIdleMs: 60_000 });
+    const idle: HttpService = await serveGatewayHttp(gw.gateway, {
+      token: TOKEN,
+      sessionIdleMs: 60_000,
+      strictSessions: true,
+    });
+    const kept = new KeptSessions(gw.gateway.sessionStore, 0, () => {});
     const client = await v1Client(idle.url); // opens its GET stream
     try {
       const id = await rawSession(idle.url);
       await expect.poll(() => gw.gateway.sessions.size).toBe(2);
+      await expect.poll(() => kept.find(id)).toBeDefined();
       vi.advanceTimersByTime(59_000);
       expect(gw.gateway.sessions.size).toBe(2);
       vi.advanceTimersByTime(16_000);
       await expect.poll(() => gw.gateway.sessions.size).toBe(1);
+      await expect.poll(() => kept.find(id)).toBeUndefined();
       expect((await call(idle.url, id, 1)).status).toBe(404);
       expect(text(await client.callTool({ name: 'example__echo', arguments: { text: 'still here' } }))).toBe(
         'still here',

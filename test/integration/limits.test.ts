@@ -8,6 +8,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   connect,
+  createSupervisor,
   QueueFullError,
   ServerBusyError,
   type BackpressureEvent,
@@ -294,5 +295,65 @@ describe('limits per server', () => {
     await expect(open(cleanup, f.url, { rateLimit: { perSecnd: 3 } } as never)).rejects.toThrow(
       /servers\.fx\.rateLimit/,
     );
+  });
+});
+
+describe('a server busy through the whole handshake: connect() and start() settle within the request timeout', () => {
+  // A short bound, a short backoff: busy answers without Retry-After wait 100, 200, 400 ms …
+  const quick = {
+    requestTimeoutMs: 600,
+    keepalive: false,
+    restart: { backoff: { initialMs: 100, maxMs: 1_000 } },
+  } as const;
+
+  it.each([undefined, 'legacy'] as const)(
+    'every POST answered 503 without Retry-After (era %s): connect() rejects with a ServerBusyError naming it',
+    async (protocolVersion) => {
+      f.faults.busyFor = { what: 'POST', times: Infinity, status: 503 };
+      const error = await rejection(connect({ url: f.url, protocolVersion, ...quick }, { name: 'fx' }));
+      expect(error).toBeInstanceOf(ServerBusyError);
+      const busy = error as ServerBusyError;
+      expect(busy.status).toBe(503);
+      expect(busy.retryAfterMs).toBeUndefined();
+      expect(busy.waitMs).toBeGreaterThan(0);
+      expect(busy.message).toMatch(
+        /\[fx\] the server is busy \(HTTP 503, no Retry-After\).*600 ms \(requestTimeoutMs\)/,
+      );
+      expect(posts(f.requests, 'initialize').length + posts(f.requests, 'server/discover').length).toBeGreaterThan(1);
+    },
+  );
+
+  it('429 with Retry-After: 3600 to the handshake: connect() rejects at once with the wait it asked for', async () => {
+    f.faults.busyFor = { what: 'POST', times: Infinity, status: 429, retryAfter: '3600' };
+    const error = await rejection(connect({ url: f.url, protocolVersion: 'legacy', ...quick }, { name: 'fx' }));
+    expect(error).toBeInstanceOf(ServerBusyError);
+    expect(error).toMatchObject({ status: 429, retryAfterMs: 3_600_000 });
+    // The wait the client keeps: the Retry-After capped by maxRetryAfterMs (60 s by default).
+    expect((error as ServerBusyError).waitMs).toBeLessThanOrEqual(60_000);
+    expect(error.message).toMatch(/Retry-After 3600000 ms/);
+    expect(posts(f.requests, 'initialize'), 'nothing more is sent inside the window').toHaveLength(1);
+  });
+
+  it('start() settles with the server reconnecting and saying busy; no restart budget spent; ready once the server serves', async () => {
+    f.faults.busyFor = { what: 'POST', times: 3, status: 429, retryAfter: '1' };
+    const sup = createSupervisor({
+      servers: {
+        fx: {
+          url: f.url,
+          protocolVersion: 'legacy',
+          ...quick,
+          restart: { maxRestarts: 1, backoff: { initialMs: 100 } },
+        },
+      },
+    });
+    cleanup.add(sup, (s) => s.stop());
+    await sup.start();
+    const status = sup.status().fx!;
+    expect(status.state, 'not a handshake state while it waits').toBe('reconnecting');
+    expect(status.lastError).toMatch(/the server is busy \(HTTP 429, Retry-After 1000 ms\)/);
+    const call = sup.server('fx').callTool('echo', { text: 'after the wait' }, { timeoutMs: 20_000 });
+    expect((await call).content[0]!.text).toBe('after the wait');
+    // Three busy attempts with a budget of one restart: none was counted as a failure.
+    expect(sup.status().fx).toMatchObject({ state: 'ready', lastError: undefined });
   });
 });

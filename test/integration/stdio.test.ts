@@ -3,6 +3,9 @@
  * fixture script as a real child process: calls, bad output, crashes and restarts, commands that
  * cannot start, and no process left behind after stop().
  */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   connect,
@@ -253,4 +256,41 @@ describe('stdio servers: nothing left behind', () => {
     await sup.stop();
     expect(processesTagged(TAG[1]!)).toEqual([]);
   });
+});
+
+describe('stdio servers: a call written to a process that already died', () => {
+  /** Kills the server and waits, without yielding, until it is a zombie: its exit is not noticed yet. */
+  function killUnnoticed(pid: number): void {
+    process.kill(pid, 'SIGKILL');
+    const deadline = Date.now() + 5_000;
+    while (!/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) {
+      if (Date.now() > deadline) throw new Error(`process ${pid} did not die`);
+    }
+  }
+
+  function callLog(): { path: string; lines(): string[] } {
+    const dir = mkdtempSync(join(tmpdir(), 'stdio-calls-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'calls.log');
+    return { path, lines: () => (existsSync(path) ? readFileSync(path, 'utf8').trim().split('\n') : []) };
+  }
+
+  it.each([undefined, 'always'] as const)(
+    'the write failed, so nothing was delivered: the call (retry %s) is held and sent once after the restart',
+    async (retry) => {
+      const log = callLog();
+      const sup = supervise({ fx: { ...fixture('--call-log', log.path), restart: quickRestart(5) } });
+      await sup.start();
+      const handle = sup.server('fx');
+      await handle.callTool('echo', { text: 'before' });
+      const firstPid = handle.status().pid!;
+      killUnnoticed(firstPid);
+      const answer = await handle.callTool('echo', { text: 'written to the dead' }, { timeoutMs: 10_000, retry });
+      expect(answer.content[0]!.text).toBe('written to the dead');
+      const secondPid = handle.status().pid!;
+      expect(secondPid).not.toBe(firstPid);
+      // Executed once, by the new process: never by the dead one, never twice.
+      expect(log.lines()).toEqual([`${firstPid} before`, `${secondPid} written to the dead`]);
+    },
+  );
 });

@@ -1,7 +1,7 @@
 /**
- * A whole supervisor's `stop()` closes its servers without walking each machine's CLOSE (its root
- * actors are stopped once and the runtime tells the moves, src/supervised-server.ts
- * `closeWithSupervisor`). What a user sees must be what the machine's CLOSE gives: the same
+ * A whole supervisor's `stop()` closes its servers without sending CLOSE to each live actor (its
+ * root actors are stopped once and each machine makes the moves of CLOSE without its actor,
+ * src/runtime/actors/stopped-moves.ts). What a user sees must be what the machine's CLOSE gives: the same
  * transitions with the same causes from every state, the stdio process ended, the session deleted.
  * This test holds the two paths together, so a change to the machine's `closing` shows here.
  */

@@ -81,6 +81,11 @@ export function unauthorized(fatal = false): Error {
   );
 }
 
+/** What a handshake step throws when the server answered 429/503 for all its bound (handshake-busy.ts). */
+export function busy(): Error {
+  return Object.assign(new Error('the server is busy (HTTP 503, no Retry-After)'), { status: 503, waitMs: 7_000 });
+}
+
 const done = (id: string, output?: unknown): AnyEventObject => ({ type: `xstate.done.actor.${id}`, output });
 const failure = (id: string, error: unknown): AnyEventObject => ({ type: `xstate.error.actor.${id}`, error });
 
@@ -104,6 +109,7 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
     // A re-handshake yields a new session generation.
     list.push(done('handshake', session(snapshot.matches('reinitializing') ? 2 : 1)));
     list.push(failure('handshake', new Error('initialize timed out')), failure('handshake', unsupportedVersion()));
+    list.push(failure('handshake', busy()));
     // 405 sends an unlatched `auto` server to the fallback; 401 never does.
     list.push(failure('handshake', refused(405)), failure('handshake', refused(401)));
     // 401 with an auth provider authorizes; without one it is fatal.
@@ -120,6 +126,7 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
       done('discover', { era: 'modern', session: discovery(generation) }),
       done('discover', { era: 'legacy', evidence: "HTTP 400 for 'server/discover'" }),
       failure('discover', new Error('connect ECONNREFUSED')),
+      failure('discover', busy()),
       failure('discover', unauthorized()),
       { type: 'CONNECTION_LOST', error: 'exited with code 1' },
     );
@@ -215,6 +222,7 @@ function project(snapshot: AnyMachineSnapshot) {
     era: snapshot.context.latchedEra ?? null,
     // Own restarts: the budget left decides between a restart and giving up.
     ...(snapshot.context.restart && { restarts: restarts.inWindow }),
+    busy: (snapshot.context.restarts as RestartRecord).busyMs !== undefined,
     listening: snapshot.context.listening,
   };
 }
@@ -387,7 +395,16 @@ function checkSideEffects(step: StepContext): void {
 function checkOwnRestarts({ h, event, before, after }: StepContext, policy: RestartPolicy, wentDown: boolean): void {
   const was = before.context.restarts as RestartRecord;
   const now = after.context.restarts as RestartRecord;
-  if (wentDown) {
+  const busyMs = now.busyMs;
+  if (wentDown && busyMs !== undefined) {
+    expect(after.matches('reconnecting'), 'a busy server is waited for, whatever the budget').toBe(true);
+    expect(now, 'an attempt after a busy answer is no failure the budget counts').toMatchObject({
+      inWindow: was.inWindow,
+      attempt: was.attempt + 1,
+      total: was.total + 1,
+    });
+    h.scratch.downAt = h.clock.now();
+  } else if (wentDown) {
     const budget = !after.context.fatal && was.inWindow < policy.maxRestarts;
     expect(after.matches('reconnecting'), 'a restart while the budget lasts, else giving up at once').toBe(budget);
     expect(now.total, 'each restart counted').toBe(was.total + (budget ? 1 : 0));
@@ -402,8 +419,11 @@ function checkOwnRestarts({ h, event, before, after }: StepContext, policy: Rest
       });
     }
   }
+  if (event.type === 'REQUESTS_WAITING' && was.busyMs !== undefined && before.matches('reconnecting'))
+    expect(after.value, "a busy server's wait is not cut short by waiting requests").toEqual(before.value);
   if (event.type === 'RESTART' && before.matches({ reconnecting: 'backing off' })) {
-    const delay = restartDelay(was.attempt - 1, policy.backoff, () => 0.5);
+    const backoff = restartDelay(was.attempt - 1, policy.backoff, () => 0.5);
+    const delay = Math.max(backoff, was.busyMs ?? 0);
     expect(h.clock.now() - h.scratch.downAt, 'the restart comes after exactly its backoff').toBe(delay);
   }
   if (event.type === PROVEN)

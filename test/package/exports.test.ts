@@ -72,7 +72,6 @@ const ROOT_VALUES = {
 
 const MACHINES_VALUES = {
   connectionMachine: 'object',
-  describeCause: 'function',
   listenerMachine: 'object',
   supervisorMachine: 'object',
   keepaliveMachine: 'object',

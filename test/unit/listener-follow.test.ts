@@ -9,9 +9,15 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assign, createActor, setup, spawnChild, stopChild, type AnyEventObject } from 'xstate';
+import { assign, createActor, setup, spawnChild, stopChild, transition, type AnyEventObject } from 'xstate';
 import type { ConnectionHost, ListenerOpening } from '../../machines/connection-host.js';
-import { listenerMachine } from '../../machines/listener.machine.js';
+import {
+  cursorChange,
+  endsOpenStream,
+  listenerMachine,
+  type ListenerContext,
+  type ListenerEvent,
+} from '../../machines/listener.machine.js';
 import { followStreamActions, stopFollowedStream } from '../../src/runtime/actors/listener-actors.js';
 import { registerRuntimes } from '../../src/runtime/actors/runtime-registry.js';
 
@@ -131,5 +137,34 @@ describe('listener: following the stream without a child actor', () => {
         },
       ]);
     actor.stop();
+  });
+});
+
+describe('a handed-over stream takes its events as the listener takes them', () => {
+  // The listener's own `connected.streaming`, beside what the runtime does for a stream it follows
+  // (`cursorChange`, `endsOpenStream`): a new effect in the machine that the follower lacks fails here.
+  const context: ListenerContext = {
+    server: 'docs',
+    lastEventId: 'e1',
+    retryMs: undefined,
+    stalledAttempts: 2,
+    reopens: 1,
+    progressed: false,
+    opened: true,
+    unavailableStatus: undefined,
+    lastError: undefined,
+  };
+  const events: ListenerEvent[] = [
+    { type: 'EVENT_ID', id: 'e2' },
+    { type: 'RETRY', ms: 1500 },
+    { type: 'STREAM_PROGRESSED' },
+    { type: 'STREAM_ENDED' },
+    { type: 'STREAM_FAILED', error: 'socket hang up' },
+  ];
+  it.each(events.map((event) => [event.type, event] as const))('%s', (_, event) => {
+    const streaming = listenerMachine.resolveState({ value: { connected: 'streaming' }, context });
+    const [next] = transition(listenerMachine, streaming, event);
+    expect(!next.matches('connected')).toBe(endsOpenStream(event));
+    if (!endsOpenStream(event)) expect(next.context).toEqual({ ...context, ...cursorChange(event) });
   });
 });

@@ -4,7 +4,7 @@
  * server of every supervisor (a `provide` per connection would rebuild every state node of
  * every machine).
  */
-import { fromPromise } from 'xstate';
+import { fromPromise, type AnyActorLogic } from 'xstate';
 import {
   connectionMachine,
   type ConnectTransportInput,
@@ -14,46 +14,54 @@ import {
   type SessionInfo,
   type TransportOpened,
 } from '../../../machines/connection.machine.js';
+import type { ActorClock, ConnectionHost } from '../../../machines/connection-host.js';
 import { keepaliveMachine } from '../../../machines/keepalive.machine.js';
 import { listenerMachine } from '../../../machines/listener.machine.js';
 import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse-fallback.machine.js';
 import { followStreamActions, stopFollowedStream } from './listener-actors.js';
 import { bindEvidence, sendProbe } from './keepalive-actions.js';
 import { runtimeOf } from './runtime-registry.js';
-import type { ActorClock } from '../../../machines/connection-host.js';
+
+/** What a promise actor of the machines runs: one call of its server's host. */
+export type HostCall = (system: object, input: ServerRef, signal: AbortSignal) => Promise<unknown>;
+
+/** Each promise actor's call, by its logic: a stopped connection's moves run it without an actor (stopped-moves.ts). */
+const hostCalls = new WeakMap<AnyActorLogic, HostCall>();
+
+/** A promise actor that is one call of its server's host. */
+function hostActor<Output, Input extends ServerRef = ServerRef>(
+  call: (host: ConnectionHost, input: Input, signal: AbortSignal) => Promise<Output>,
+) {
+  const run = (system: object, input: Input, signal: AbortSignal) =>
+    call(runtimeOf(system, input.server), input, signal);
+  const logic = fromPromise<Output, Input>(({ input, system, signal }) => run(system, input, signal));
+  hostCalls.set(logic, run as HostCall);
+  return logic;
+}
+
+/** The host call an invoked actor stands for; undefined for a machine child. */
+export function hostCallOf(logic: AnyActorLogic): HostCall | undefined {
+  return hostCalls.get(logic);
+}
 
 export const providedConnectionMachine = connectionMachine.provide({
   actors: {
-    'connect transport': fromPromise<TransportOpened, ConnectTransportInput>(({ input, system }) =>
-      runtimeOf(system, input.server).connectTransport(input.transport),
+    'connect transport': hostActor<TransportOpened, ConnectTransportInput>((host, input) =>
+      host.connectTransport(input.transport),
     ),
     'sse-fallback': sseFallbackMachine.provide({
       actors: {
-        'open legacy stream': fromPromise<void, SseFallbackInput>(({ input, system }) =>
-          runtimeOf(system, input.server).openLegacyTransport(),
-        ),
+        'open legacy stream': hostActor<void, SseFallbackInput>((host) => host.openLegacyTransport()),
       },
     }),
     keepalive: keepaliveMachine.provide({ actions: { 'send probe': sendProbe, 'bind evidence': bindEvidence } }),
-    'discover server': fromPromise<DiscoverVerdict, ServerRef>(({ input, system }) =>
-      runtimeOf(system, input.server).discoverServer(),
-    ),
-    'initialize session': fromPromise<SessionInfo, ServerRef>(({ input, system }) =>
-      runtimeOf(system, input.server).initialize(),
-    ),
-    'probe session': fromPromise<ProbeVerdict, ServerRef>(({ input, system }) =>
-      runtimeOf(system, input.server).probeSession(),
-    ),
-    authorize: fromPromise<void, ServerRef>(({ input, system, signal }) =>
-      runtimeOf(system, input.server).authorize(signal),
-    ),
-    'close session': fromPromise<void, ServerRef>(({ input, system }) =>
-      runtimeOf(system, input.server).closeSession(),
-    ),
+    'discover server': hostActor<DiscoverVerdict>((host) => host.discoverServer()),
+    'initialize session': hostActor<SessionInfo>((host) => host.initialize()),
+    'probe session': hostActor<ProbeVerdict>((host) => host.probeSession()),
+    authorize: hostActor<void>((host, _input, signal) => host.authorize(signal)),
+    'close session': hostActor<void>((host) => host.closeSession()),
     listener: listenerMachine.provide({ actions: followStreamActions }),
-    'wait for origin': fromPromise<void, ServerRef>(({ input, system }) =>
-      runtimeOf(system, input.server).origin.turn(),
-    ),
+    'wait for origin': hostActor<void>((host) => host.origin.turn()),
   },
   actions: {
     'hold requests': ({ context, system }) => runtimeOf(system, context.server).holdRequests(),

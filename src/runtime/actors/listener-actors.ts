@@ -16,11 +16,13 @@
 import type { ActorRef, AnyActorRef, Snapshot, Subscription } from 'xstate';
 import type { ListenerCursorHooks, ListenerOpening } from '../../../machines/connection-host.js';
 import type { ConnectionEvent } from '../../../machines/connection.types.js';
-import type {
-  FollowStreamInput,
-  ListenerEvent,
-  OpenFailure,
-  StreamCursor,
+import {
+  cursorChange,
+  endsOpenStream,
+  type FollowStreamInput,
+  type ListenerEvent,
+  type OpenFailure,
+  type StreamCursor,
 } from '../../../machines/listener.machine.js';
 import { DEFAULT_STREAM_RECONNECT_POLICY } from '../../../machines/stream-policy.js';
 import { describeError } from '../../core/errors.js';
@@ -162,35 +164,21 @@ class FollowedStream implements ListenerCursorHooks {
 }
 
 /**
- * What the listener's `connected` does with the events of an open stream (listener.machine.ts:
- * `remember event id`, `remember retry`, `remember progress`; STREAM_ENDED / STREAM_FAILED to
- * `ended`), done for a handed-over stream; its end goes back to the connection.
+ * An event of a handed-over stream, taken as the listener's `connected` takes it
+ * (listener.machine.ts: `cursorChange`, `endsOpenStream`); its end goes back to the connection.
  */
 function follow(cursor: HandedOver, event: ListenerEvent, stream: FollowedStream): void {
-  switch (event.type) {
-    case 'EVENT_ID':
-      cursor.lastEventId = event.id;
-      cursor.progressed = true;
-      return;
-    case 'RETRY':
-      cursor.retryMs = event.ms;
-      return;
-    case 'STREAM_PROGRESSED':
-      cursor.progressed = true;
-      return;
-    case 'STREAM_ENDED':
-    case 'STREAM_FAILED': {
-      stream.stop();
-      const { connection, openedAt, lastEventId, retryMs, stalledAttempts, reopens, progressed } = cursor;
-      if (connection.getSnapshot().status !== 'active') return;
-      const stable = sinceLoad() - openedAt >= DEFAULT_STREAM_RECONNECT_POLICY.stableAfterMs;
-      const error = event.type === 'STREAM_FAILED' ? event.error : undefined;
-      const resume = { lastEventId, retryMs, stalledAttempts, reopens, progressed, stable, error };
-      connection.send({ type: 'LISTEN_WANTED', resume });
-      return;
-    }
-    default:
-  }
+  const change = cursorChange(event);
+  // Assigned onto the cursor, not spread: it keeps its one shape (~0.3 KB per connection).
+  if (change) Object.assign(cursor, change);
+  if (!endsOpenStream(event)) return;
+  stream.stop();
+  const { connection, openedAt, lastEventId, retryMs, stalledAttempts, reopens, progressed } = cursor;
+  if (connection.getSnapshot().status !== 'active') return;
+  const stable = sinceLoad() - openedAt >= DEFAULT_STREAM_RECONNECT_POLICY.stableAfterMs;
+  const error = event.type === 'STREAM_FAILED' ? event.error : undefined;
+  const resume = { lastEventId, retryMs, stalledAttempts, reopens, progressed, stable, error };
+  connection.send({ type: 'LISTEN_WANTED', resume });
 }
 
 const LOADED_AT = Date.now();

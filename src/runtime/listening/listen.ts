@@ -16,9 +16,10 @@
  *   `notifications/cancelled`).
  * - `subscribeResource` waits for the acknowledgment of a listen opened after its change.
  */
+import type { ListenerOpening } from '../../../machines/connection-host.js';
 import { McpError, ProtocolError, RequestAbortedError, RequestTimeoutError } from '../../core/errors.js';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
-import type { ListenerOpenResult, SubscriptionStream, Transport } from '../../transports/transport.js';
+import type { SubscriptionStream, Transport } from '../../transports/transport.js';
 import { offersTaskNotifications } from './task-subscriptions.js';
 
 export const SUBSCRIPTION_ID_META = 'io.modelcontextprotocol/subscriptionId';
@@ -165,7 +166,7 @@ export class ModernListens {
     uris: readonly string[],
     taskIds: readonly string[],
     timeoutMs: number,
-  ): Promise<ListenerOpenResult> {
+  ): Promise<ListenerOpening> {
     const filter = listenFilter(capabilities, uris, taskIds);
     if (!filter) {
       this.nothingToListenFor();
@@ -179,7 +180,7 @@ export class ModernListens {
     params: (filter: SubscriptionFilter) => Record<string, unknown>,
     filter: SubscriptionFilter,
     timeoutMs: number,
-  ): Promise<ListenerOpenResult> {
+  ): Promise<ListenerOpening> {
     const listen = new OpenListen(`${LISTEN_ID_PREFIX}${++this.lastId}`, this.generation, this.server);
     const message: JsonRpcRequest = {
       jsonrpc: '2.0',

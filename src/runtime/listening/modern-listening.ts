@@ -5,9 +5,10 @@
  * a listener child when none runs). A runtime creates it at its first listen,
  * task watch or subscription change: an idle server holds none.
  */
+import type { ListenerOpening } from '../../../machines/connection-host.js';
 import type { SnapshotFrom } from 'xstate';
 import type { ConnectionEvent, connectionMachine, SessionInfo } from '../../../machines/connection.machine.js';
-import type { ListenerOpenResult, Transport } from '../../transports/transport.js';
+import type { Transport } from '../../transports/transport.js';
 import { listenFilter, ModernListens, type ListenControl } from './listen.js';
 import { offersTaskNotifications, WatchedTasks } from './task-subscriptions.js';
 
@@ -19,7 +20,7 @@ export interface ListeningHost {
   tell(event: ConnectionEvent): void;
 }
 
-const NOTHING_TO_LISTEN_FOR: ListenerOpenResult = { kind: 'unavailable', reason: 'nothing to listen for' };
+const NOTHING_TO_LISTEN_FOR: ListenerOpening = { kind: 'unavailable', reason: 'nothing to listen for' };
 
 export class ModernListening {
   /** The `subscriptions/listen` requests (created by the first listen or change). */
@@ -47,7 +48,7 @@ export class ModernListening {
     transport: Transport,
     envelope: { wrap(params: Record<string, unknown>): Record<string, unknown> },
     timeoutMs: number,
-  ): Promise<ListenerOpenResult> {
+  ): Promise<ListenerOpening> {
     const { capabilities = {} } = this.host.session() ?? {};
     const uris = this.subscribedUris();
     const taskIds = this.watchedTasks?.ids() ?? [];

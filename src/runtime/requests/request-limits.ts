@@ -44,7 +44,8 @@ export class RequestLimits {
   private lastBackoffMs = 0;
   /** When the last window ended (epoch ms). */
   private closedAt = 0;
-  private lastStatus: 429 | 503 | undefined = undefined;
+  /** The last 429/503 answer: its status for events, its Retry-After for a handshake that gives up waiting. */
+  lastBusy: ServerBusyError | undefined = undefined;
   /** Requests answered 429/503 and waiting to be sent again (created by the first: most servers never answer one). */
   private answeredBusy: WeakSet<PendingRequest> | undefined = undefined;
   /** Totals: requests held by a 429/503 answer, and sent again after one. */
@@ -157,7 +158,7 @@ export class RequestLimits {
       const base = Math.min(config.maxRetryAfterMs, initialMs * factor ** this.streak++);
       waitMs = this.lastBackoffMs = Math.round(base * (1 - jitter + Math.random() * 2 * jitter));
     }
-    this.lastStatus = error.status;
+    this.lastBusy = error;
     return waitMs;
   }
 
@@ -174,7 +175,7 @@ export class RequestLimits {
       if (this.answeredBusy?.delete(request)) {
         this.retried++;
         pending.renumber(request);
-        this.context.telemetry?.onRetry(request, this.lastStatus ?? 429);
+        this.context.telemetry?.onRetry(request, this.lastBusy?.status ?? 429);
       }
       this.put(request);
     }
@@ -259,7 +260,7 @@ export class RequestLimits {
     const event: BackpressureEvent = {
       server: this.context.name,
       phase,
-      status: this.lastStatus ?? 429,
+      status: this.lastBusy?.status ?? 429,
       waitMs,
       until: this.until,
       waiting: this.context.gate.limited,

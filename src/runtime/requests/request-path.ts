@@ -196,9 +196,13 @@ export class RequestPath {
     const message: JsonRpcRequest = { jsonrpc: '2.0', id: request.id, method: request.method, params };
     const headers =
       envelope && transport.kind === 'http' ? this.headers?.headersFor(request.method, request.params) : undefined;
+    const sends = request.sends;
     transport
       .send(message, { signal: request, handshake, timeoutMs: request.timeoutMs, headers })
       .catch((error: unknown) => {
+        // Moved on since (parked by a loss report, sent again): this send's failure is old news,
+        // and acting on it again would send the request twice.
+        if (!request.sent || request.sends !== sends) return;
         // 429/503: not processed; the limits hold it for the window (unless its timeout ends first).
         if (error instanceof ServerBusyError && !handshake && this.limits.onBusy(request, error)) return;
         this.recovery.onSendFailure(request, error);

@@ -28,6 +28,7 @@ import {
   type VersionPin,
 } from '../../protocol/era.js';
 import type { Transport } from '../../transports/transport.js';
+import { ServerBusyError } from '../../core/retry-after.js';
 
 export interface DiscoverInput {
   server: string;
@@ -121,7 +122,7 @@ function noMutualVersion({ server, pin }: DiscoverInput, supported: unknown): Di
 
 /**
  * Not a modern answer: a legacy server, unless the failure says nothing about the era
- * (unreachable, no answer in time, 401, 5xx). A server that never answers is not a 2025-era
+ * (unreachable, no answer in time, 401, 429, 5xx). A server that never answers is not a 2025-era
  * server: it fails the attempt at one request timeout, with no `initialize` tried after it.
  */
 function legacyOrThrow({ server, pin }: DiscoverInput, error: unknown): DiscoverVerdict {
@@ -129,6 +130,7 @@ function legacyOrThrow({ server, pin }: DiscoverInput, error: unknown): Discover
     error instanceof AuthorizationRequiredError ||
     error instanceof ConnectionClosedError ||
     error instanceof RequestTimeoutError ||
+    error instanceof ServerBusyError ||
     (error instanceof TransportError && (error.status === undefined || error.status >= 500));
   if (saysNothing) throw error;
   const evidence = describeError(error);

@@ -72,13 +72,18 @@ export class SessionOpening {
       transport,
       pin: this.pin,
       // 429/503: the server asks to wait (handshake-busy.ts), it says nothing about the era.
+      // Within the request timeout: a server busy for longer fails the attempt (connect() settles).
       send: (version) =>
-        whileBusy(context, this.requests.limits, () =>
-          this.probes.sendPastGate(
-            'server/discover',
-            new ModernEnvelope(version, this.modernCapabilities(), this.clientInfo).wrap(undefined),
-            timeoutMs,
-          ),
+        whileBusy(
+          context,
+          this.requests.limits,
+          (leftMs) =>
+            this.probes.sendPastGate(
+              'server/discover',
+              new ModernEnvelope(version, this.modernCapabilities(), this.clientInfo).wrap(undefined),
+              Math.min(timeoutMs, leftMs!),
+            ),
+          context.config.requestTimeoutMs,
         ),
     });
     if (verdict.era === 'modern') {
@@ -125,7 +130,13 @@ export class SessionOpening {
         protocolVersion: this.pin.era === 'legacy' ? this.pin.version : undefined,
         capabilities: this.advertisedCapabilities(),
         clientInfo: this.clientInfo,
-        initialize: (params) => whileBusy(context, this.requests.limits, () => this.sendInitialize(params)),
+        initialize: (params) =>
+          whileBusy(
+            context,
+            this.requests.limits,
+            (leftMs) => this.sendInitialize(params, leftMs!),
+            context.config.requestTimeoutMs,
+          ),
       });
       // A refused era verdict is dropped from the store (era-memory.ts).
       session = await (this.memory ? this.memory.checked(attempt) : attempt);
@@ -142,11 +153,11 @@ export class SessionOpening {
   }
 
   /** The `initialize` request: through the pending requests and the request path, never cancelled. */
-  private sendInitialize(params: Record<string, unknown>): Promise<unknown> {
+  private sendInitialize(params: Record<string, unknown>, timeoutMs: number): Promise<unknown> {
     const context = this.context;
     const operation = startOperation(context.observed, 'initialize', params);
     const { request, promise } = context.pending.create('initialize', operation?.params ?? params, {
-      timeoutMs: context.config.requestTimeoutMs,
+      timeoutMs,
       uncancellable: true,
     });
     if (operation) context.telemetry?.track(request, promise, operation);

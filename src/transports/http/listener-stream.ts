@@ -7,6 +7,7 @@
  * "no listening stream", refusals and errors are read where they always were (http-requests.ts).
  * Where undici keeps its internals elsewhere, the stream is a body read as before.
  */
+import type { ListenerCursorHooks as CursorHooks, ListenerOpening } from '../../../machines/connection-host.js';
 import type { Client, Dispatcher } from 'undici';
 import { closeStreamClient, type Body } from '../../core/response-body.js';
 import {
@@ -19,11 +20,10 @@ import {
   type SseHandlers,
 } from '../sse-reader.js';
 import { undiciRequestInternals, type LegacyHandler } from '../json-answer.js';
-import type { ListenerOpenResult } from '../transport.js';
 import type { EventStreamResult } from '../http-requests.js';
 
-type OpenListener = Extract<ListenerOpenResult, { kind: 'open' }>;
-type CursorHooks = Parameters<OpenListener['read']>[0];
+type OpenListener = Extract<ListenerOpening, { kind: 'open' }>;
+
 type Abort = (reason?: Error) => void;
 type Settle<T> = { resolve: (value: T) => void; reject: (error: Error) => void };
 
@@ -241,7 +241,7 @@ export async function openListenerStream(
   generation: number,
   client: Client,
   open: (dispatcher: Dispatcher) => Promise<EventStreamResult>,
-): Promise<ListenerOpenResult> {
+): Promise<ListenerOpening> {
   const dispatcher = undiciRequestInternals ? new DispatchedListenerStream(owner, generation, client) : client;
   let response: EventStreamResult;
   try {

@@ -3,6 +3,7 @@
  * the negotiated protocol version, and the headers derived from them. Every message is a POST;
  * responses arrive as JSON or as an SSE stream; the GET listener is opened on request.
  */
+import type { ListenerOpening } from '../../../machines/connection-host.js';
 import type { Dispatcher, Pool } from 'undici';
 import {
   isResponse,
@@ -28,7 +29,6 @@ import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
 import { openListenerStream } from './listener-stream.js';
 import {
   realTimers,
-  type ListenerOpenResult,
   type SendOptions,
   type SubscriptionStream,
   type Timers,
@@ -292,7 +292,7 @@ export class StreamableHttpTransport implements Transport, ResponseStreamSource,
     return answered;
   }
 
-  async openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
+  async openListener(lastEventId: string | undefined): Promise<ListenerOpening> {
     const from = lastEventId ?? this.listenerEventId;
     return openListenerStream(this, this.generation, streamClient(this.origin), (client) =>
       this.getStream(from, undefined, this.listenerOpenTimeoutMs, 0, client),

@@ -5,6 +5,7 @@
  * the server session: when it ends, the transport is dead and the runtime reconnects with a new
  * stream and a new `initialize`. There is no resumability and no session header.
  */
+import type { ListenerOpening } from '../../../machines/connection-host.js';
 import type { Dispatcher, Pool } from 'undici';
 import { parseMessages, type JsonRpcMessage } from '../../protocol/jsonrpc.js';
 import {
@@ -30,14 +31,7 @@ import {
 import { describeErrorBody, discardBody } from '../../core/response-body.js';
 import { readSseStream } from '../sse-reader.js';
 import { HttpCredentials, type HttpOptions } from '../http-credentials.js';
-import {
-  realTimers,
-  type ListenerOpenResult,
-  type SendOptions,
-  type Timers,
-  type Transport,
-  type TransportSink,
-} from '../transport.js';
+import { realTimers, type SendOptions, type Timers, type Transport, type TransportSink } from '../transport.js';
 import { probeTimeoutMs } from '../../protocol/deadlines.js';
 
 type Body = Dispatcher.ResponseData['body'];
@@ -202,7 +196,7 @@ export class LegacySseTransport implements Transport {
   }
 
   /** The SSE stream is the transport's own: there is no separate listener. */
-  async openListener(): Promise<ListenerOpenResult> {
+  async openListener(): Promise<ListenerOpening> {
     return { kind: 'unavailable', status: 0 };
   }
 

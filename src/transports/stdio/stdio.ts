@@ -4,6 +4,7 @@
  * dies the transport reports it (`sink.onClosed`) and the runtime builds a new one to restart.
  * Starting and stopping the process (the spec's shutdown sequence) is server-process.ts.
  */
+import type { ListenerOpening } from '../../../machines/connection-host.js';
 import type { Writable } from 'node:stream';
 import type { StderrForward, StdioShutdownConfig } from '../../config/server-config.js';
 import { ConnectionClosedError, ProtocolError, type SpawnError } from '../../core/errors.js';
@@ -22,7 +23,7 @@ import {
   type ServerProcess,
 } from './server-process.js';
 import { StderrTail } from './stderr-tail.js';
-import type { ListenerOpenResult, Transport, TransportSink } from '../transport.js';
+import type { Transport, TransportSink } from '../transport.js';
 
 export interface StdioTransportOptions extends ServerCommand {
   /** Longest stdout line accepted; longer ones are reported and skipped. */
@@ -65,6 +66,8 @@ export class StdioTransport implements Transport {
   private reported = false;
   private lossTimer: NodeJS.Timeout | undefined;
   private lost: { message: string; fatal: boolean } | undefined;
+  /** Lines the process never got (its pipe was closed): rejected as unsent before the loss is reported. */
+  private unsent: Array<() => void> | undefined;
   private stopping: Promise<void> | undefined;
   private reaping: Promise<void> | undefined;
   private generation = 0;
@@ -176,8 +179,7 @@ export class StdioTransport implements Transport {
     const stdin = this.child?.stdin;
     if (!this.running || !stdin?.writable) {
       // stdin can close a moment before the exit is known: wait (bounded) so the error says why.
-      if (this.running && !this.closeRequested)
-        return this.waitExit(LOSS_GRACE_MS).then(() => Promise.reject(this.notRunningError(undefined, true)));
+      if (this.running && !this.closeRequested) return this.refuseUnsent(undefined);
       return Promise.reject(this.notRunningError(undefined, true));
     }
     // JSON.stringify never emits a raw newline, so the message is exactly one line.
@@ -192,14 +194,15 @@ export class StdioTransport implements Transport {
     return new Promise<void>((resolve, reject) => {
       stdin.write(line, (error) => {
         if (!error) return resolve();
-        // EPIPE: the process is going away. Say why once its exit is known (the loss report usually settles the request first).
-        void this.waitExit(LOSS_GRACE_MS).then(() => reject(this.notRunningError(error)));
+        // EPIPE: the process is gone, and the line never reached it: unsent, so it waits for the
+        // restart instead of being taken for a call the server may have run.
+        this.refuseUnsent(error).catch(reject);
       });
     });
   }
 
   /** There is no GET stream: server-to-client messages arrive on stdout with everything else. */
-  async openListener(): Promise<ListenerOpenResult> {
+  async openListener(): Promise<ListenerOpening> {
     return { kind: 'unavailable', status: 0 };
   }
 
@@ -277,7 +280,31 @@ export class StdioTransport implements Transport {
     clearTimeout(this.lossTimer);
     this.lost = this.describeLoss();
     const { message, fatal } = this.lost;
-    this.sink.onClosed(new ConnectionClosedError(message, { retryable: !fatal, fatal }));
+    const loss = new ConnectionClosedError(message, { retryable: !fatal, fatal });
+    // Lines that never reached the process are refused first, and their refusals read (a macrotask
+    // later), so the loss does not take them for requests on the wire.
+    if (!this.refuseAllUnsent()) this.sink.onClosed(loss);
+    else setImmediate(() => this.sink.onClosed(loss));
+  }
+
+  /**
+   * A line the process cannot get: refused as unsent once its exit is known (so the error says
+   * why), and before the loss is reported; at once when it already was.
+   */
+  private refuseUnsent(cause: Error | undefined): Promise<void> {
+    if (this.reported || this.closeRequested) return Promise.reject(this.notRunningError(cause, true));
+    return new Promise<void>((_, reject) => {
+      (this.unsent ??= []).push(() => reject(this.notRunningError(cause, true)));
+      void this.waitExit(LOSS_GRACE_MS).then(() => this.refuseAllUnsent());
+    });
+  }
+
+  /** Refuses the lines waiting for the loss; true when there were any. */
+  private refuseAllUnsent(): boolean {
+    const unsent = this.unsent;
+    this.unsent = undefined;
+    for (const refuse of unsent ?? []) refuse();
+    return unsent !== undefined;
   }
 
   private describeLoss(): { message: string; fatal: boolean } {

@@ -10,7 +10,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../../../servers/http-fixture.js';
 import { startOriginSwitch, type OriginSwitch } from '../../../servers/origin-switch.js';
-import { connect, createSupervisor, EndpointNotFoundError, type Supervisor } from '../../../src/index.js';
+import {
+  connect,
+  createSupervisor,
+  EndpointNotFoundError,
+  RequestTimeoutError,
+  type CallEvent,
+  type Supervisor,
+} from '../../../src/index.js';
 import { Cleanup } from '../../transports/helpers.js';
 import { clientNoticesClose } from './helpers.js';
 
@@ -233,5 +240,33 @@ describe('first connect: evidence, not guesses', () => {
       expect((error as Error).message).toContain(`${origin}/mcp`);
       expect((error as Error).message).toContain('no route');
     }
+  });
+});
+
+describe("a call's own timeout is a hard bound", () => {
+  it('a call after a new session lists the tools beside it, not before it: both wait together, within its timeout', async () => {
+    const sup = cleanup.add(
+      createSupervisor({ servers: { fx: { url: `${front.origin}/mcp`, keepalive: false, restart: RESTART } } }),
+      (s) => s.stop(),
+    );
+    await sup.start();
+    const handle = sup.server('fx');
+    await handle.listTools(); // learned: a new session makes the next call list the tools again
+    const ready = new Promise<void>((resolve) => handle.on('transition', (t) => t.to === 'ready' && resolve()));
+    await handle.reconnect();
+    await ready;
+    await front.set('down');
+    cleanup.add(front, (f) => f.set('up'));
+    await clientNoticesClose();
+    const events: CallEvent[] = [];
+    sup.on('call', (event) => events.push(event));
+    const askedAt = Date.now();
+    const error = await handle.callTool('echo', { text: 'held' }, { timeoutMs: 1_500 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestTimeoutError);
+    expect((error as Error).message).toMatch(/timed out after 1500 ms/);
+    await expect.poll(() => events.length).toBeGreaterThan(0);
+    const call = events.find((e) => e.method === 'tools/call')!;
+    // A listing first (before) made the call only once the listing had timed out, 1.5 s after it was asked for.
+    expect(call.at - askedAt, 'the call was made before the listing could time out').toBeLessThan(1_500);
   });
 });

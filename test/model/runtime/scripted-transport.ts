@@ -5,16 +5,11 @@
  * hook, so everything above it (server runtime, gate, evidence, replay policy, machines) is real.
  * Nothing settles by itself: an open, a request, a listener or a DELETE waits for the script.
  */
+import type { ListenerOpening } from '../../../machines/connection-host.js';
 import type { ServerConfig } from '../../../src/config/server-config.js';
 import type { JsonRpcMessage, JsonRpcRequest } from '../../../src/protocol/jsonrpc.js';
 import type { TransportContext, TransportFactory } from '../../../src/transports/factory/create-transport.js';
-import type {
-  ListenerOpenResult,
-  SendOptions,
-  Transport,
-  TransportKind,
-  TransportSink,
-} from '../../../src/transports/transport.js';
+import type { SendOptions, Transport, TransportKind, TransportSink } from '../../../src/transports/transport.js';
 
 export interface Deferred<T> {
   promise: Promise<T>;
@@ -63,7 +58,7 @@ export interface Exchange {
 export interface ListenerExchange {
   transport: ScriptedTransport;
   lastEventId: string | undefined;
-  open: Deferred<ListenerOpenResult>;
+  open: Deferred<ListenerOpening>;
   /** Settles (the stream ends) when the script says so. */
   read: Deferred<void>;
 }
@@ -174,7 +169,7 @@ export class ScriptedTransport implements Transport {
     this.modernVersion = protocolVersion;
   }
 
-  openListener(lastEventId: string | undefined): Promise<ListenerOpenResult> {
+  openListener(lastEventId: string | undefined): Promise<ListenerOpening> {
     const listener: ListenerExchange = { transport: this, lastEventId, open: deferred(), read: deferred() };
     this.script.listeners.push(listener);
     return listener.open.promise;
