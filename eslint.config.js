@@ -73,7 +73,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'servers/*.mjs'] },
+        projectService: { allowDefaultProject: ['*.js', 'servers/*.mjs', 'scripts/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -42,12 +42,19 @@ export class SessionOpening {
     this.memory = context.stored && new EraMemory(context, context.stored, probes, this.pin.era === 'auto');
   }
 
-  /** `connecting`: the transport is open; a fresh era verdict from the store comes with it (none without a store). */
+  /**
+   * `connecting`: the transport is open; a fresh era verdict from the store comes with it (none
+   * without a store). The store is read beside the opening (a spawned process, a store's first
+   * connection), not after it.
+   */
   withStoredEra(opening: Promise<TransportOpened>): Promise<TransportOpened> {
     const memory = this.memory;
     if (!memory) return opening;
+    const reading = memory.storedEra();
+    reading.catch(() => undefined); // an opening that fails first leaves the read unawaited
     return opening.then(async (opened) => {
-      const storedEra = opened.transport === 'sse' ? undefined : await memory.storedEra();
+      if (opened.transport === 'sse') return (await reading.catch(() => undefined), memory.unused(), opened);
+      const storedEra = await reading;
       return storedEra ? { ...opened, storedEra } : opened;
     });
   }
