@@ -13,7 +13,7 @@ import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
 import { parseOAuthOptions } from '../auth/options.js';
 import { closest } from '../core/did-you-mean.js';
 import { LOADER_FIELDS, unknownFields, warningsReported } from './fields.js';
-import { interpolatedSecretsOf, unexpandedVariable } from './interpolate.js';
+import { interpolatedSecretsOf, principalVariable, unexpandedVariable } from './interpolate.js';
 import { withHostUrl } from './host-urls.js';
 import { emitConfigWarning, type ConfigWarning, type ParseOptions } from './config-warning.js';
 
@@ -121,6 +121,8 @@ const common = {
   eraVerdictMaxAgeMs: z.number().int().nonnegative().default(DEFAULT_ERA_VERDICT_MAX_AGE_MS),
   /** 2025-era HTTP: keep the session in the supervisor's store, resume it on start (docs/fleets.md). */
   resumeSession: z.boolean().default(false),
+  /** One connection per principal (`sup.as(principal)`), not one shared by all (docs/principals.md). */
+  perPrincipal: z.boolean().default(false),
 };
 
 /** An AuthProvider, or OAuth client options (checked in detail when the provider is built). */
@@ -237,6 +239,21 @@ export function secretSources(config: ServerConfig): SecretSources {
     : { headers: config.headers, url: config.url, values: config.secrets };
 }
 
+/** `${principal}` needs a connection per principal; a resumed session would be one for all. */
+function checkPerPrincipal(
+  prefix: string,
+  value: { perPrincipal: boolean; resumeSession: boolean; headers: unknown; env?: unknown },
+): void {
+  const named = principalVariable(value);
+  if (named && !value.perPrincipal)
+    throw fieldError(`${prefix}.${named}`, '${principal} needs `perPrincipal: true` (a connection per principal)');
+  if (value.perPrincipal && value.resumeSession)
+    throw fieldError(
+      `${prefix}.resumeSession`,
+      'a per-principal server cannot resume one stored session for all principals',
+    );
+}
+
 function fieldError(path: string, message: string): ConfigError {
   return new ConfigError(`invalid configuration: ${path}: ${message}`, [{ path, message }]);
 }
@@ -310,6 +327,7 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
   // Warnings only for entries that are otherwise valid: one report, the most useful first.
   reportWarnings(prefix, entry, options);
   const value = parsed.data;
+  checkPerPrincipal(prefix, value);
   const shared: CommonResolved = {
     ...(Object.fromEntries(COMMON_FIELDS.map((field) => [field, value[field]])) as Present<CommonFields>),
     name,

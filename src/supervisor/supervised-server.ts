@@ -18,6 +18,7 @@ import { registerRuntimes } from '../runtime/actors/runtime-registry.js';
 import { followConnection } from '../runtime/lifecycle-facts.js';
 import type { ServerRuntime } from '../runtime/server-runtime.js';
 import { probeTimeoutMs } from '../protocol/deadlines.js';
+import { ConnectionClosedError } from '../core/errors.js';
 
 /** A server's root actor: its connection, which decides its own restarts (machines/connection.recovery.ts). */
 export type ServerActor = Actor<typeof providedConnectionMachine>;
@@ -105,6 +106,28 @@ export function waitForEnd(ref: ServerActor): Promise<void> {
       resolve();
     }
   });
+}
+
+/** Closes one connection (a handle's `close()`); resolves once it has ended. */
+export async function closeConnection(ref: ServerActor | undefined): Promise<void> {
+  if (!ref || ref.getSnapshot().status !== 'active') return;
+  const closed = waitForEnd(ref);
+  ref.send({ type: 'CLOSE' });
+  await closed;
+}
+
+/** A handle's `reconnect()`: resolves when the connection serves again, or went down once more. */
+export async function reconnectConnection(
+  name: string,
+  runtime: ServerRuntime | undefined,
+  ref: ServerActor | undefined,
+): Promise<void> {
+  if (!runtime || !ref || ref.getSnapshot().status !== 'active' || runtime.state() === 'closing') {
+    throw new ConnectionClosedError('cannot reconnect: the connection is closed', { server: name });
+  }
+  const attempt = runtime.nextAttempt();
+  ref.send({ type: 'RECONNECT' });
+  await attempt;
 }
 
 /** How many times a server's connection restarted (its own restart record). */
