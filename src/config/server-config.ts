@@ -239,6 +239,9 @@ export function secretSources(config: ServerConfig): SecretSources {
     : { headers: config.headers, url: config.url, values: config.secrets };
 }
 
+/** Stands for the sign-in hand-off while a per-principal server's OAuth options are checked. */
+const signInLater = (): Promise<string> => Promise.reject(new Error('replaced for each principal'));
+
 /** `${principal}` needs a connection per principal; a resumed session would be one for all. */
 function checkPerPrincipal(
   prefix: string,
@@ -342,7 +345,12 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
     const type = value.type ?? (looksLikeLegacySse(url) ? 'sse' : 'auto');
     if (value.resumeSession) checkResumable(prefix, type, value.protocolVersion);
     // OAuth options are checked here, so a config file's mistakes name their field at load time.
-    if (value.auth !== undefined && !isAuthProvider(value.auth)) parseOAuthOptions(value.auth, `servers.${name}.auth`);
+    if (value.auth !== undefined && !isAuthProvider(value.auth))
+      // A per-principal server's browser step is each principal's sign-in (supervisor/principals.ts).
+      parseOAuthOptions(
+        value.perPrincipal ? { onRedirect: signInLater, ...value.auth } : value.auth,
+        `servers.${name}.auth`,
+      );
     return { kind: 'url', url, type, auth: value.auth as AuthConfig | undefined, ...shared };
   }
   if (value.resumeSession)

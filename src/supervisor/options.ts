@@ -6,7 +6,7 @@ import type { Logger } from '../observe/logger.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
 import type { ClientHandlers, ElicitationOptions, SamplingOptions } from '../runtime/server-input/server-requests.js';
 import type { Store } from '../store/types.js';
-import type { CredentialResolver, PrincipalOptions } from './principals.js';
+import type { AuthorizationRequiredHook, CredentialResolver, PrincipalOptions } from './principals.js';
 import type { ToolCallInterceptor } from '../tools/interceptors.js';
 import type { TransportFactory } from '../transports/factory/create-transport.js';
 import type { Timers } from '../transports/transport.js';
@@ -62,4 +62,10 @@ export interface SupervisorOptions {
    * connection, before it opens; its headers (or a stdio server's env) go over the configured ones.
    */
   credentials?: CredentialResolver;
+  /**
+   * A principal must sign in to a per-principal OAuth server: send `url` to that person. Their
+   * waiting calls fail with AuthorizationRequiredError (`authorizationUrl`); the redirect the host
+   * receives completes it: `sup.as(principal).completeAuthorization(server, callbackUrl)`.
+   */
+  onAuthorizationRequired?: AuthorizationRequiredHook;
 }

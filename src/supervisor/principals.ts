@@ -5,7 +5,8 @@
  * the supervisor); the other servers keep their one shared connection. `sup.as(principal)` is the
  * supervisor's face for one principal.
  */
-import { ConfigError } from '../core/errors.js';
+import { AuthorizationRequiredError, ConfigError } from '../core/errors.js';
+import type { RedirectHandler } from '../auth/options.js';
 import { digestOf } from '../store/state-keys.js';
 import { isAuthProvider } from '../auth/resolve-provider.js';
 import type { ServerConfig } from '../config/server-config.js';
@@ -73,7 +74,7 @@ export function principalLabel(id: string, options: PrincipalOptions | undefined
  * headers and env, and the built-in OAuth client's credential kept under the principal (its store
  * key, and the key of its private tool lists: runtime/stored/server-identity.ts).
  */
-export function configFor(config: ServerConfig, principal: PrincipalInfo): ServerConfig {
+export function configFor(config: ServerConfig, principal: PrincipalInfo, signIn: RedirectHandler): ServerConfig {
   const prefix = `servers.${config.name}`;
   const headers = expandPrincipalIn(config.headers, principal, `${prefix}.headers`);
   const secrets = [...config.secrets];
@@ -82,7 +83,7 @@ export function configFor(config: ServerConfig, principal: PrincipalInfo): Serve
   const auth =
     config.auth === undefined || isAuthProvider(config.auth)
       ? config.auth
-      : { ...config.auth, principal: principal.id };
+      : { ...config.auth, principal: principal.id, onRedirect: signIn };
   return { ...config, headers, auth, secrets };
 }
 
@@ -108,12 +109,52 @@ export interface ConnectionFactory {
   startActor(runtime: ServerRuntime): ServerActor | undefined;
   readonly interceptors: readonly ToolCallInterceptor[] | undefined;
   readonly resolver: CredentialResolver | undefined;
+  readonly onAuthorizationRequired: AuthorizationRequiredHook | undefined;
+}
+
+/** A principal must sign in to a server: `url` is where that principal authorizes (send it to them). */
+export type AuthorizationRequiredHook = (request: { principal: PrincipalInfo; server: string; url: string }) => void;
+
+/**
+ * The browser step of one principal's OAuth sign-in, handed to the host: the requests waiting
+ * fail with AuthorizationRequiredError carrying the URL, the hook is told, and the flow waits for
+ * the redirect the host receives (`completeAuthorization`).
+ */
+class SignIn {
+  private redirect: { resolve(url: string): void; reject(error: Error): void } | undefined;
+
+  constructor(
+    private readonly principal: PrincipalInfo,
+    private readonly server: string,
+    private readonly hook: AuthorizationRequiredHook | undefined,
+    private readonly failWaiting: (url: string) => void,
+  ) {}
+
+  readonly handler: RedirectHandler = (authorizationUrl, signal) =>
+    new Promise<string>((resolve, reject) => {
+      this.redirect?.reject(new Error('a newer sign-in replaced this one'));
+      this.redirect = { resolve, reject };
+      signal.addEventListener('abort', () => reject(new Error('the connection gave up the sign-in')), { once: true });
+      const url = authorizationUrl.href;
+      this.failWaiting(url);
+      this.hook?.({ principal: this.principal, server: this.server, url });
+    });
+
+  /** The redirect the host received: the flow goes on. False when no sign-in waits. */
+  complete(callbackUrl: string | URL): boolean {
+    const redirect = this.redirect;
+    this.redirect = undefined;
+    redirect?.resolve(String(callbackUrl));
+    return redirect !== undefined;
+  }
 }
 
 /** One principal's connection to one server. */
 class PrincipalConnection implements HandleOwner {
   readonly handle: ServerHandle;
   actor: ServerActor | undefined = undefined;
+  /** Its OAuth sign-in, handed to the host (a per-principal server with `auth`). */
+  signIn: SignIn | undefined = undefined;
   /** Settles once the credentials are in and the connection's first attempt has an outcome. */
   readonly opened: Promise<void>;
   private closed = false;
@@ -184,13 +225,26 @@ export class PrincipalPool {
     const existing = this.connections.get(principal.id);
     if (existing) return existing;
     // The runtime is built at once (a handle now); its machine starts once the credentials are in.
-    const config = configFor(this.config, principal);
+    const server = this.config.name;
+    const signIn = new SignIn(principal, server, this.factory.onAuthorizationRequired, (url) =>
+      runtime.pending.failAll(
+        () =>
+          new AuthorizationRequiredError(
+            `${server}: this principal must sign in first (the error's authorizationUrl)`,
+            { status: 401, wwwAuthenticate: undefined, resourceUrl: new URL(url) },
+            -1,
+            { server, authorizationUrl: url },
+          ),
+      ),
+    );
+    const config = configFor(this.config, principal, signIn.handler);
     const runtime = this.factory.newRuntime(config);
     follow(runtime);
     const credentials = Promise.resolve().then(() => addCredentials(config, principal, this.factory.resolver));
     const connection: PrincipalConnection = new PrincipalConnection(runtime, this.factory, credentials, () => {
       if (this.connections.get(principal.id) === connection) this.connections.delete(principal.id);
     });
+    connection.signIn = signIn;
     this.connections.set(principal.id, connection);
     return connection;
   }
@@ -288,6 +342,19 @@ export class PrincipalView {
       this.builtCatalog?.observe({ type: 'added', server: name });
     }
     return connection;
+  }
+
+  /**
+   * Completes this principal's sign-in to a server with the redirect the host received (the
+   * `redirectUri` with `code` and `state`); resolves once the connection serves again, or went
+   * down once more. A ConfigError when no sign-in of this principal waits for that server.
+   */
+  async completeAuthorization(server: string, callbackUrl: string | URL): Promise<void> {
+    const connection = this.host.pool(server)?.peek(this.principal.id);
+    const next = connection?.runtime.nextAttempt();
+    if (!connection?.signIn?.complete(callbackUrl))
+      throw new ConfigError(`completeAuthorization: no sign-in of this principal waits for server '${server}'`);
+    await next;
   }
 
   /** Every tool this principal sees, under provider-safe names (docs/agents.md). */

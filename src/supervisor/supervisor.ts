@@ -165,6 +165,7 @@ export class Supervisor implements HandleOwner {
       startActor: (runtime) => (this.actors && !this.stopping ? this.runActor(runtime) : undefined),
       interceptors: interceptorList(this.options.interceptors),
       resolver: this.options.credentials,
+      onAuthorizationRequired: this.options.onAuthorizationRequired,
     };
   }
 
