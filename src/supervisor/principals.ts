@@ -52,6 +52,30 @@ export type CredentialResolver = (request: {
 export interface PrincipalOptions {
   /** Status, logs and telemetry show principal ids (`true`), or a stable hash of each (default `false`). */
   expose?: boolean;
+  /** Live principal connections per server, at most (default 1,000): beyond, the least recently used closes. */
+  maxConnections?: number;
+  /** A principal connection unused this long, with no request outstanding, closes (default 15 minutes). */
+  idleMs?: number;
+}
+
+const DEFAULT_MAX_CONNECTIONS = 1_000;
+const DEFAULT_IDLE_MS = 15 * 60_000;
+/** Idle connections are looked for at most this often (and at least twice per `idleMs`). */
+const MAX_SWEEP_MS = 60_000;
+
+/** The pool bounds of `principals`, checked: a ConfigError names a bad one. */
+export function poolLimits(options: PrincipalOptions | undefined): { maxConnections: number; idleMs: number } {
+  const maxConnections = options?.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const idleMs = options?.idleMs ?? DEFAULT_IDLE_MS;
+  for (const [field, value] of [
+    ['maxConnections', maxConnections],
+    ['idleMs', idleMs],
+  ] as const)
+    if (!Number.isInteger(value) || value <= 0)
+      throw new ConfigError(`invalid configuration: principals.${field}: must be a positive integer`, [
+        { path: `principals.${field}`, message: 'must be a positive integer' },
+      ]);
+  return { maxConnections, idleMs };
 }
 
 /** A principal as given: its id checked, a string made `{ id }`. */
@@ -110,6 +134,7 @@ export interface ConnectionFactory {
   readonly interceptors: readonly ToolCallInterceptor[] | undefined;
   readonly resolver: CredentialResolver | undefined;
   readonly onAuthorizationRequired: AuthorizationRequiredHook | undefined;
+  readonly limits: { maxConnections: number; idleMs: number };
 }
 
 /** A principal must sign in to a server: `url` is where that principal authorizes (send it to them). */
@@ -158,6 +183,8 @@ class PrincipalConnection implements HandleOwner {
   /** Settles once the credentials are in and the connection's first attempt has an outcome. */
   readonly opened: Promise<void>;
   private closed = false;
+  /** When a request for it last came through the view (Date.now()): idleness and LRU order. */
+  lastUsed = Date.now();
 
   constructor(
     readonly runtime: ServerRuntime,
@@ -199,6 +226,11 @@ class PrincipalConnection implements HandleOwner {
     return reconnectConnection(server, this.runtime, this.actor);
   }
 
+  /** No request is outstanding: closing it fails nobody. */
+  get quiet(): boolean {
+    return this.runtime.pending.size === 0;
+  }
+
   /** Ends the connection for good (DELETE); its handle then rejects every request. */
   async end(reason: string): Promise<void> {
     this.closed = true;
@@ -213,7 +245,9 @@ class PrincipalConnection implements HandleOwner {
  * loaded; each connection gets the principal's (configFor).
  */
 export class PrincipalPool {
+  /** By principal id, least recently used first (a use moves an entry to the end). */
   private readonly connections = new Map<string, PrincipalConnection>();
+  private sweeper: ReturnType<typeof setInterval> | undefined = undefined;
 
   constructor(
     readonly config: ServerConfig,
@@ -223,7 +257,13 @@ export class PrincipalPool {
   /** The principal's connection, opened now if it has none. */
   connection(principal: PrincipalInfo, follow: (runtime: ServerRuntime) => void): PrincipalConnection {
     const existing = this.connections.get(principal.id);
-    if (existing) return existing;
+    if (existing) {
+      this.connections.delete(principal.id);
+      this.connections.set(principal.id, existing);
+      existing.lastUsed = Date.now();
+      return existing;
+    }
+    if (this.connections.size >= this.factory.limits.maxConnections) this.evictOne();
     // The runtime is built at once (a handle now); its machine starts once the credentials are in.
     const server = this.config.name;
     const signIn = new SignIn(principal, server, this.factory.onAuthorizationRequired, (url) =>
@@ -246,7 +286,54 @@ export class PrincipalPool {
     });
     connection.signIn = signIn;
     this.connections.set(principal.id, connection);
+    this.sweeper ??= this.startSweeping();
     return connection;
+  }
+
+  /** The bound is reached: the least recently used quiet connection closes (the least recently used if none is quiet). */
+  private evictOne(): void {
+    let victim: [string, PrincipalConnection] | undefined;
+    for (const entry of this.connections) {
+      victim ??= entry;
+      if (entry[1].quiet) {
+        victim = entry;
+        break;
+      }
+    }
+    if (victim) this.drop(victim[0], victim[1], 'it was the least recently used beyond principals.maxConnections');
+  }
+
+  private drop(id: string, connection: PrincipalConnection, why: string): void {
+    this.connections.delete(id);
+    void connection.end(`this principal's connection was closed: ${why}`);
+  }
+
+  private startSweeping(): ReturnType<typeof setInterval> {
+    const { idleMs } = this.factory.limits;
+    const timer = setInterval(() => this.sweep(), Math.max(1, Math.min(MAX_SWEEP_MS, Math.floor(idleMs / 2))));
+    timer.unref();
+    return timer;
+  }
+
+  /** Connections unused for `idleMs` with nothing outstanding close (2025-era sessions are DELETEd). */
+  private sweep(): void {
+    const before = Date.now() - this.factory.limits.idleMs;
+    for (const [id, connection] of this.connections) {
+      if (connection.lastUsed > before) break; // in LRU order: the rest were used later
+      if (connection.quiet) this.drop(id, connection, `unused for principals.idleMs`);
+      else {
+        // Busy: used now, as far as idleness goes (its entry moves to the end).
+        this.connections.delete(id);
+        this.connections.set(id, connection);
+        connection.lastUsed = Date.now();
+      }
+    }
+    if (this.connections.size === 0) this.stopSweeping();
+  }
+
+  private stopSweeping(): void {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
   }
 
   /** The principal's connection if it has one (nothing is opened). */
@@ -267,6 +354,7 @@ export class PrincipalPool {
   async close(reason: string): Promise<void> {
     const all = [...this.connections.values()];
     this.connections.clear();
+    this.stopSweeping();
     await Promise.all(all.map((connection) => connection.end(reason)));
   }
 }

@@ -46,6 +46,7 @@ import {
   PrincipalPool,
   PrincipalView,
   principalInfo,
+  poolLimits,
   type ConnectionFactory,
   type Principal,
   type ViewHost,
@@ -98,6 +99,7 @@ export class Supervisor implements HandleOwner {
     this.inspector = options.inspect && new SanitizedInspector(options.inspect);
     this.capabilities = extraCapabilities(options);
     for (const config of parseServers(servers, this.parseOptions(options))) this.admit(config);
+    poolLimits(options.principals); // bad bounds are a ConfigError now, not at the first principal
     resolveCatalogOptions(options.catalog); // bad catalog options are a ConfigError now, not at first use
     this.updateSanitizer();
   }
@@ -126,10 +128,15 @@ export class Supervisor implements HandleOwner {
     const known = this.views.get(info.id);
     if (known) {
       if (typeof principal !== 'string') known.principal = info;
+      this.views.delete(info.id); // least recently used first
+      this.views.set(info.id, known);
       return known;
     }
     const view = new PrincipalView(info, this.viewHost);
     this.views.set(info.id, view);
+    // As many views as a server may have connections: a dropped one is built again when asked.
+    if (this.views.size > this.connectionFactory.limits.maxConnections)
+      this.views.delete(this.views.keys().next().value!);
     return view;
   }
 
@@ -166,6 +173,7 @@ export class Supervisor implements HandleOwner {
       interceptors: interceptorList(this.options.interceptors),
       resolver: this.options.credentials,
       onAuthorizationRequired: this.options.onAuthorizationRequired,
+      limits: poolLimits(this.options.principals),
     };
   }
 

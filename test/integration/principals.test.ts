@@ -4,7 +4,7 @@
  * credential or session, private tool lists stay with their principal, shared servers keep one
  * connection.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, createSupervisor, fromMcpServersJson, type Supervisor } from '../../src/index.js';
 import { startIdentityServer, type IdentityServer } from './identity-server.js';
 
@@ -181,5 +181,53 @@ describe('sup.as(principal)', () => {
     expect(() =>
       fromMcpServersJson({ mcpServers: { crm: { url: 'http://h/${principal}', perPrincipal: true } } }, { env: {} }),
     ).toThrow(/servers\.crm\.url: \$\{principal\} is expanded in `headers` and `env` only/);
+  });
+
+  it('200 principals through a pool of 20: live connections never exceed the bound, the evicted are DELETEd', async () => {
+    server = await startIdentityServer();
+    sup = createSupervisor({
+      servers: { mine: { url: server.url, perPrincipal: true, headers: { 'x-user': '${principal}' } } },
+      principals: { maxConnections: 20 },
+    });
+    await sup.start();
+    let mostLive = 0;
+    for (let batch = 0; batch < 10; batch++) {
+      const ids = Array.from({ length: 20 }, (_, i) => `b${batch}-${i}`);
+      const answers = await Promise.all(ids.map((id) => sup!.as(id).server('mine').callTool('whoami')));
+      expect(answers.map(text)).toEqual(ids.map((id) => `${id}|${id}`));
+      mostLive = Math.max(mostLive, server.live());
+    }
+    await vi.waitFor(() => expect(server!.deleted).toBe(180));
+    expect(mostLive).toBeLessThanOrEqual(20);
+    expect(server.live()).toBe(20);
+    // The most recent principals are still served by their connection; an evicted one gets a new one.
+    expect(text(await sup.as('b9-0').server('mine').callTool('whoami'))).toBe('b9-0|b9-0');
+    expect(server.opened).toHaveLength(200);
+    expect(text(await sup.as('b0-0').server('mine').callTool('whoami'))).toBe('b0-0|b0-0');
+    expect(server.opened).toHaveLength(201);
+  });
+
+  it('a connection unused for principals.idleMs closes (DELETE); the next request opens a new one', async () => {
+    server = await startIdentityServer();
+    sup = createSupervisor({
+      servers: { mine: { url: server.url, perPrincipal: true, headers: { 'x-user': '${principal}' } } },
+      principals: { idleMs: 300 },
+    });
+    await sup.start();
+    await Promise.all(['a', 'b', 'c'].map((id) => sup!.as(id).server('mine').callTool('whoami')));
+    expect(server.live()).toBe(3);
+    await vi.waitFor(() => expect(server!.deleted).toBe(3), { timeout: 10_000 });
+    expect(sup.as('a').status().mine!.state).toBe('stopped');
+    expect(text(await sup.as('a').server('mine').callTool('whoami'))).toBe('a|a');
+    expect(server.opened).toHaveLength(4);
+  });
+
+  it('bad bounds are a ConfigError naming the field', () => {
+    expect(() =>
+      createSupervisor({ servers: { s: { url: 'http://127.0.0.1:9/mcp' } }, principals: { maxConnections: 0 } }),
+    ).toThrow(/principals\.maxConnections: must be a positive integer/);
+    expect(() =>
+      createSupervisor({ servers: { s: { url: 'http://127.0.0.1:9/mcp' } }, principals: { idleMs: 1.5 } }),
+    ).toThrow(/principals\.idleMs/);
   });
 });
