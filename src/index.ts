@@ -8,6 +8,15 @@ export {
   type SupervisorOptions,
   type SupervisorEvents,
 } from './supervisor/supervisor.js';
+/** `sup.as(principal)`: one supervisor, many users (docs/principals.md). */
+export {
+  PrincipalView,
+  type Principal,
+  type PrincipalInfo,
+  type PrincipalCredentials,
+  type CredentialResolver,
+  type PrincipalOptions,
+} from './supervisor/principals.js';
 export { ServerHandle, type ServerStatus } from './handle/server-handle.js';
 /** `sup.dashboard()`: a local web page of every server (docs/operations.md). */
 export type { Dashboard, DashboardOptions } from './dashboard/dashboard.js';

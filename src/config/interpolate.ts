@@ -47,6 +47,14 @@ function fail(context: Context, field: string, message: string): never {
 
 /** One `${…}`: its value, or a ConfigError naming the variable (never a value). */
 function resolveVariable(context: Context, field: string, body: string): string {
+  if (PRINCIPAL_VARIABLE.test(`\${${body}}`)) {
+    if (field.startsWith('headers.') || field.startsWith('env.')) return `\${${body}}`; // per connection: expandPrincipal
+    return fail(
+      context,
+      field,
+      `\${${body}} is expanded in \`headers\` and \`env\` only (for each principal's connection)`,
+    );
+  }
   if (body === 'workspaceFolder') return workspaceFolder(context.options);
   if (body === 'userHome') return homedir();
   if (body.startsWith('env:')) return fromEnv(context, field, body.slice(4), undefined);
@@ -217,9 +225,49 @@ export function unexpandedVariable(entry: Record<string, unknown>): { field: str
             ? Object.entries(value).map(([key, item]) => [`${field}.${key}`, item])
             : [];
     for (const [path, text] of strings) {
-      const match = typeof text === 'string' ? /\$\{[^}]*(\}|$)/.exec(text) : null;
+      const match = typeof text === 'string' ? /\$\{(?!principal(?::[^}]*)?\})[^}]*(\}|$)/.exec(text) : null;
       if (match) return { field: path, text: match[0] };
     }
   }
   return undefined;
+}
+
+/** `${principal}` and `${principal:<field>}`: left by the loader, expanded for each principal's connection. */
+const PRINCIPAL_VARIABLE = /\$\{principal(?::([^}]*))?\}/;
+const PRINCIPAL_VARIABLES = new RegExp(PRINCIPAL_VARIABLE.source, 'g');
+
+/** A header or env value naming the principal, if any: its path (such a server must be `perPrincipal`). */
+export function principalVariable(entry: { headers?: unknown; env?: unknown }): string | undefined {
+  for (const field of ['headers', 'env'] as const) {
+    const values = entry[field];
+    if (typeof values !== 'object' || values === null) continue;
+    for (const [key, value] of Object.entries(values))
+      if (typeof value === 'string' && PRINCIPAL_VARIABLE.test(value)) return `${field}.${key}`;
+  }
+  return undefined;
+}
+
+/**
+ * Headers and env with `${principal}` (the id) and `${principal:<field>}` (a field of what the host
+ * gave, `sup.as({ id, … })`) expanded; a field that is missing, or not a string or number, is a
+ * ConfigError naming the server, the header and the field (never a value).
+ */
+export function expandPrincipalIn<T extends Record<string, string>>(
+  values: T,
+  principal: { readonly id: string; readonly [field: string]: unknown },
+  path: string,
+): T {
+  const result: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values))
+    result[key] = value.replace(PRINCIPAL_VARIABLES, (_, field: string | undefined) => {
+      if (field === undefined) return principal.id;
+      const found = principal[field];
+      if (typeof found === 'string' || typeof found === 'number') return String(found);
+      const at = `${path}.${key}`;
+      throw new ConfigError(
+        `invalid configuration: ${at}: \${principal:${field}}: the principal has no '${field}' (a string or number)`,
+        [{ path: at, message: `the principal has no '${field}'` }],
+      );
+    });
+  return result as T;
 }

@@ -13,7 +13,7 @@ import { isAuthProvider, type AuthConfig } from '../auth/resolve-provider.js';
 import { parseOAuthOptions } from '../auth/options.js';
 import { closest } from '../core/did-you-mean.js';
 import { LOADER_FIELDS, unknownFields, warningsReported } from './fields.js';
-import { interpolatedSecretsOf, unexpandedVariable } from './interpolate.js';
+import { interpolatedSecretsOf, principalVariable, unexpandedVariable } from './interpolate.js';
 import { withHostUrl } from './host-urls.js';
 import { emitConfigWarning, type ConfigWarning, type ParseOptions } from './config-warning.js';
 import { isObject } from '../core/is-object.js';
@@ -122,6 +122,8 @@ const common = {
   eraVerdictMaxAgeMs: z.number().int().nonnegative().default(DEFAULT_ERA_VERDICT_MAX_AGE_MS),
   /** 2025-era HTTP: keep the session in the supervisor's store, resume it on start (docs/fleets.md). */
   resumeSession: z.boolean().default(false),
+  /** One connection per principal (`sup.as(principal)`), not one shared by all (docs/principals.md). */
+  perPrincipal: z.boolean().default(false),
 };
 
 /** An AuthProvider, or OAuth client options (checked in detail when the provider is built). */
@@ -235,6 +237,24 @@ export function secretSources(config: ServerConfig): SecretSources {
     : { headers: config.headers, url: config.url, values: config.secrets };
 }
 
+/** Stands for the sign-in hand-off while a per-principal server's OAuth options are checked. */
+const signInLater = (): Promise<string> => Promise.reject(new Error('replaced for each principal'));
+
+/** `${principal}` needs a connection per principal; a resumed session would be one for all. */
+function checkPerPrincipal(
+  prefix: string,
+  value: { perPrincipal: boolean; resumeSession: boolean; headers: unknown; env?: unknown },
+): void {
+  const named = principalVariable(value);
+  if (named && !value.perPrincipal)
+    throw fieldError(`${prefix}.${named}`, '${principal} needs `perPrincipal: true` (a connection per principal)');
+  if (value.perPrincipal && value.resumeSession)
+    throw fieldError(
+      `${prefix}.resumeSession`,
+      'a per-principal server cannot resume one stored session for all principals',
+    );
+}
+
 function fieldError(path: string, message: string): ConfigError {
   return new ConfigError(`invalid configuration: ${path}: ${message}`, [{ path, message }]);
 }
@@ -308,6 +328,7 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
   // Warnings only for entries that are otherwise valid: one report, the most useful first.
   reportWarnings(prefix, entry, options);
   const value = parsed.data;
+  checkPerPrincipal(prefix, value);
   const shared: CommonResolved = {
     ...(Object.fromEntries(COMMON_FIELDS.map((field) => [field, value[field]])) as Present<CommonFields>),
     name,
@@ -322,7 +343,12 @@ export function parseServerConfig(name: string, input: unknown, options: ParseOp
     const type = value.type ?? (looksLikeLegacySse(url) ? 'sse' : 'auto');
     if (value.resumeSession) checkResumable(prefix, type, value.protocolVersion);
     // OAuth options are checked here, so a config file's mistakes name their field at load time.
-    if (value.auth !== undefined && !isAuthProvider(value.auth)) parseOAuthOptions(value.auth, `servers.${name}.auth`);
+    if (value.auth !== undefined && !isAuthProvider(value.auth))
+      // A per-principal server's browser step is each principal's sign-in (supervisor/principals.ts).
+      parseOAuthOptions(
+        value.perPrincipal ? { onRedirect: signInLater, ...value.auth } : value.auth,
+        `servers.${name}.auth`,
+      );
     return { kind: 'url', url, type, auth: value.auth as AuthConfig | undefined, ...shared };
   }
   if (value.resumeSession)

@@ -280,13 +280,19 @@ export class AuthorizationRequiredError extends TransportError {
     readonly challenge: AuthChallenge,
     /** The auth provider generation whose credentials were refused (-1 without a provider). */
     readonly credentialGeneration: number,
-    details?: ErrorDetails & { fatal?: boolean },
+    details?: ErrorDetails & { fatal?: boolean; authorizationUrl?: string },
   ) {
     super(message, challenge.status, details);
     this.fatal = details?.fatal ?? false;
     this.retryable = !this.fatal;
+    this.authorizationUrl = details?.authorizationUrl;
   }
   declare readonly status: 401 | 403;
+  /**
+   * A per-principal connection's sign-in (docs/principals.md): where that principal must go to
+   * authorize; the host sends it to them and completes with `sup.as(p).completeAuthorization()`.
+   */
+  readonly authorizationUrl: string | undefined;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Logger } from '../observe/logger.js';
 import type { ClientCapabilities, Implementation } from '../protocol/messages.js';
 import type { ClientHandlers, ElicitationOptions, SamplingOptions } from '../runtime/server-input/server-requests.js';
 import type { Store } from '../store/types.js';
+import type { AuthorizationRequiredHook, CredentialResolver, PrincipalOptions } from './principals.js';
 import type { ToolCallInterceptor } from '../tools/interceptors.js';
 import type { TransportFactory } from '../transports/factory/create-transport.js';
 import type { Timers } from '../transports/transport.js';
@@ -54,4 +55,17 @@ export interface SupervisorOptions {
    * may approve or deny, rewrite the arguments, answer from a cache, and see each outcome.
    */
   interceptors?: readonly ToolCallInterceptor[];
+  /** How principals appear in status, logs and telemetry (docs/principals.md). */
+  principals?: PrincipalOptions;
+  /**
+   * Credentials of one principal for one server (a `perPrincipal` one): called once per
+   * connection, before it opens; its headers (or a stdio server's env) go over the configured ones.
+   */
+  credentials?: CredentialResolver;
+  /**
+   * A principal must sign in to a per-principal OAuth server: send `url` to that person. Their
+   * waiting calls fail with AuthorizationRequiredError (`authorizationUrl`); the redirect the host
+   * receives completes it: `sup.as(principal).completeAuthorization(server, callbackUrl)`.
+   */
+  onAuthorizationRequired?: AuthorizationRequiredHook;
 }

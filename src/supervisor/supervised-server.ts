@@ -8,6 +8,7 @@ import type { Clock } from '../runtime/actors/shared-clock.js';
 import { DEFAULT_RESTART_POLICY } from '../../machines/restart-policy.js';
 import type { SupervisedServer } from '../../machines/supervisor.machine.js';
 import type { ListenTurn } from '../../machines/connection.types.js';
+import { isEnded } from '../../machines/connection.machine.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { pinOf } from '../protocol/era.js';
 import type { ServerStatus } from '../handle/server-handle.js';
@@ -18,6 +19,7 @@ import { registerRuntimes } from '../runtime/actors/runtime-registry.js';
 import { followConnection } from '../runtime/lifecycle-facts.js';
 import type { ServerRuntime } from '../runtime/server-runtime.js';
 import { probeTimeoutMs } from '../protocol/deadlines.js';
+import { ConnectionClosedError } from '../core/errors.js';
 
 /** A server's root actor: its connection, which decides its own restarts (machines/connection.recovery.ts). */
 export type ServerActor = Actor<typeof providedConnectionMachine>;
@@ -105,6 +107,28 @@ export function waitForEnd(ref: ServerActor): Promise<void> {
       resolve();
     }
   });
+}
+
+/** Closes one connection (a handle's `close()`); resolves once it has ended. */
+export async function closeConnection(ref: ServerActor | undefined): Promise<void> {
+  if (!ref || ref.getSnapshot().status !== 'active') return;
+  const closed = waitForEnd(ref);
+  ref.send({ type: 'CLOSE' });
+  await closed;
+}
+
+/** A handle's `reconnect()`: resolves when the connection serves again, or went down once more. */
+export async function reconnectConnection(
+  name: string,
+  runtime: ServerRuntime | undefined,
+  ref: ServerActor | undefined,
+): Promise<void> {
+  if (!runtime || !ref || ref.getSnapshot().status !== 'active' || isEnded(runtime.view.state(), true)) {
+    throw new ConnectionClosedError('cannot reconnect: the connection is closed', { server: name });
+  }
+  const attempt = runtime.view.nextAttempt();
+  ref.send({ type: 'RECONNECT' });
+  await attempt;
 }
 
 /** How many times a server's connection restarted (its own restart record). */

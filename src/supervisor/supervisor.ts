@@ -24,7 +24,8 @@ import {
   stopServerActor,
   closeWithSupervisor,
   supervisedServer,
-  waitForEnd,
+  closeConnection,
+  reconnectConnection,
   type ServerActor,
 } from './supervised-server.js';
 import { silentLogger } from '../observe/logger.js';
@@ -42,8 +43,16 @@ import { StatusTable } from './status-table.js';
 import { SupervisorEventRelay, type SupervisorEvents } from './events.js';
 import { VERSION } from '../core/version.js';
 import { interceptorList } from '../tools/interceptors.js';
+import {
+  PrincipalPool,
+  PrincipalView,
+  principalInfo,
+  poolLimits,
+  type ConnectionFactory,
+  type Principal,
+  type ViewHost,
+} from './principals.js';
 import type { Dashboard, DashboardOptions } from '../dashboard/dashboard.js';
-import { isEnded } from '../../machines/connection.machine.js';
 
 export type { SupervisorOptions } from './options.js';
 
@@ -57,6 +66,10 @@ const STARTING_AT_ONCE = 256;
 export class Supervisor implements HandleOwner {
   private readonly runtimes = new Map<string, ServerRuntime>();
   private readonly handles = new Map<string, ServerHandle>();
+  /** `perPrincipal` servers: a connection per principal, opened by `as(principal)` (principals.ts). */
+  private readonly pools = new Map<string, PrincipalPool>();
+  /** `as(principal)`'s views, by principal id: one catalog per principal. */
+  private readonly views = new Map<string, PrincipalView>();
   /** Loaded, not started: no runtime, no handle, until `enable(name)`. */
   private get disabledConfigs(): Map<string, ServerConfig> {
     // Built at first use: `connect()`'s supervisor of one never reads it (a Map's table: ~0.2 KB).
@@ -87,6 +100,7 @@ export class Supervisor implements HandleOwner {
     this.inspector = options.inspect && new SanitizedInspector(options.inspect);
     this.capabilities = extraCapabilities(options);
     for (const config of parseServers(servers, this.parseOptions(options))) this.admit(config);
+    poolLimits(options.principals); // bad bounds are a ConfigError now, not at the first principal
     resolveCatalogOptions(options.catalog); // bad catalog options are a ConfigError now, not at first use
     this.updateSanitizer();
   }
@@ -103,6 +117,65 @@ export class Supervisor implements HandleOwner {
       return undefined;
     }
     return this.adopt(config);
+  }
+
+  /**
+   * The supervisor's face for one principal (a user the host acts for): `server(name)`, `tools()`,
+   * `catalog`, `status()`. Shared servers answer through their one connection, `perPrincipal` ones
+   * through this principal's own, opened on its first request (docs/principals.md).
+   */
+  as(principal: Principal): PrincipalView {
+    const info = principalInfo(principal);
+    const known = this.views.get(info.id);
+    if (known) {
+      if (typeof principal !== 'string') known.principal = info;
+      this.views.delete(info.id); // least recently used first
+      this.views.set(info.id, known);
+      return known;
+    }
+    const view = new PrincipalView(info, this.viewHost);
+    this.views.set(info.id, view);
+    // As many views as a server may have connections: a dropped one is built again when asked.
+    if (this.views.size > this.connectionFactory.limits.maxConnections)
+      this.views.delete(this.views.keys().next().value!);
+    return view;
+  }
+
+  private get viewHost(): ViewHost {
+    return (this.builtViewHost ??= this.newViewHost());
+  }
+  private builtViewHost: ViewHost | undefined = undefined;
+
+  private newViewHost(): ViewHost {
+    return {
+      sharedHandle: (name) => this.handles.get(name),
+      sharedNames: () => this.handles.keys(),
+      pool: (name) => this.pools.get(name),
+      poolNames: () => this.pools.keys(),
+      catalogOptions: this.options.catalog,
+      principalOptions: this.options.principals,
+      logger: this.options.logger,
+      unknownServer: (name) => {
+        throw new ConfigError(`unknown server '${name}' (configured: ${this.names()})`);
+      },
+    };
+  }
+
+  /** What the pools ask of the supervisor: runtimes and machines built as for every server. */
+  private get connectionFactory(): ConnectionFactory {
+    return (this.builtFactory ??= this.newConnectionFactory());
+  }
+  private builtFactory: ConnectionFactory | undefined = undefined;
+
+  private newConnectionFactory(): ConnectionFactory {
+    return {
+      newRuntime: (config) => this.newRuntime(config),
+      startActor: (runtime) => (this.actors && !this.stopping ? this.runActor(runtime) : undefined),
+      interceptors: interceptorList(this.options.interceptors),
+      resolver: this.options.credentials,
+      onAuthorizationRequired: this.options.onAuthorizationRequired,
+      limits: poolLimits(this.options.principals),
+    };
   }
 
   /** Every tool of every server under provider-safe names, kept fresh (docs/agents.md). */
@@ -125,6 +198,7 @@ export class Supervisor implements HandleOwner {
 
   /** What the catalog hears of the servers (supervisor-events.ts); before it is built, only what outlives it. */
   observeCatalog(signal: CatalogSignal): void {
+    for (const view of this.views.values()) view.observeCatalog(signal);
     if (this.builtCatalog) this.builtCatalog.observe(signal);
     else if (signal.type === 'listChanged') this.handles.get(signal.server)?.storedTools?.forgetTools();
   }
@@ -147,15 +221,21 @@ export class Supervisor implements HandleOwner {
   add(name: string, config: ServerConfigInput): ServerHandle {
     if (this.handles.has(name) || this.disabledConfigs.has(name))
       throw new ConfigError(`invalid configuration: servers.${name}: the name is in use`);
-    return this.addParsed(parseServerConfig(name, config, this.parseOptions()), true);
+    const parsed = parseServerConfig(name, config, this.parseOptions());
+    if (parsed.perPrincipal)
+      throw new ConfigError(
+        `invalid configuration: servers.${name}.perPrincipal: add() returns one handle; a per-principal server is added with apply(), and reached with sup.as(principal).server('${name}')`,
+        [{ path: `servers.${name}.perPrincipal`, message: 'not with add()' }],
+      );
+    return this.addParsed(parsed, true)!;
   }
 
-  private addParsed(config: ServerConfig, force = false): ServerHandle {
+  private addParsed(config: ServerConfig, force = false): ServerHandle | undefined {
     const name = config.name;
     if (this.stopping) throw new ConnectionClosedError('the supervisor is stopping', { server: name });
     const handle = this.adopt(force ? { ...config, disabled: false } : config);
     this.updateSanitizer();
-    if (this.actors) this.startActor(name);
+    if (this.actors && handle) this.startActor(name);
     this.observeCatalog({ type: 'added', server: name });
     return handle;
   }
@@ -163,6 +243,13 @@ export class Supervisor implements HandleOwner {
   /** Closes a server (DELETE) and forgets it; its handle rejects every request with ConnectionClosedError. */
   async remove(name: string): Promise<void> {
     if (this.disabledConfigs.delete(name)) return;
+    const pool = this.pools.get(name);
+    if (pool) {
+      this.pools.delete(name);
+      this.updateSanitizer();
+      this.observeCatalog({ type: 'removed', server: name });
+      return pool.close('the server was removed');
+    }
     const runtime = this.runtimes.get(name);
     if (!runtime) throw new ConfigError(`unknown server '${name}' (configured: ${this.names()})`);
     this.handles.delete(name);
@@ -186,7 +273,8 @@ export class Supervisor implements HandleOwner {
     if (!config) return this.server(name);
     if (this.stopping) throw new ConnectionClosedError('the supervisor is stopping', { server: name });
     this.disabledConfigs.delete(name);
-    return this.addParsed({ ...config, disabled: false });
+    // A per-principal server has no handle of its own: `as(principal).server(name)` reaches it.
+    return this.addParsed({ ...config, disabled: false })!;
   }
 
   /** Stops a server (like `remove`) but keeps its config: `status()` says `disabled`, `enable(name)` starts it again. */
@@ -229,8 +317,23 @@ export class Supervisor implements HandleOwner {
     return plan;
   }
 
-  private adopt(config: ServerConfig): ServerHandle {
-    const runtime = new ServerRuntime({
+  private adopt(config: ServerConfig): ServerHandle | undefined {
+    if (config.perPrincipal) {
+      this.pools.set(config.name, new PrincipalPool(config, this.connectionFactory));
+      return undefined;
+    }
+    const runtime = this.newRuntime(config);
+    const server = config.name;
+    this.relay.follow(server, runtime, this.options.logger ?? silentLogger);
+    const handle = new ServerHandle(runtime, this, this.connectionFactory.interceptors);
+    this.runtimes.set(server, runtime);
+    this.handles.set(server, handle);
+    return handle;
+  }
+
+  /** A server's runtime, shared or one principal's: built the same way. */
+  private newRuntime(config: ServerConfig): ServerRuntime {
+    return new ServerRuntime({
       config,
       clientInfo: this.options.clientInfo ?? DEFAULT_CLIENT_INFO,
       handlers: this.options.handlers,
@@ -242,12 +345,6 @@ export class Supervisor implements HandleOwner {
       createTransport: this.options.createTransport,
       store: this.options.store,
     });
-    const server = config.name;
-    this.relay.follow(server, runtime, this.options.logger ?? silentLogger);
-    const handle = new ServerHandle(runtime, this, interceptorList(this.options.interceptors));
-    this.runtimes.set(server, runtime);
-    this.handles.set(server, handle);
-    return handle;
   }
 
   /**
@@ -255,12 +352,13 @@ export class Supervisor implements HandleOwner {
    * none). No map of configs beside the runtimes (a Map's table, ~0.2 KB for `connect()`'s one).
    */
   private configOf(name: string): ServerConfig | undefined {
-    return this.handles.has(name) ? this.runtimes.get(name)?.context.config : undefined;
+    return this.handles.has(name) ? this.runtimes.get(name)?.context.config : this.pools.get(name)?.config;
   }
 
   /** Every configured server's config, by name. */
   private *configs(): Generator<[string, ServerConfig]> {
     for (const name of this.handles.keys()) yield [name, this.runtimes.get(name)!.context.config];
+    for (const [name, pool] of this.pools) yield [name, pool.config];
   }
 
   /** Inspection events are sanitized by the secrets of every server configured now. */
@@ -288,14 +386,20 @@ export class Supervisor implements HandleOwner {
       },
       stopping,
     );
+    // Principals' connections opened before the start: their machines start now, not awaited.
+    for (const pool of this.pools.values()) pool.start();
     // Not awaited: start() resolves with every server serving, the streams open right after.
     if (turn) void turn.release((name) => this.actors?.get(name), STARTING_AT_ONCE, stopping);
   }
 
   /** Starts a server's connection machine; a machine that dies (a bug) fails that server's requests. */
   private startActor(name: string, listenTurn?: StartListenTurn): void {
-    const runtime = this.runtimes.get(name)!;
-    const actor = startServerActor(supervisedServer(this.configOf(name)!), runtime, {
+    this.actors!.set(name, this.runActor(this.runtimes.get(name)!, listenTurn));
+  }
+
+  /** A runtime's connection machine, started: one root actor per connection (supervised-server.ts). */
+  private runActor(runtime: ServerRuntime, listenTurn?: StartListenTurn): ServerActor {
+    return startServerActor(supervisedServer(runtime.context.config), runtime, {
       random: this.options.random,
       clock: this.clock,
       inspect: this.inspector?.inspect,
@@ -307,7 +411,6 @@ export class Supervisor implements HandleOwner {
       },
       listenTurn,
     });
-    this.actors!.set(name, actor);
   }
 
   /** Closes every session (DELETE) and stops all actors. Pending requests fail with ConnectionClosedError. */
@@ -317,6 +420,12 @@ export class Supervisor implements HandleOwner {
   }
 
   private async halt(): Promise<void> {
+    const pools = Promise.all([...this.pools.values()].map((pool) => pool.close('the supervisor was stopped')));
+    await this.haltShared();
+    await pools;
+  }
+
+  private async haltShared(): Promise<void> {
     const actors = this.actors;
     if (!actors) {
       for (const runtime of this.runtimes.values()) runtime.rejectWaitingRequests('the supervisor was stopped');
@@ -332,6 +441,10 @@ export class Supervisor implements HandleOwner {
   server(name: string): ServerHandle {
     const handle = this.handles.get(name);
     if (handle) return handle;
+    if (this.pools.has(name))
+      throw new ConfigError(
+        `server '${name}' has a connection per principal: sup.as(principal).server('${name}') reaches it`,
+      );
     if (this.disabledConfigs.has(name))
       throw new ConfigError(`server '${name}' is disabled (sup.enable('${name}') starts it)`, [
         { path: `servers.${name}.disabled`, message: 'is true' },
@@ -340,7 +453,7 @@ export class Supervisor implements HandleOwner {
   }
 
   private names(): string {
-    return [...this.handles.keys(), ...this.disabledConfigs.keys()].join(', ');
+    return [...this.handles.keys(), ...this.pools.keys(), ...this.disabledConfigs.keys()].join(', ');
   }
 
   /** Every server's status, frozen: the same object again while no server's status changed (status-table.ts). */
@@ -383,24 +496,13 @@ export class Supervisor implements HandleOwner {
   }
 
   /** Closes one server (what its handle's `close()` does); the others go on. */
-  async closeServer(name: string): Promise<void> {
-    const ref = this.actors?.get(name);
-    if (!ref || ref.getSnapshot().status !== 'active') return;
-    const closed = waitForEnd(ref);
-    ref.send({ type: 'CLOSE' });
-    await closed;
+  closeServer(name: string): Promise<void> {
+    return closeConnection(this.actors?.get(name));
   }
 
   /** `handle.reconnect()`: resolves when the connection serves again, or went down once more. */
-  async reconnectServer(name: string): Promise<void> {
-    const runtime = this.runtimes.get(name);
-    const ref = this.actors?.get(name);
-    if (!runtime || !ref || ref.getSnapshot().status !== 'active' || isEnded(runtime.view.state(), true)) {
-      throw new ConnectionClosedError('cannot reconnect: the connection is closed', { server: name });
-    }
-    const attempt = runtime.view.nextAttempt();
-    ref.send({ type: 'RECONNECT' });
-    await attempt;
+  reconnectServer(name: string): Promise<void> {
+    return reconnectConnection(name, this.runtimes.get(name), this.actors?.get(name));
   }
 }
 
