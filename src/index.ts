@@ -2,7 +2,12 @@
  * mcp-supervisor: supervised, self-healing MCP client connections.
  */
 export { connect, type ConnectOptions } from './connect.js';
-export { createSupervisor, Supervisor, type SupervisorOptions, type SupervisorEvents } from './supervisor/supervisor.js';
+export {
+  createSupervisor,
+  Supervisor,
+  type SupervisorOptions,
+  type SupervisorEvents,
+} from './supervisor/supervisor.js';
 export { ServerHandle, type ServerStatus } from './handle/server-handle.js';
 /** `sup.dashboard()`: a local web page of every server (docs/operations.md). */
 export type { Dashboard, DashboardOptions } from './dashboard/dashboard.js';
