@@ -207,6 +207,8 @@ async function serveCommand(parsed: Parsed): Promise<number> {
       logFormat: logFormat as LogFormat,
       drainMs: drain,
       metrics: values.metrics ?? false,
+      reload: values.reload ?? false,
+      allowedHosts: values['allow-host'],
       err: (text) => io.err(text),
       stop,
     });
