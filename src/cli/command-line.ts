@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { VERSION } from '../core/version.js';
 import { MACHINE_NAMES } from './diagrams.js';
 import { UsageError } from './load-config.js';
+import { describeError } from '../core/errors.js';
 
 export const HELP = `mcp-supervisor ${VERSION}: supervised, self-healing MCP client connections
 
@@ -139,7 +140,7 @@ export function parse(argv: string[]): Parsed {
   try {
     result = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(describeError(error));
   }
   const terminator = result.tokens.find((token) => token.kind === 'option-terminator')?.index ?? Infinity;
   const positionals = result.tokens.filter((token) => token.kind === 'positional');

@@ -3,25 +3,26 @@
  * host the events client needs (requests, notifications, its connection actor, its store).
  */
 import type { AnyActorRef } from 'xstate';
-import type { ServerRuntime } from '../runtime/server-runtime.js';
+import type { ServerPort } from '../runtime/server-port.js';
 import { eventStoreOf, ServerEvents } from './server-events.js';
 
-const byRuntime = new WeakMap<ServerRuntime, ServerEvents>();
+const byRuntime = new WeakMap<ServerPort, ServerEvents>();
 
-export function eventsOf(runtime: ServerRuntime): ServerEvents {
+export function eventsOf(runtime: ServerPort): ServerEvents {
   let events = byRuntime.get(runtime);
   if (events) return events;
-  const warn = (error: Error) => runtime.events.emit('warning', error);
-  const stored = runtime.context.stored;
+  const context = runtime.context;
+  const warn = (error: Error) => context.events.emit('warning', error);
+  const stored = context.stored;
   events = new ServerEvents({
-    server: runtime.name,
+    server: context.name,
     request: (method, params, options) => runtime.request(method, params, options),
-    onNotification: (listener) => runtime.events.on('notification', listener),
-    capabilities: () => runtime.session()?.capabilities,
-    connection: () => runtime.system?.get(runtime.name) as AnyActorRef | undefined,
-    backoff: runtime.config.restart?.backoff,
+    onNotification: (listener) => context.events.on('notification', listener),
+    capabilities: () => context.session()?.capabilities,
+    connection: () => context.system?.get(context.name) as AnyActorRef | undefined,
+    backoff: context.config.restart?.backoff,
     // Keyed by the server's credential for now (docs/events.md: per principal once principals land).
-    store: eventStoreOf(stored?.store, runtime.context.identity, stored?.authContext, warn),
+    store: eventStoreOf(stored?.store, context.identity, stored?.authContext, warn),
     warn,
   });
   byRuntime.set(runtime, events);

@@ -17,7 +17,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
   type Server,
 } from '@modelcontextprotocol/server';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError, describeError } from '../core/errors.js';
 import type { Logger } from '../observe/logger.js';
 import { digestOf } from '../store/state-keys.js';
 import { BoundedEventStore } from './event-store.js';
@@ -62,8 +62,8 @@ export class HttpSessions {
     this.logger = gateway.logger;
     this.kept = new KeptSessions(gateway.sessionStore, options.idleMs, (error) =>
       this.logger.warn(
-        { event: 'store error', store: gateway.sessionStore.name, error: errorText(error) },
-        `host sessions: the store (${gateway.sessionStore.name}) failed: ${errorText(error)}`,
+        { event: 'store error', store: gateway.sessionStore.name, error: describeError(error) },
+        `host sessions: the store (${gateway.sessionStore.name}) failed: ${describeError(error)}`,
       ),
     );
     this.sweep = this.expireIdle();
@@ -123,8 +123,8 @@ export class HttpSessions {
       record = await this.kept.find(sessionId);
     } catch (error) {
       this.logger.warn(
-        { event: 'store error', store: this.kept.store.name, error: errorText(error) },
-        `host sessions: the store (${this.kept.store.name}) could not be read: ${errorText(error)}`,
+        { event: 'store error', store: this.kept.store.name, error: describeError(error) },
+        `host sessions: the store (${this.kept.store.name}) could not be read: ${describeError(error)}`,
       );
     }
     if (this.closing) return undefined;
@@ -311,8 +311,4 @@ async function post(transport: SessionTransport, version: string | undefined, me
 function printable(char: string): string {
   const code = char.charCodeAt(0);
   return code < 0x20 || code === 0x7f ? '?' : char;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

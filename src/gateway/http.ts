@@ -23,6 +23,8 @@ import { CallSignal } from './call-signal.js';
 import type { Gateway } from './gateway.js';
 import { HttpSessions } from './http-sessions.js';
 import { type SessionTransport, writeJson } from './session-transport.js';
+import { isObject } from '../core/is-object.js';
+import { describeError } from '../core/errors.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MCP_PATH = '/mcp';
@@ -155,7 +157,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       await send(res, response);
     } catch (error) {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end(`gateway error: ${error instanceof Error ? error.message : String(error)}`);
+      res.end(`gateway error: ${describeError(error)}`);
     }
   };
 
@@ -278,7 +280,7 @@ function cancelUnfinished(this: Tracked): void {
 function namesModernEra(req: IncomingMessage, body: unknown): boolean {
   const version = req.headers['mcp-protocol-version'];
   if (req.method !== 'POST' || typeof version !== 'string' || version.trim() < '2026') return false;
-  return typeof body === 'object' && body !== null && !Array.isArray(body) && 'method' in body;
+  return isObject(body) && 'method' in body;
 }
 
 function isInitialize(body: unknown): boolean {

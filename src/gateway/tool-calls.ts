@@ -12,8 +12,7 @@ import { hostTakesTasks, startTask, type CreatedTask } from './modern-tasks.js';
 import type { ResolvedGatewayOptions } from './options.js';
 import { failureText, isReady, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
 import type { CallHost, Sessions } from './sessions.js';
-
-type RequestId = string | number;
+import type { RequestId } from '../protocol/jsonrpc.js';
 
 export interface ToolCallParts {
   sessions: Sessions;
