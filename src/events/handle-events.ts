@@ -11,17 +11,18 @@ const byRuntime = new WeakMap<ServerPort, ServerEvents>();
 export function eventsOf(runtime: ServerPort): ServerEvents {
   let events = byRuntime.get(runtime);
   if (events) return events;
-  const warn = (error: Error) => runtime.context.events.emit('warning', error);
-  const stored = runtime.context.stored;
+  const context = runtime.context;
+  const warn = (error: Error) => context.events.emit('warning', error);
+  const stored = context.stored;
   events = new ServerEvents({
-    server: runtime.context.name,
+    server: context.name,
     request: (method, params, options) => runtime.request(method, params, options),
-    onNotification: (listener) => runtime.context.events.on('notification', listener),
-    capabilities: () => runtime.context.session()?.capabilities,
-    connection: () => runtime.context.system?.get(runtime.context.name) as AnyActorRef | undefined,
-    backoff: runtime.context.config.restart?.backoff,
+    onNotification: (listener) => context.events.on('notification', listener),
+    capabilities: () => context.session()?.capabilities,
+    connection: () => context.system?.get(context.name) as AnyActorRef | undefined,
+    backoff: context.config.restart?.backoff,
     // Keyed by the server's credential for now (docs/events.md: per principal once principals land).
-    store: eventStoreOf(stored?.store, runtime.context.identity, stored?.authContext, warn),
+    store: eventStoreOf(stored?.store, context.identity, stored?.authContext, warn),
     warn,
   });
   byRuntime.set(runtime, events);

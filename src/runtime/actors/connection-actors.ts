@@ -21,8 +21,8 @@ import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse
 import { followStreamActions, stopFollowedStream } from './listener-actors.js';
 import { bindEvidence, sendProbe } from './keepalive-actions.js';
 import { runtimeOf } from './runtime-registry.js';
-import { clockOf } from './xstate-internals.js';
 import { providedSubscriptionMachine } from '../events/subscription-actors.js';
+import { clockOf } from './xstate-internals.js';
 
 /** What a promise actor of the machines runs: one call of its server's host. */
 type HostCall = (system: object, input: ServerRef, signal: AbortSignal) => Promise<unknown>;
