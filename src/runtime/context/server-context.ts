@@ -56,8 +56,6 @@ export interface ServerContextView {
   readonly system: { get(systemId: string): unknown } | undefined;
   /** The session the connection machine holds now (its context), if any. */
   session(): SessionInfo | undefined;
-  /** The actor system of the connection actor (events subscriptions are spawned under it). */
-  readonly system: { get(systemId: string): unknown } | undefined;
   redact<T extends string | undefined>(text: T): T;
 }
 
