@@ -18,7 +18,7 @@ import { Reloader } from './config-watch.js';
 import { diagramText, writeDiagramFiles } from './diagrams.js';
 import { describeConfigError, loadServers, UsageError, type ServerMap, type ServerSources } from './load-config.js';
 import { watch } from './watch.js';
-import { runServe } from './serve.js';
+import type { runServe as RunServe } from './serve.js';
 import { configFiles, PROJECT_CONFIG_FILES } from './config-discovery.js';
 import { completeInputs, parseInputFlags } from './inputs.js';
 
@@ -160,15 +160,35 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
   }
 }
 
+/** What `serve` says when the MCP server SDK (an optional peer: only `serve` uses it) is not installed. */
+const SERVER_SDK_MISSING =
+  'serve needs the MCP server SDK, an optional peer dependency that only `serve` uses: `npm install @modelcontextprotocol/server` beside mcp-supervisor (with npx: `npx -y -p mcp-supervisor -p @modelcontextprotocol/server mcp-supervisor serve …`)';
+
+/** `serve` and the gateway load on use: every other command (and the library) runs without the server SDK. */
+async function loadServe(): Promise<{ runServe: typeof RunServe }> {
+  try {
+    return await import('./serve.js');
+  } catch (error) {
+    const { code, message } = error as { code?: string; message?: string };
+    if (code === 'ERR_MODULE_NOT_FOUND' && message?.includes("'@modelcontextprotocol/server'"))
+      throw new UsageError(SERVER_SDK_MISSING);
+    throw error;
+  }
+}
+
 async function serveCommand(parsed: Parsed): Promise<number> {
   const { values } = parsed;
   if (parsed.words.length > 0) throw new UsageError(`serve: unexpected '${parsed.words.join(' ')}'`);
   const hold = values.hold === undefined ? undefined : Number(values.hold);
   if (hold !== undefined && !(Number.isInteger(hold) && hold >= 0))
     throw new UsageError(`--hold must be a whole number, not '${values.hold}'`);
+  const drain = values['drain-ms'] === undefined ? undefined : Number(values['drain-ms']);
+  if (drain !== undefined && !(Number.isInteger(drain) && drain >= 0))
+    throw new UsageError(`--drain-ms must be a whole number, not '${values['drain-ms']}'`);
   const logFormat = values['log-format'] ?? 'text';
   if (!(LOG_FORMATS as readonly string[]).includes(logFormat))
     throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not '${logFormat}'`);
+  const { runServe } = await loadServe();
   const source = await collectServers(parsed);
   const stop = new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
@@ -185,6 +205,8 @@ async function serveCommand(parsed: Parsed): Promise<number> {
       holdMs: hold,
       strictSessions: values['strict-sessions'] ?? false,
       logFormat: logFormat as LogFormat,
+      drainMs: drain,
+      metrics: values.metrics ?? false,
       err: (text) => io.err(text),
       stop,
     });

@@ -4,6 +4,7 @@
  * the status are copied (never the session id, never config: URLs, headers and `${VAR}` values
  * stay out); the status itself already redacts errors and stderr lines.
  */
+import type { Era } from '../../machines/connection.types.js';
 
 /** The fields of a server's status the dashboard reads (src/server-status.ts). */
 export interface StatusView {
@@ -11,7 +12,7 @@ export interface StatusView {
   states?: Record<string, string> | undefined;
   transport: string | undefined;
   protocolVersion: string | undefined;
-  era?: 'legacy' | 'modern' | undefined;
+  era?: Era | undefined;
   serverInfo: { name: string; version: string } | undefined;
   restarts: number;
   lastError: string | undefined;
@@ -63,8 +64,13 @@ function clip(text: string): string {
   return text.length > TEXT_LIMIT ? `${text.slice(0, TEXT_LIMIT)}…` : text;
 }
 
+function withoutName(text: string, name: string): string {
+  return text.startsWith(`[${name}] `) ? text.slice(name.length + 3) : text;
+}
+
 export function rowOf(name: string, status: StatusView, seen: Seen, now: number): Row {
-  const why = status.lastError === undefined ? undefined : clip(status.lastError);
+  // The row names its server: an error's own `[name] ` prefix would repeat it in every row's why.
+  const why = status.lastError === undefined ? undefined : clip(withoutName(status.lastError, name));
   if (why !== undefined && seen.error !== why) {
     seen.error = why;
     seen.errorAt = seen.known ? now : undefined;

@@ -5,10 +5,11 @@
  * own `initialize` with the whole of it.
  */
 import type { Implementation } from '../protocol/messages.js';
+import type { Era } from '../../machines/connection.types.js';
 
 export interface ServerHandshake {
   /** `legacy` (an `initialize` session) or `modern` (2026-07-28 `server/discover`). */
-  era: 'legacy' | 'modern';
+  era: Era;
   protocolVersion: string;
   serverInfo: Implementation;
   capabilities: Record<string, unknown>;

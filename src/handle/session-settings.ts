@@ -7,6 +7,7 @@ import { ConfigError } from '../core/errors.js';
 import { EmptyResultSchema, LOGGING_LEVELS, parseResult, type LoggingLevel } from '../protocol/results.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { Root, SessionState } from '../runtime/context/session-state.js';
+import type { Era } from '../../machines/connection.types.js';
 
 /** What the settings ask of their server: its runtime, as its port (runtime/server-port.ts) shows it. */
 export interface SettingsHost {
@@ -14,7 +15,7 @@ export interface SettingsHost {
     readonly name: string;
     readonly sessionState: SessionState;
     readonly gate: { readonly phase: string };
-    session(): { era: 'legacy' | 'modern' } | undefined;
+    session(): { era: Era } | undefined;
   };
   /** The current session was given the `roots` capability. */
   advertisesRoots(): boolean;

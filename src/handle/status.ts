@@ -7,6 +7,8 @@ import type { AuthStatus } from '../auth/types.js';
 import type { Implementation } from '../protocol/messages.js';
 import type { ConnectionState } from '../runtime/context/events.js';
 import type { TransportKind } from '../transports/transport.js';
+import type { Era } from '../../machines/connection.types.js';
+import { isEnded } from '../../machines/connection.machine.js';
 
 export interface ServerStatus {
   name: string;
@@ -21,7 +23,7 @@ export interface ServerStatus {
   transport: TransportKind | undefined;
   protocolVersion: string | undefined;
   /** `modern` (2026-07-28, per-request `_meta`) or `legacy` (an `initialize` session); undefined until the first success. */
-  era?: 'legacy' | 'modern' | undefined;
+  era?: Era | undefined;
   serverInfo: Implementation | undefined;
   /** Never the id itself: '[redacted]' while a session exists. */
   sessionId: '[redacted]' | undefined;
@@ -48,6 +50,11 @@ export interface ServerStatus {
   auth?: AuthStatus | undefined;
 }
 
+/** A server that serves nothing until it is started again: its connection ended (`isEnded`), or it is disabled. */
+export function isDownForGood(state: ServerStatus['state']): boolean {
+  return state === 'disabled' || isEnded(state);
+}
+
 /** What a status is read from: the server's runtime, as its port (runtime/server-port.ts) shows it. */
 export interface StatusSource {
   readonly context: {
@@ -64,7 +71,7 @@ export interface StatusSource {
     readonly pending: { readonly size: number };
     readonly gate: { readonly waiting: number; readonly limited?: number };
     readonly authorization: { status(): AuthStatus | undefined };
-    session(): { era: 'legacy' | 'modern'; protocolVersion: string; serverInfo: Implementation } | undefined;
+    session(): { era: Era; protocolVersion: string; serverInfo: Implementation } | undefined;
     redact<T extends string | undefined>(text: T): T;
   };
   readonly view: {

@@ -80,6 +80,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink, ServerPort 
       server: config.name,
       cancel: (request, reason) => this.requests.sendCancellation(request, reason),
       timedOut: (request) => this.recovery.onTimedOut(request),
+      whyWaiting: () => this.whyWaiting(),
     });
     const context = (this.context = new ServerContext(config, options.timers, this, pending, options.store));
     this.handlers = options.handlers ?? NO_HANDLERS;
@@ -101,6 +102,18 @@ export class ServerRuntime implements ConnectionHost, TransportSink, ServerPort 
     return this.slot.lastFailure;
   }
 
+  /** A request that never left timed out: what held it (the connection not serving, or a limit). */
+  private whyWaiting(): string | undefined {
+    const context = this.context;
+    if (context.gate.phase === 'open') {
+      const until = this.requests.limits.until;
+      if (until !== undefined)
+        return `held: the server asked to wait (HTTP ${this.requests.limits.lastBusy?.status ?? 429})`;
+      return context.gate.limited > 0 ? 'held by the request limits (maxInFlight, rateLimit)' : undefined;
+    }
+    const lastError = this.view.lastError();
+    return `held: the server is ${this.view.state()}${lastError ? `: ${lastError}` : ''}`;
+  }
   /** Last keepalive round trip and misses in a row: the keepalive child's own, or its origin keepalive's. */
   keepalive(): { lastRttMs: number | undefined; missed: number } {
     return this.originKeepalive?.figures() ?? this.view.keepalive();

@@ -11,6 +11,7 @@ import type { TaskContext, TaskStore } from './context.js';
 import { TaskClient } from './task-client.js';
 import type { Finish } from './task-handle.js';
 import { ToolTaskModes } from './tool-task-modes.js';
+import { isEnded } from '../../machines/connection.machine.js';
 
 /** What tasks ask of their server: its runtime, as its port (runtime/server-port.ts) shows it. */
 export interface TaskHost {
@@ -54,8 +55,7 @@ export function toolTasks<T>(host: TaskHost, finish: Finish<T>, finishFor?: (too
     request: (method, params, options) => host.request(method, params, options),
     session: () => server.session(),
     onNotification: (listener) => server.events.on('notification', listener),
-    onDown: (listener) =>
-      server.events.on('transition', ({ to }) => (to === 'closed' || to === 'failed') && listener()),
+    onDown: (listener) => server.events.on('transition', ({ to }) => isEnded(to) && listener()),
     answerInput: (method, params, handlerContext) => host.answerInput(method, params, handlerContext),
     maxInputRounds: host.requests.maxInputRounds,
     watch: (taskId) => host.watchTask(taskId),

@@ -99,6 +99,8 @@ export class RequestPath {
       resetTimeoutOnProgress: options?.resetTimeoutOnProgress,
       maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
       retry: options?.retry,
+      holdMs: options?.holdMs,
+      onId: options?.onid,
     };
   }
 
@@ -110,6 +112,7 @@ export class RequestPath {
     if (phase === 'open') this.dispatch(request, false);
     else if (phase === 'closed') pending.fail(request, this.recovery.closedError());
     else if (gate.hold(request)) {
+      pending.waits(request);
       this.recovery.onHeld();
       this.context.telemetry?.onHeld(request, this.context.observed.view.state());
     } else this.queueFull(request, false);
@@ -197,6 +200,7 @@ export class RequestPath {
     if (envelope && request.method === 'logging/setLevel') return answerSetLevel(request, envelope, context);
     request.sent = true;
     request.sends++;
+    if (request.callDueAt !== undefined) context.pending.sending(request);
     context.telemetry?.onSend(request);
     // Modern era: the `_meta` envelope, built per send (a replay after a version change carries the new one).
     const params = envelope ? envelope.wrap(request.params) : request.params;

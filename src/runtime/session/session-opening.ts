@@ -45,12 +45,19 @@ export class SessionOpening {
     this.memory = context.stored && new EraMemory(context, context.stored, probes, this.pin.era === 'auto');
   }
 
-  /** `connecting`: the transport is open; a fresh era verdict from the store comes with it (none without a store). */
+  /**
+   * `connecting`: the transport is open; a fresh era verdict from the store comes with it (none
+   * without a store). The store is read beside the opening (a spawned process, a store's first
+   * connection), not after it.
+   */
   withStoredEra(opening: Promise<TransportOpened>): Promise<TransportOpened> {
     const memory = this.memory;
     if (!memory) return opening;
+    const reading = memory.storedEra();
+    reading.catch(() => undefined); // an opening that fails first leaves the read unawaited
     return opening.then(async (opened) => {
-      const storedEra = opened.transport === 'sse' ? undefined : await memory.storedEra();
+      if (opened.transport === 'sse') return (await reading.catch(() => undefined), memory.unused(), opened);
+      const storedEra = await reading;
       return storedEra ? { ...opened, storedEra } : opened;
     });
   }
@@ -101,7 +108,7 @@ export class SessionOpening {
       this.clientInfo,
       this.context.savedSessionState?.loggingLevel,
     );
-    return { session, envelope, runsToolTasks: false };
+    return { envelope, runsToolTasks: false };
   }
 
   /** `initializing`, `reinitializing`: the handshake, then the session state restored on the new session. */
@@ -113,7 +120,7 @@ export class SessionOpening {
     context.facts = undefined;
     const resumed = this.memory && (await this.memory.resumeSession(transport));
     if (resumed) {
-      context.adopt({ session: resumed, envelope: undefined, runsToolTasks: takesToolTasks(resumed.capabilities) });
+      context.adopt(legacyFacts(resumed));
       return resumed;
     }
     // Awaited here, not in a helper: an attempt's failure must be recorded (TransportSlot.recordFailure)
@@ -142,7 +149,7 @@ export class SessionOpening {
     }
     this.memory?.learned(session, transport);
     const replacing = context.connectedBefore;
-    context.adopt({ session, envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) });
+    context.adopt(legacyFacts(session));
     if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
     await this.restoreSessionState(transport, session.capabilities, replacing);
     return session;
@@ -202,4 +209,9 @@ export class SessionOpening {
     }
     context.events.emit('sessionRestored', report satisfies RestoreReport);
   }
+}
+
+/** A 2025-era session: no envelope; `tools/call` may run as a task (2025-11-25 `tasks.requests.tools.call`). */
+function legacyFacts(session: SessionInfo): SessionFacts {
+  return { envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) };
 }
