@@ -17,7 +17,7 @@ import type { RequestOptions } from '../context/events.js';
 import type { OriginMembership } from '../recovery/origin-membership.js';
 import { Recovery } from '../recovery/recovery.js';
 import type { HandlerContext } from '../server-input/server-requests.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext, ServerContext } from '../context/server-context.js';
 import { answerSetLevel } from './modern-logging.js';
 import {
   completeRounds,
@@ -29,6 +29,9 @@ import {
 } from './multi-round-trip.js';
 import { RequestLimits } from './request-limits.js';
 import { ToolHeaders } from './tool-headers.js';
+
+/** The context as the request path holds it: the tools' output schemas are its to write, nothing else. */
+type PathContext = ReadOnlyContext & Pick<ServerContext, 'outputSchemas'>;
 
 /** Who answers the embedded requests of a multi round-trip request (the runtime: roots, else the handlers). */
 export interface InputAnswerer {
@@ -48,7 +51,7 @@ export class RequestPath {
   readonly limits: RequestLimits;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: PathContext,
     private readonly answerer: InputAnswerer,
     /** Told when requests start to wait and when the gate empties (recovery's capped backoff). */
     origin: Pick<OriginMembership, 'onWaiting' | 'onDrained'>,

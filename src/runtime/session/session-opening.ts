@@ -14,7 +14,7 @@ import { takesToolTasks, withTasksExtension } from '../../protocol/task-capabili
 import type { Transport } from '../../transports/transport.js';
 import type { Probes } from '../probes/probes.js';
 import type { RequestPath } from '../requests/request-path.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext, ServerContext } from '../context/server-context.js';
 import { withoutRootsListChanged } from './client-capabilities.js';
 import { discover } from './discover.js';
 import { wrongPath } from './wrong-path.js';
@@ -24,6 +24,9 @@ import type { SessionFacts } from '../context/session-facts.js';
 import type { RestoreReport } from '../context/session-state.js';
 import { EraMemory } from './era-memory.js';
 
+/** The context as the opening holds it: the session's facts are its to write (and adopt), nothing else. */
+type OpeningContext = ReadOnlyContext & Pick<ServerContext, 'facts' | 'adopt'>;
+
 export class SessionOpening {
   /** What `protocolVersion` in the config asks for. */
   private readonly pin: VersionPin;
@@ -31,7 +34,7 @@ export class SessionOpening {
   private readonly memory: EraMemory | undefined;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: OpeningContext,
     private readonly requests: RequestPath,
     private readonly probes: Probes,
     private readonly clientInfo: Implementation,
