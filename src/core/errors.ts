@@ -4,6 +4,8 @@
  * or authorization headers.
  */
 
+import { describeError } from '../../machines/describe-error.js';
+
 export type ErrorCode =
   | 'MCP_ERROR'
   | 'TRANSPORT_ERROR'
@@ -378,11 +380,8 @@ function errorText(content: Array<{ type: string; [key: string]: unknown }>): st
   return text.length > 0 ? text.slice(0, 500) : 'the tool reported an error';
 }
 
-/** The error as a short, secret-free line for status and transition events. */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
-}
+/** The error as a short, secret-free line for status and transition events (one rule, the machines'). */
+export { describeError };
 
 /** An abort, however it was raised (AbortController, undici, Node). */
 export function isAbortError(error: unknown): boolean {

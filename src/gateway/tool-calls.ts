@@ -13,8 +13,7 @@ import type { ResolvedGatewayOptions } from './options.js';
 import { RequestTimeoutError } from '../core/errors.js';
 import { failureText, isReady, ServerUnavailableError, upstreamRpcError } from './serving.js';
 import type { CallHost, Sessions } from './sessions.js';
-
-type RequestId = string | number;
+import type { RequestId } from '../protocol/jsonrpc.js';
 
 export interface ToolCallParts {
   sessions: Sessions;

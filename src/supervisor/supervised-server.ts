@@ -54,7 +54,7 @@ export function startServerActor(
     ...(options.clock && { clock: options.clock }),
   });
   registerRuntimes(actor.system, (name) => {
-    if (name !== runtime.name) throw new Error(`unknown server '${name}'`);
+    if (name !== runtime.context.name) throw new Error(`unknown server '${name}'`);
     return runtime;
   });
   actor.subscribe({
@@ -66,7 +66,7 @@ export function startServerActor(
       options.onError(error instanceof Error ? error : new Error(String(error)));
     },
   });
-  runtime.system = actor.system;
+  runtime.context.system = actor.system;
   // status() compares a server's counters only, until one of its machines moves.
   runtime.view.watch();
   // Followed now, before the first fact (emitted when it starts).

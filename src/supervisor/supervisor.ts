@@ -42,6 +42,7 @@ import { SupervisorEventRelay, type SupervisorEvents } from './events.js';
 import { VERSION } from '../core/version.js';
 import { interceptorList } from '../tools/interceptors.js';
 import type { Dashboard, DashboardOptions } from '../dashboard/dashboard.js';
+import { isEnded } from '../../machines/connection.machine.js';
 
 export type { SupervisorOptions } from './options.js';
 
@@ -243,12 +244,12 @@ export class Supervisor implements HandleOwner {
    * none). No map of configs beside the runtimes (a Map's table, ~0.2 KB for `connect()`'s one).
    */
   private configOf(name: string): ServerConfig | undefined {
-    return this.handles.has(name) ? this.runtimes.get(name)?.config : undefined;
+    return this.handles.has(name) ? this.runtimes.get(name)?.context.config : undefined;
   }
 
   /** Every configured server's config, by name. */
   private *configs(): Generator<[string, ServerConfig]> {
-    for (const name of this.handles.keys()) yield [name, this.runtimes.get(name)!.config];
+    for (const name of this.handles.keys()) yield [name, this.runtimes.get(name)!.context.config];
   }
 
   /** Inspection events are sanitized by the secrets of every server configured now. */
@@ -272,7 +273,7 @@ export class Supervisor implements HandleOwner {
         const runtime = this.runtimes.get(name);
         if (!runtime || actors.has(name)) return;
         this.startActor(name, turn);
-        return runtime.firstOutcome;
+        return runtime.view.firstOutcome;
       },
       stopping,
     );
@@ -289,8 +290,8 @@ export class Supervisor implements HandleOwner {
       inspect: this.inspector?.inspect,
       onError: (error) => {
         // A root must never die unobserved: its server is failed with the cause.
-        runtime.pending.failAll(
-          new ConnectionClosedError(`supervisor crashed: ${error.message}`, { server: runtime.name }),
+        runtime.context.pending.failAll(
+          new ConnectionClosedError(`supervisor crashed: ${error.message}`, { server: runtime.context.name }),
         );
       },
       listenTurn,
@@ -314,7 +315,7 @@ export class Supervisor implements HandleOwner {
     await inTurns([...actors].reverse(), STARTING_AT_ONCE, ([, actor]) => closeWithSupervisor(actor));
     // Servers whose turn to start had not come (a stop during start()).
     for (const runtime of this.runtimes.values())
-      if (!actors.has(runtime.name)) runtime.rejectWaitingRequests('the supervisor was stopped');
+      if (!actors.has(runtime.context.name)) runtime.rejectWaitingRequests('the supervisor was stopped');
   }
 
   server(name: string): ServerHandle {
@@ -383,10 +384,10 @@ export class Supervisor implements HandleOwner {
   async reconnectServer(name: string): Promise<void> {
     const runtime = this.runtimes.get(name);
     const ref = this.actors?.get(name);
-    if (!runtime || !ref || ref.getSnapshot().status !== 'active' || runtime.state() === 'closing') {
+    if (!runtime || !ref || ref.getSnapshot().status !== 'active' || isEnded(runtime.view.state(), true)) {
       throw new ConnectionClosedError('cannot reconnect: the connection is closed', { server: name });
     }
-    const attempt = runtime.nextAttempt();
+    const attempt = runtime.view.nextAttempt();
     ref.send({ type: 'RECONNECT' });
     await attempt;
   }

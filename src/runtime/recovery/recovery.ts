@@ -17,7 +17,7 @@ import {
 } from '../../core/errors.js';
 import type { RequestId } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal, PendingRequest } from '../../protocol/pending.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 import { readEvidence } from './evidence.js';
 import type { OriginMembership } from './origin-membership.js';
 import { mayReplay, ToolSafety } from './replay-policy.js';
@@ -37,7 +37,7 @@ export class Recovery {
   private tools: ToolSafety | undefined = undefined;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: ReadOnlyContext,
     private readonly requests: Resender,
     /** Told when requests start to wait and when the gate empties (a capped backoff while they wait). */
     private readonly origin?: Pick<OriginMembership, 'onWaiting' | 'onDrained'>,
