@@ -150,9 +150,17 @@ export interface PendingOptions {
   cancel(request: PendingRequest, reason: string): void;
   /** Called when a request times out (after it failed): evidence for the connection. */
   timedOut?(request: PendingRequest): void;
+  /**
+   * A JSON-RPC error answered to a request that says it was not processed and asks to wait (the
+   * draft rate-limit error -32023): true when the request waits to be sent again (it stays pending).
+   */
+  rateLimited?(request: PendingRequest, error: { message: string; data?: unknown }): boolean;
   /** Why a request that never left is waiting (its timeout error says so); undefined when nothing holds it. */
   whyWaiting?(request: PendingRequest): string | undefined;
 }
+
+/** The draft rate-limit SEP's JSON-RPC error: the request was not processed; `data.retryAfterMs` says how long to wait. */
+const RATE_LIMITED = -32023;
 
 export class PendingRequests {
   private readonly byId = new Map<number, PendingRequest>();
@@ -316,6 +324,12 @@ export class PendingRequests {
   settleResponse(response: JsonRpcResponse): boolean {
     const request = this.byId.get(response.id as number);
     if (!request) return false;
+    if (
+      'error' in response &&
+      response.error.code === RATE_LIMITED &&
+      this.options.rateLimited?.(request, response.error)
+    )
+      return true;
     this.answered++;
     this.answers.lastAnswerAt = Date.now();
     this.finish(request);

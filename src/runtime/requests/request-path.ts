@@ -220,6 +220,20 @@ export class RequestPath {
       });
   }
 
+  /**
+   * The draft rate-limit error (-32023, `data.retryAfterMs`): backpressure like a 429 (the window,
+   * clamped by `maxRetryAfterMs`); false when the wait would outlast the request (it gets the error).
+   */
+  onRateLimited(request: PendingRequest, error: { message: string; data?: unknown }): boolean {
+    if (request.method === 'initialize' || this.context.pastGate.has(request)) return false;
+    const asked = (error.data as { retryAfterMs?: unknown } | null | undefined)?.retryAfterMs;
+    const retryAfterMs = typeof asked === 'number' && Number.isFinite(asked) && asked >= 0 ? asked : undefined;
+    const busy = new ServerBusyError(`JSON-RPC -32023 for '${request.method}': ${error.message}`, 429, retryAfterMs, {
+      server: this.context.name,
+    });
+    return this.limits.onBusy(request, busy);
+  }
+
   /** A request given up on (timeout, abort): the server is told, unless closing its stream already did. */
   sendCancellation(request: PendingRequest, reason: string): void {
     const transport = this.context.transport;
