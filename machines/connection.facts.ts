@@ -9,6 +9,7 @@
  * cause (`because`), and each top-level state announces itself on entry (`announce`).
  */
 import type { Cause, Era, TransportKind } from './connection.types.js';
+import { describeError } from './describe-error.js';
 
 /** Why a session ended: its `expired` (the server forgot it), the connection was lost, a close, or `handle.reconnect()`. */
 export type SessionEndReason = 'expired' | 'connection lost' | 'closed' | 'reconnect requested';
@@ -67,10 +68,6 @@ export const CONNECTION_FACT_KINDS = Object.keys({
   closed: true,
 } satisfies Record<ConnectionFactKind, true>) as ConnectionFactKind[];
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** `note cause` with fixed words. */
 export function because(cause: string) {
   return { type: 'note cause', params: { cause, error: undefined } } as const;
@@ -80,7 +77,7 @@ export function because(cause: string) {
 export function becauseActorFailed(cause: string) {
   return {
     type: 'note cause',
-    params: ({ event }: { event: { error: unknown } }): Cause => ({ cause, error: errorText(event.error) }),
+    params: ({ event }: { event: { error: unknown } }): Cause => ({ cause, error: describeError(event.error) }),
   } as const;
 }
 

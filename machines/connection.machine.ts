@@ -124,3 +124,13 @@ export type ConnectionState = TopLevel<SnapshotFrom<typeof connectionMachine>['v
 
 /** Every top-level state, read from the machine (the state gauge has one series per state). */
 export const CONNECTION_STATES = Object.keys(connectionMachine.root.states) as ConnectionState[];
+
+/**
+ * Down for good: the connection serves nothing more until it is started again. `closing` and
+ * `closed` always; `failed` too, unless the caller waits for what may bring it back (`revives`:
+ * its revival, or a `RECONNECT`). A name that is no state of the machine (a status's `stopped`)
+ * is not ended. Every "is it over?" outside the machine asks this.
+ */
+export function isEnded(state: ConnectionState | (string & {}), revives = false): boolean {
+  return state === 'closing' || state === 'closed' || (state === 'failed' && !revives);
+}

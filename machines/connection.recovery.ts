@@ -4,8 +4,9 @@
  * and `failed` either revives the server after a capped backoff or stays failed for good.
  *
  * Someone waiting cuts the wait short: requests held for the server (REQUESTS_WAITING) cap the
- * backoff at `waitingReconnectMs`, in `reconnecting` and in `failed` alike; an idle server keeps
- * the long backoff. Either way the attempt then waits for its origin's turn (`waiting for
+ * backoff at `waitingReconnectMs` in `reconnecting` (each attempt made early costs its share of the
+ * backoff in the restart budget, so the budget lasts as long as with the long backoff), and bring
+ * the first revival of `failed` forward; an idle server keeps the long backoff. Either way the attempt then waits for its origin's turn (`waiting for
  * origin`): the connections to one origin take one attempt per backoff slot between them, and the
  * others wait for its verdict.
  */
@@ -32,14 +33,15 @@ export const reconnecting = connectionSetup.createStateConfig({
     'backing off': {
       entry: 'ask about waiting requests',
       on: {
-        RESTART: 'waiting for origin',
+        RESTART: { target: 'waiting for origin', actions: 'count attempt' },
         REQUESTS_WAITING: { guard: not('server is busy'), target: 'hurrying' },
       },
     },
-    // Requests wait: the backoff is capped at `waitingReconnectMs` (the RESTART may come sooner).
+    // Requests wait: the backoff is capped at `waitingReconnectMs` (the RESTART may come sooner);
+    // the attempt made early costs only its share of the backoff (restart-policy.ts).
     hurrying: {
-      after: { 'waiting reconnect delay': 'waiting for origin' },
-      on: { RESTART: 'waiting for origin' },
+      after: { 'waiting reconnect delay': { target: 'waiting for origin', actions: 'charge hurried attempt' } },
+      on: { RESTART: { target: 'waiting for origin', actions: 'count attempt' } },
     },
     'waiting for origin': {
       invoke: {
@@ -80,11 +82,13 @@ export const failed = connectionSetup.createStateConfig({
     deciding: {
       always: [{ guard: 'may revive', target: 'waiting to revive' }, { target: 'for good' }],
     },
-    // A long-running agent has nobody to restart it: try again, with a capped backoff.
+    // A long-running agent has nobody to restart it: try again, with a capped backoff. Requests
+    // waiting bring the first revival forward; later ones keep the revival backoff, so a server
+    // down for minutes stays `failed` between attempts instead of flapping once a second.
     'waiting to revive': {
       entry: ['tell revival scheduled', 'ask about waiting requests'],
       after: { 'revive delay': 'reviving' },
-      on: { REQUESTS_WAITING: 'hurrying to revive' },
+      on: { REQUESTS_WAITING: { guard: 'has not revived yet', target: 'hurrying to revive' } },
     },
     // Requests wait: the revival comes within `waitingReconnectMs`.
     'hurrying to revive': {

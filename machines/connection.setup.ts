@@ -26,8 +26,11 @@ import {
 import type { keepaliveMachine } from './keepalive.machine.js';
 import type { listenerMachine } from './listener.machine.js';
 import {
+  baseDelay,
+  chargeHurriedAttempt,
+  countAttempt,
   countBusyAttempt,
-  countRestart,
+  countDown,
   forgetOneRestart,
   giveUpReason,
   hasRestartBudget,
@@ -254,17 +257,33 @@ export const connectionSetup = setup({
         enqueue.raise({ type: 'RESTART' }, { id: 'restart', delay: Math.max(backoff, busyMs) });
         return;
       }
+      // The budget is counted when an attempt is made (`count attempt`, `charge hurried attempt`).
       if (!context.fatal && hasRestartBudget(context.restarts, policy)) {
-        const restarts = countRestart(context.restarts);
-        enqueue.assign({ restarts });
-        // The record is counted: attempt 1 waits initialMs.
-        const delay = restartDelay(restarts.attempt - 1, policy.backoff, context.random ?? Math.random);
+        enqueue.assign({ restarts: countDown(context.restarts) });
+        // The first attempt waits initialMs.
+        const delay = restartDelay(context.restarts.attempt, policy.backoff, context.random ?? Math.random);
         enqueue.raise({ type: 'RESTART' }, { id: 'restart', delay });
-        enqueue.raise({ type: 'RESTART_WINDOW_PASSED', epoch: restarts.epoch }, { delay: policy.withinMs });
         return;
       }
       const error = context.lastError ?? 'connection lost';
       enqueue.raise({ type: 'GIVE_UP', reason: giveUpReason(error, context.fatal, policy), fatal: context.fatal });
+    }),
+    /** The backoff ended: the attempt is counted in the budget (not after a busy answer: no failure). */
+    'count attempt': tellFacts<undefined>(({ context, enqueue }) => {
+      const policy = context.restart;
+      if (!policy || context.restarts.busyMs !== undefined) return;
+      const restarts = countAttempt(context.restarts);
+      enqueue.assign({ restarts });
+      enqueue.raise({ type: 'RESTART_WINDOW_PASSED', epoch: restarts.epoch }, { delay: policy.withinMs });
+    }),
+    /** Requests waiting made the attempt early: it costs its share of the backoff it cut short. */
+    'charge hurried attempt': tellFacts<undefined>(({ context, enqueue }) => {
+      const policy = context.restart;
+      if (!policy) return;
+      const backoffMs = baseDelay(context.restarts.attempt, policy.backoff);
+      const { record, counted } = chargeHurriedAttempt(context.restarts, context.waitingReconnectMs, backoffMs);
+      enqueue.assign({ restarts: record });
+      if (counted) enqueue.raise({ type: 'RESTART_WINDOW_PASSED', epoch: record.epoch }, { delay: policy.withinMs });
     }),
     /** Out of `reconnecting` by another way (RECONNECT, CLOSE, GIVE_UP): the pending restart is void. */
     'cancel restart': cancel('restart'),
@@ -302,6 +321,8 @@ export const connectionSetup = setup({
     'probe was refused': (_, probe: ProbeVerdict) => probe.verdict === 'unauthorized',
     /** The last attempt found the server busy: it waits for the wait it asked for, whoever waits. */
     'server is busy': ({ context }) => context.restarts.busyMs !== undefined,
+    /** No revival since the server failed (or since its last proven session). */
+    'has not revived yet': ({ context }) => context.restarts.revivals === 0,
     'may revive': ({ context }) => context.revive !== false && !context.fatal,
     'is current window': ({ context }, passed: { epoch: number }) => context.restarts.epoch === passed.epoch,
     /** Over HTTP the server's request sockets are its origin's, so the origin's answers are its own (not stdio). */

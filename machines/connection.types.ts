@@ -5,6 +5,7 @@
 import type { KeepaliveReport, KeepaliveSettings } from './keepalive.machine.js';
 import type { ListenerReport, ListenerResume } from './listener.machine.js';
 import type { RestartPolicy, RestartRecord, ReviveSettings } from './restart-policy.js';
+import { describeError } from './describe-error.js';
 
 export type TransportKind = 'http' | 'sse' | 'stdio';
 export type ConfiguredTransport = 'auto' | TransportKind;
@@ -186,7 +187,7 @@ export function isFatal(error: unknown): boolean {
 
 /** An actor's error as a failure. */
 export function failureOf(error: unknown): Failure {
-  const failure: Failure = { error: error instanceof Error ? error.message : String(error), fatal: isFatal(error) };
+  const failure: Failure = { error: describeError(error), fatal: isFatal(error) };
   const busyMs = property(error, 'waitMs');
   if (typeof busyMs === 'number' && (statusOf(error) === 429 || statusOf(error) === 503)) failure.busyMs = busyMs;
   return failure;

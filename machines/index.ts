@@ -8,6 +8,7 @@ export {
   connectionMachine,
   CONNECTION_FACT_KINDS,
   CONNECTION_STATES,
+  isEnded,
   type ConnectionFact,
   type ConnectionState,
   type ConnectionContext,

@@ -15,6 +15,7 @@
  * whose probe goes to one of its ready servers in turn, and whose CONNECTION_LOST goes to all of them.
  */
 import { and, assign, sendParent, setup } from 'xstate';
+import { describeError } from './describe-error.js';
 
 /** What proves a server alive between its own probes: any answer from its origin, or only its own. */
 export type KeepaliveProof = 'origin' | 'server';
@@ -98,7 +99,7 @@ export const keepaliveMachine = setup({
     ),
     'count miss': assign(({ context }, params: { error: unknown }) => ({
       missed: context.missed + 1,
-      lastError: params.error instanceof Error ? params.error.message : String(params.error),
+      lastError: describeError(params.error),
     })),
     // An origin's keepalive (src/runtime/keepalive/) tells every member server instead.
     'report connection dead': sendParent(({ context }) => connectionLost(context)),

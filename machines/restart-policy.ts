@@ -50,6 +50,12 @@ export interface RestartRecord {
    * asked for. The next attempt comes after it, and spends no restart budget.
    */
   busyMs: number | undefined;
+  /**
+   * Attempts hurried by waiting requests (made at `waitingReconnectMs`, before the backoff was
+   * over) are charged their share of a restart (`waitingReconnectMs / backoff`): the fraction not
+   * yet counted. So callers waiting never spend the budget faster than the long backoff would.
+   */
+  owed: number;
 }
 
 export const NEW_RESTART_RECORD: RestartRecord = {
@@ -59,6 +65,7 @@ export const NEW_RESTART_RECORD: RestartRecord = {
   epoch: 0,
   revivals: 0,
   busyMs: undefined,
+  owed: 0,
 };
 
 export function hasRestartBudget(record: RestartRecord, policy: RestartPolicy): boolean {
@@ -68,6 +75,36 @@ export function hasRestartBudget(record: RestartRecord, policy: RestartPolicy): 
 /** One restart more: counted in the window, in the backoff's exponent and in the total. */
 export function countRestart(record: RestartRecord): RestartRecord {
   return { ...record, inWindow: record.inWindow + 1, attempt: record.attempt + 1, total: record.total + 1 };
+}
+
+/** The connection's own attempt, made when its backoff ended: counted in the window and the backoff's exponent. */
+export function countAttempt(record: RestartRecord): RestartRecord {
+  return { ...record, inWindow: record.inWindow + 1, attempt: record.attempt + 1 };
+}
+
+/** A connection went down and will try again: counted in the total (status) when the attempt is decided. */
+export function countDown(record: RestartRecord): RestartRecord {
+  return { ...record, total: record.total + 1 };
+}
+
+/**
+ * An attempt made early for waiting requests, after `waitedMs` of a backoff of `backoffMs`: its
+ * share of a restart is owed; a whole one owed is counted (true) like an attempt.
+ */
+export function chargeHurriedAttempt(
+  record: RestartRecord,
+  waitedMs: number,
+  backoffMs: number,
+): { record: RestartRecord; counted: boolean } {
+  const owed = record.owed + (backoffMs > waitedMs ? waitedMs / backoffMs : 1);
+  // A float sum of shares (0.2 five times) may fall short of 1 by a rounding error.
+  if (owed < 1 - 1e-9) return { record: { ...record, owed }, counted: false };
+  return { record: { ...countAttempt(record), owed: Math.max(0, owed - 1) }, counted: true };
+}
+
+/** The backoff before attempt `attempt` without its jitter (what a hurried attempt's share is measured against). */
+export function baseDelay(attempt: number, backoff: BackoffPolicy): number {
+  return Math.min(backoff.maxMs, backoff.initialMs * backoff.factor ** attempt);
 }
 
 /** An attempt after a busy answer: in the backoff's exponent and the total, not in the window (no failure). */
@@ -82,7 +119,7 @@ export function forgetOneRestart(record: RestartRecord): RestartRecord {
 
 /** A session proved healthy: the window and the backoff start over; expiries scheduled before are ignored. */
 export function resetRestartBudget(record: RestartRecord): RestartRecord {
-  return { ...record, inWindow: 0, attempt: 0, epoch: record.epoch + 1 };
+  return { ...record, inWindow: 0, attempt: 0, owed: 0, epoch: record.epoch + 1 };
 }
 
 /** Why a server is given up: a fatal failure as it is, else with the budget that was spent. */
@@ -91,7 +128,7 @@ export function giveUpReason(error: string, fatal: boolean, policy: RestartPolic
 }
 
 export function restartDelay(attempt: number, backoff: BackoffPolicy, random: () => number): number {
-  const base = Math.min(backoff.maxMs, backoff.initialMs * backoff.factor ** attempt);
+  const base = baseDelay(attempt, backoff);
   const spread = base * backoff.jitter;
   return Math.max(0, Math.round(base - spread + random() * 2 * spread));
 }

@@ -6,6 +6,7 @@
  * the connection decides what happens next.
  */
 import { assign, setup, type PromiseActorLogic } from 'xstate';
+import { describeError } from './describe-error.js';
 
 export interface SseFallbackInput {
   server: string;
@@ -36,7 +37,7 @@ export const sseFallbackMachine = setup({
   },
   actions: {
     'remember probe failure': assign(({ context }, params: { error: unknown }) => {
-      const text = params.error instanceof Error ? params.error.message : String(params.error);
+      const text = describeError(params.error);
       const fatal = (params.error as { fatal?: unknown } | null)?.fatal === true;
       // A fatal failure says it all (it names both refusals).
       if (fatal) return { error: text, fatal };

@@ -22,6 +22,7 @@ import {
   type RestartPolicy,
   type RestartRecord,
 } from './restart-policy.js';
+import { describeError } from './describe-error.js';
 
 export interface SupervisedServer {
   name: string;
@@ -75,10 +76,6 @@ function restartId(server: string): string {
 
 function endedServer(eventType: string): string {
   return eventType.replace(/^xstate\.(done|error)\.actor\./, '');
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function recordOf(context: SupervisorContext, server: string): RestartRecord {
@@ -183,7 +180,10 @@ export const supervisorMachine = setup({
       },
     }),
     'remember crash': assign(({ context, event }) => ({
-      crashed: { ...context.crashed, [endedServer(event.type)]: describe('error' in event ? event.error : undefined) },
+      crashed: {
+        ...context.crashed,
+        [endedServer(event.type)]: describeError('error' in event ? event.error : undefined),
+      },
     })),
     'cancel pending restart': cancel(({ event }) => restartId(endedServer(event.type))),
   },

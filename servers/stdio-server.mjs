@@ -7,6 +7,8 @@
  * Switches (argv):
  *
  *   --crash-after N      exit 3 on the request after N answered requests (initialize not counted)
+ *   --crash-linger MS    with --crash-after: stay MS ms (answering nothing) before that exit, so
+ *                        lines written just after the crashing one reach the pipe first
  *   --hang-after N       stop answering after N answered requests (initialize not counted), pings included
  *   --garbage            print a non-JSON line to stdout before every response
  *   --crlf               end responses with \r\n
@@ -85,6 +87,11 @@ async function answer(request) {
   }
   if (crashAfter !== undefined && answered >= crashAfter) {
     log(`fixture: crashing after ${answered} requests (request ${id} was '${method}')`);
+    const linger = Number(option('--crash-linger') ?? 0);
+    if (linger > 0) {
+      setTimeout(() => process.exit(3), linger);
+      return new Promise(() => {});
+    }
     process.exit(3);
   }
   if (hangAfter !== undefined && answered >= hangAfter) {

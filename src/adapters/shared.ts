@@ -8,6 +8,7 @@ import type { CatalogTool } from '../catalog/types.js';
 import { ToolResultError } from '../core/errors.js';
 import type { CallToolResult } from '../protocol/messages.js';
 import type { RequestOptions } from '../runtime/context/events.js';
+import { isObject } from '../core/is-object.js';
 
 /** A supervisor (anything with a `catalog`) or the catalog itself. */
 export type CatalogSource = ToolCatalog | { readonly catalog: ToolCatalog };
@@ -54,7 +55,7 @@ export async function callForFramework(
 }
 
 function toArguments(args: unknown): Record<string, unknown> {
-  return typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+  return isObject(args) ? args : {};
 }
 
 /** The text parts of a result, joined; other parts as JSON (a model reads text). */

@@ -2,7 +2,7 @@
  * The authorization code grant with PKCE (OAuth 2.1 §4.1): build the authorization URL, hand it
  * to `onRedirect`, check the redirect (state, iss per RFC 9207 / SEP-2468, error), and redeem the code.
  */
-import { AuthorizationError } from '../core/errors.js';
+import { AuthorizationError, describeError } from '../core/errors.js';
 import type { ClientCredentials } from './client-auth.js';
 import type { Discovery } from './discovery.js';
 import type { HttpContext } from './http.js';
@@ -51,7 +51,7 @@ export async function authorizationCodeGrant(
     if (ctx.signal.aborted) throw ctx.signal.reason ?? error;
     if (error instanceof AuthorizationError) throw error;
     throw new AuthorizationError(
-      `the authorization step (onRedirect) failed: ${error instanceof TypeError ? 'it did not return an absolute URL' : error instanceof Error ? error.message : String(error)}`,
+      `the authorization step (onRedirect) failed: ${error instanceof TypeError ? 'it did not return an absolute URL' : describeError(error)}`,
       {
         server: ctx.server,
         fatal: false,

@@ -4,7 +4,7 @@
  * bodies, and errors that name the step and the URL (without its query) but no secret.
  */
 import { request } from 'undici';
-import { AuthorizationError } from '../core/errors.js';
+import { AuthorizationError, describeError } from '../core/errors.js';
 import { isAbortError, McpSupervisorError } from '../core/errors.js';
 import { readBodyBounded } from '../core/response-body.js';
 import type { DpopSigner } from './dpop.js';
@@ -63,7 +63,7 @@ export async function httpCall(call: HttpCall, ctx: HttpContext): Promise<HttpAn
     const reason =
       code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'
         ? `timed out after ${ctx.timeoutMs} ms`
-        : (code ?? (error instanceof Error ? error.message : String(error)));
+        : (code ?? describeError(error));
     // Network trouble may pass: not fatal, worth retrying.
     throw new AuthorizationError(`${call.what}: ${where} failed: ${reason}`, {
       server: ctx.server,

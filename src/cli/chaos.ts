@@ -2,6 +2,7 @@
  * `--chaos`: one fault every few seconds, taken in turn, so a newcomer watches the machines heal
  * (sessions expired, a stdio child killed, idle streams closed).
  */
+import { describeError } from '../core/errors.js';
 
 export interface Fault {
   /** Short name, e.g. `expire-sessions`. */
@@ -33,7 +34,7 @@ export function startChaos(faults: readonly Fault[], everyMs: number, note: (tex
         }
       }
     } catch (error) {
-      note(`chaos: fault failed: ${error instanceof Error ? error.message : String(error)}`);
+      note(`chaos: fault failed: ${describeError(error)}`);
     } finally {
       busy = false;
     }

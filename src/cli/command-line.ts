@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { VERSION } from '../core/version.js';
 import { MACHINE_NAMES } from './diagrams.js';
 import { UsageError } from './load-config.js';
+import { describeError } from '../core/errors.js';
 
 export const HELP = `mcp-supervisor ${VERSION}: supervised, self-healing MCP client connections
 
@@ -53,6 +54,10 @@ serve (docs/gateway.md):
   --no-auth                      --http without a bearer token (default: $MCP_SUPERVISOR_TOKEN, or one generated and printed)
   --status-tool                  add the mcp_supervisor_status tool (every server's state, for the model)
   --hold <ms>                    how long a request waits for a server that is down (default 30000)
+  --drain-ms <ms>                --http: on SIGTERM/SIGINT, how long requests in flight may take to finish before exit
+                                 (default 10000); new sessions are refused and GET streams end meanwhile
+  --metrics                      --http: GET /metrics in Prometheus text (needs @opentelemetry/sdk-metrics and
+                                 @opentelemetry/exporter-prometheus); GET /healthz and /readyz are always there
   --log-format <text|json>       the log on stderr (upstream transitions, host sessions): text lines (default) or JSON
   --strict-sessions              --http: a session id found neither in memory nor in the store gets 404 (default:
                                  the session is adopted, so that hosts never strand after a restart)
@@ -106,6 +111,8 @@ const OPTIONS = {
   hold: { type: 'string' },
   'strict-sessions': { type: 'boolean' },
   'log-format': { type: 'string' },
+  'drain-ms': { type: 'string' },
+  metrics: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -139,7 +146,7 @@ export function parse(argv: string[]): Parsed {
   try {
     result = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(describeError(error));
   }
   const terminator = result.tokens.find((token) => token.kind === 'option-terminator')?.index ?? Infinity;
   const positionals = result.tokens.filter((token) => token.kind === 'positional');

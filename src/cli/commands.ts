@@ -5,7 +5,7 @@
 import { createOAuthProvider } from '../auth/oauth-provider.js';
 import { isAuthProvider } from '../auth/resolve-provider.js';
 import type { OAuthClientOptions } from '../auth/options.js';
-import { isMcpSupervisorError, McpError } from '../core/errors.js';
+import { describeError, isMcpSupervisorError, McpError } from '../core/errors.js';
 import type { ServerHandle } from '../handle/server-handle.js';
 import { createSupervisor, type Supervisor } from '../supervisor/supervisor.js';
 import { VERSION } from '../core/version.js';
@@ -81,7 +81,7 @@ async function withServer(
 function describeRequestError(error: unknown): string {
   if (error instanceof McpError) return error.message;
   if (isMcpSupervisorError(error)) return `${error.name}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
+  return describeError(error);
 }
 
 /** `tools [server]`: a table of the server's tools; `json`: the tools/list result as JSON. */
@@ -178,9 +178,7 @@ function parseToolArguments(json: string | undefined): Record<string, unknown> {
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new UsageError(
-      `the tool arguments are not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new UsageError(`the tool arguments are not valid JSON: ${describeError(error)}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new UsageError('the tool arguments must be a JSON object, e.g. \'{"text":"hi"}\'');

@@ -8,6 +8,7 @@ import { basename, dirname, resolve } from 'node:path';
 import type { ApplyResult } from '../config/diff.js';
 import type { AuthOptions, PreparedAuth } from './oauth-setup.js';
 import type { ServerMap } from './load-config.js';
+import { describeError } from '../core/errors.js';
 
 const DEBOUNCE_MS = 150;
 
@@ -80,7 +81,7 @@ export class Reloader {
     try {
       loaded = this.context.load();
     } catch (error) {
-      return `config not applied, the servers run as before: ${error instanceof Error ? error.message : String(error)}`;
+      return `config not applied, the servers run as before: ${describeError(error)}`;
     }
     // Unchanged entries keep their prepared config (their OAuth provider, its login).
     const changed: ServerMap = {};
@@ -97,7 +98,7 @@ export class Reloader {
     try {
       result = await this.context.apply({ ...servers, ...this.context.fixed });
     } catch (error) {
-      return `config not applied, the servers run as before: ${error instanceof Error ? error.message : String(error)}`;
+      return `config not applied, the servers run as before: ${describeError(error)}`;
     }
     this.loaded = loaded;
     this.prepared = servers;

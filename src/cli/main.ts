@@ -166,6 +166,9 @@ async function serveCommand(parsed: Parsed): Promise<number> {
   const hold = values.hold === undefined ? undefined : Number(values.hold);
   if (hold !== undefined && !(Number.isInteger(hold) && hold >= 0))
     throw new UsageError(`--hold must be a whole number, not '${values.hold}'`);
+  const drain = values['drain-ms'] === undefined ? undefined : Number(values['drain-ms']);
+  if (drain !== undefined && !(Number.isInteger(drain) && drain >= 0))
+    throw new UsageError(`--drain-ms must be a whole number, not '${values['drain-ms']}'`);
   const logFormat = values['log-format'] ?? 'text';
   if (!(LOG_FORMATS as readonly string[]).includes(logFormat))
     throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not '${logFormat}'`);
@@ -185,6 +188,8 @@ async function serveCommand(parsed: Parsed): Promise<number> {
       holdMs: hold,
       strictSessions: values['strict-sessions'] ?? false,
       logFormat: logFormat as LogFormat,
+      drainMs: drain,
+      metrics: values.metrics ?? false,
       err: (text) => io.err(text),
       stop,
     });

@@ -13,6 +13,7 @@ import { generateToken, serveGatewayHttp } from '../gateway/http.js';
 import { serveGatewayStdio } from '../gateway/stdio.js';
 import { UsageError, type ServerMap } from './load-config.js';
 import type { Store } from '../store/types.js';
+import { prometheusMetrics } from './prometheus.js';
 import { stderrLogger, type LogFormat } from './stderr-log.js';
 
 export const TOKEN_ENV = 'MCP_SUPERVISOR_TOKEN';
@@ -32,6 +33,10 @@ export interface ServeOptions {
   strictSessions?: boolean | undefined;
   /** `--log-format`: the operators' log on stderr as text lines (default) or JSON. */
   logFormat?: LogFormat | undefined;
+  /** `--drain-ms`: on a stop, how long requests in flight may take (default 10 s). */
+  drainMs?: number | undefined;
+  /** `--metrics`: GET /metrics in Prometheus text. */
+  metrics?: boolean | undefined;
   err: (text: string) => void;
   /** Resolves when the command should end (a signal). */
   stop: Promise<void>;
@@ -88,8 +93,12 @@ export function parseListen(text: string): { host: string; port: number } {
   return { host, port };
 }
 
+export const DEFAULT_DRAIN_MS = 10_000;
+
 export async function runServe(options: ServeOptions): Promise<number> {
   const block = readGatewayBlock(options.configs);
+  // Before the gateway is made: its instruments are taken from the provider registered now.
+  const exported = options.metrics && options.http !== undefined ? await prometheusMetrics() : undefined;
   const format = options.logFormat ?? 'text';
   const logger = stderrLogger(format, options.err);
   /** A line of the command itself: plain text as ever, or one more JSON entry of the log. */
@@ -132,6 +141,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
       token,
       sessionIdleMs: block.sessionIdleMs,
       strictSessions: options.strictSessions,
+      metrics: exported && ((req, res) => exported.handler(req, res)),
     });
     say(
       'info',
@@ -148,9 +158,13 @@ export async function runServe(options: ServeOptions): Promise<number> {
     else if (process.env[TOKEN_ENV] === undefined)
       options.err(`mcp-supervisor serve: bearer token (set ${TOKEN_ENV} to choose one): ${token}\n`);
     await options.stop;
-    await service.close();
+    const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
+    say('info', { event: 'draining', drainMs }, `draining (up to ${drainMs} ms)`);
+    await service.drain(drainMs);
+    say('info', { event: 'drained' }, 'drained');
     return 0;
   } finally {
     await gateway.close();
+    await exported?.close();
   }
 }

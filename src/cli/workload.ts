@@ -4,6 +4,7 @@
  */
 import type { ServerHandle } from '../handle/server-handle.js';
 import type { Supervisor } from '../supervisor/supervisor.js';
+import { describeError } from '../core/errors.js';
 
 export interface WorkloadRun {
   stop(): void;
@@ -40,7 +41,7 @@ export function startWorkload(
       } catch (error) {
         if (stopped) return;
         lost++;
-        lastError = error instanceof Error ? error.message : String(error);
+        lastError = describeError(error);
       }
       await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
     }

@@ -3,6 +3,7 @@
  * syntax error must be reported at its line and column — which V8's JSON.parse messages do not
  * always give ("Unexpected token '}', ... is not valid JSON" has no position).
  */
+import { describeError } from '../core/errors.js';
 
 export class JsonSyntaxError extends Error {
   constructor(
@@ -23,7 +24,7 @@ export function parseJsonText(text: string): unknown {
   } catch (error) {
     const found = locateJsonError(plain) ?? {
       offset: plain.length,
-      reason: error instanceof Error ? error.message : String(error),
+      reason: describeError(error),
     };
     const { line, column } = lineAndColumn(plain, found.offset);
     throw new JsonSyntaxError(found.reason, line, column);

@@ -16,6 +16,7 @@ import { LOADER_FIELDS, unknownFields, warningsReported } from './fields.js';
 import { interpolatedSecretsOf, principalVariable, unexpandedVariable } from './interpolate.js';
 import { withHostUrl } from './host-urls.js';
 import { emitConfigWarning, type ConfigWarning, type ParseOptions } from './config-warning.js';
+import { isObject } from '../core/is-object.js';
 
 export { emitConfigWarning, formatConfigWarning, type ConfigWarning, type ParseOptions } from './config-warning.js';
 
@@ -126,12 +127,9 @@ const common = {
 };
 
 /** An AuthProvider, or OAuth client options (checked in detail when the provider is built). */
-const AuthSchema = z.custom<AuthConfig>(
-  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-  {
-    error: 'must be OAuth client options (an object) or an AuthProvider',
-  },
-);
+const AuthSchema = z.custom<AuthConfig>(isObject, {
+  error: 'must be OAuth client options (an object) or an AuthProvider',
+});
 
 const UrlServerSchema = z.looseObject({
   url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),

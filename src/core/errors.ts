@@ -4,6 +4,8 @@
  * or authorization headers.
  */
 
+import { describeError } from '../../machines/describe-error.js';
+
 export type ErrorCode =
   | 'MCP_ERROR'
   | 'TRANSPORT_ERROR'
@@ -187,10 +189,14 @@ export class RequestTimeoutError extends McpSupervisorError {
   constructor(
     readonly method: string,
     readonly timeoutMs: number,
-    details?: ErrorDetails,
+    details?: ErrorDetails & { waitedFor?: string | undefined },
   ) {
-    super(`request '${method}' timed out after ${timeoutMs} ms`, details);
+    const waited = details?.waitedFor;
+    super(`request '${method}' timed out after ${timeoutMs} ms${waited ? ` (${waited})` : ''}`, details);
+    this.waitedFor = waited;
   }
+  /** Why it never left, when it timed out waiting (e.g. "held: the server is reconnecting: ECONNREFUSED"). */
+  readonly waitedFor: string | undefined;
 }
 
 export class RequestAbortedError extends McpSupervisorError {
@@ -380,11 +386,8 @@ function errorText(content: Array<{ type: string; [key: string]: unknown }>): st
   return text.length > 0 ? text.slice(0, 500) : 'the tool reported an error';
 }
 
-/** The error as a short, secret-free line for status and transition events. */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return String(error);
-}
+/** The error as a short, secret-free line for status and transition events (one rule, the machines'). */
+export { describeError };
 
 /** An abort, however it was raised (AbortController, undici, Node). */
 export function isAbortError(error: unknown): boolean {

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { MACHINES } from '../../machines/index.js';
 import { machineSvg } from './diagram.js';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError, describeError } from '../core/errors.js';
 import { DEFAULT_LIMITS, EventStream, type StreamLimits } from './event-stream.js';
 import { Feed, type DashboardSource } from './feed.js';
 import { Guard, newToken } from './guard.js';
@@ -114,7 +114,7 @@ export async function startDashboard(
       else source.reconnectServer(name).catch(() => {});
       json(response, 202, { ok: true, server: name, action });
     } catch (error) {
-      json(response, 409, { ok: false, error: error instanceof Error ? error.message : String(error) });
+      json(response, 409, { ok: false, error: describeError(error) });
     }
   };
 

@@ -4,6 +4,7 @@
  * the status are copied (never the session id, never config: URLs, headers and `${VAR}` values
  * stay out); the status itself already redacts errors and stderr lines.
  */
+import type { Era } from '../../machines/connection.types.js';
 
 /** The fields of a server's status the dashboard reads (src/server-status.ts). */
 export interface StatusView {
@@ -11,7 +12,7 @@ export interface StatusView {
   states?: Record<string, string> | undefined;
   transport: string | undefined;
   protocolVersion: string | undefined;
-  era?: 'legacy' | 'modern' | undefined;
+  era?: Era | undefined;
   serverInfo: { name: string; version: string } | undefined;
   restarts: number;
   lastError: string | undefined;

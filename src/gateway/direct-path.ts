@@ -10,6 +10,7 @@
  * two paths' answers.
  */
 import type { IncomingMessage } from 'node:http';
+import type { Era } from '../../machines/connection.types.js';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   classifyInboundRequest,
@@ -32,8 +33,9 @@ import { takesRequests, type CallHost } from './sessions.js';
 import type { Surface } from './surface.js';
 import { callFailure, callUpstream, modernToolCall, type ToolCallParts } from './tool-calls.js';
 import { mayRunAsTask } from './upstream-task.js';
+import { isObject } from '../core/is-object.js';
+import type { RequestId } from '../protocol/jsonrpc.js';
 
-type RequestId = string | number;
 type Params = Record<string, unknown>;
 type Answer = Promise<JSONRPCMessage | undefined>;
 
@@ -81,7 +83,7 @@ export class DirectPath {
    * undefined when the SDK's handler must serve it — checked as the SDK's handler checks it.
    */
   modern(req: IncomingMessage, body: unknown, signal: AbortSignal): Answer | undefined {
-    if (!isJsonContentType(req.headers['content-type'] ?? null) || !isPlainObject(body)) return undefined;
+    if (!isJsonContentType(req.headers['content-type'] ?? null) || !isObject(body)) return undefined;
     const method = body['method'];
     if (method !== 'tools/call' && !isList(method)) return undefined;
     const version = header(req, 'mcp-protocol-version');
@@ -93,7 +95,7 @@ export class DirectPath {
     if ('result' in body || 'error' in body || methodHeader.trim() !== method) return undefined;
     const message = body as unknown as JSONRPCRequest;
     const meta = message.params?.['_meta'];
-    if (!isPlainObject(meta) || !this.envelopes.valid(meta, version.trim())) return undefined;
+    if (!isObject(meta) || !this.envelopes.valid(meta, version.trim())) return undefined;
     const nameHeader = header(req, 'mcp-name');
     const params = paramsOf(message);
     if (params === undefined || 'requestState' in params || 'inputResponses' in params) return undefined;
@@ -110,14 +112,14 @@ export class DirectPath {
    */
   private servesCall(params: Params, progress = false): params is Params & CallParams {
     if (typeof params['name'] !== 'string' || 'task' in params) return false;
-    if (params['arguments'] !== undefined && !isPlainObject(params['arguments'])) return false;
+    if (params['arguments'] !== undefined && !isObject(params['arguments'])) return false;
     if (params['name'] === STATUS_TOOL_NAME && this.parts.options.statusTool) return false;
     const meta = params['_meta'];
-    if (meta !== undefined && (!isPlainObject(meta) || ('progressToken' in meta && !progress))) return false;
+    if (meta !== undefined && (!isObject(meta) || ('progressToken' in meta && !progress))) return false;
     return this.parts.options.isolated.size === 0;
   }
 
-  private async list(id: RequestId, method: ListMethod, era: 'legacy' | 'modern'): Answer {
+  private async list(id: RequestId, method: ListMethod, era: Era): Answer {
     const { surface } = this.parts;
     try {
       const items =
@@ -228,14 +230,14 @@ export class DirectPath {
       if (encoded['cacheScope'] !== 'public' && encoded['cacheScope'] !== 'private') encoded['cacheScope'] = 'private';
     }
     const tools = encoded['tools'];
-    if (Array.isArray(tools) && tools.some((tool) => isPlainObject(tool) && 'execution' in tool))
+    if (Array.isArray(tools) && tools.some((tool) => isObject(tool) && 'execution' in tool))
       encoded['tools'] = tools.map((tool: Params) => {
         const { execution: _dropped, ...rest } = tool;
         return rest;
       });
     const meta = encoded['_meta'];
     if (meta === undefined) encoded['_meta'] = { [SERVER_INFO_META_KEY]: this.parts.serverInfo };
-    else if (isPlainObject(meta) && meta[SERVER_INFO_META_KEY] === undefined)
+    else if (isObject(meta) && meta[SERVER_INFO_META_KEY] === undefined)
       encoded['_meta'] = { ...meta, [SERVER_INFO_META_KEY]: this.parts.serverInfo };
     return encoded;
   }
@@ -308,7 +310,7 @@ function failure(id: RequestId, error: unknown): JSONRPCMessage {
 /** A non-object structuredContent also goes out as text (the SDK's projection in 2026-07-28). */
 function textFallback(result: CallToolResult): Params {
   const structured = result.structuredContent as unknown;
-  if (structured === undefined || (isPlainObject(structured) && !Array.isArray(structured))) return result;
+  if (structured === undefined || isObject(structured)) return result;
   if (result.content?.some((block) => block.type === 'text')) return result;
   return { ...result, content: [...(result.content ?? []), { type: 'text', text: JSON.stringify(structured) }] };
 }
@@ -338,14 +340,14 @@ function needsExchange(declared: Capabilities, handle: ServerHandle, tool: Catal
 
 function plainOutputSchema(tool: object): boolean {
   const schema = (tool as { outputSchema?: unknown }).outputSchema;
-  return schema === undefined || (isPlainObject(schema) && schema['type'] === 'object');
+  return schema === undefined || (isObject(schema) && schema['type'] === 'object');
 }
 
 /** The params of a request, or undefined when they are not an object (the SDK refuses those). */
 function paramsOf(message: JSONRPCRequest): Params | undefined {
   const params = message.params as unknown;
   if (params === undefined) return {};
-  return isPlainObject(params) ? params : undefined;
+  return isObject(params) ? params : undefined;
 }
 
 function isList(method: unknown): method is ListMethod {
@@ -362,8 +364,4 @@ function isModern(version: string): boolean {
 function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return typeof value === 'string' ? value : undefined;
-}
-
-function isPlainObject(value: unknown): value is Params {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

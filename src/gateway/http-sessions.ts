@@ -11,13 +11,18 @@
  * resource subscriptions (the upstream subscriptions of a new process are made again too).
  */
 import { randomUUID } from 'node:crypto';
+import { metrics, type Counter } from '@opentelemetry/api';
 import {
   DEFAULT_NEGOTIATED_PROTOCOL_VERSION,
+  LATEST_PROTOCOL_VERSION,
+  type ClientCapabilities,
+  type Implementation,
   SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
   type Server,
 } from '@modelcontextprotocol/server';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError, describeError } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
 import type { Logger } from '../observe/logger.js';
 import { digestOf } from '../store/state-keys.js';
 import { BoundedEventStore } from './event-store.js';
@@ -48,6 +53,8 @@ export class HttpSessions {
   private readonly kept: KeptSessions;
   private readonly sweep: NodeJS.Timeout | undefined;
   private readonly logger: Logger;
+  /** Host-session events by kind (a no-op until the application registers a meter provider). */
+  private readonly events: Counter;
   private closing = false;
 
   constructor(
@@ -62,11 +69,20 @@ export class HttpSessions {
     this.logger = gateway.logger;
     this.kept = new KeptSessions(gateway.sessionStore, options.idleMs, (error) =>
       this.logger.warn(
-        { event: 'store error', store: gateway.sessionStore.name, error: errorText(error) },
-        `host sessions: the store (${gateway.sessionStore.name}) failed: ${errorText(error)}`,
+        { event: 'store error', store: gateway.sessionStore.name, error: describeError(error) },
+        `host sessions: the store (${gateway.sessionStore.name}) failed: ${describeError(error)}`,
       ),
     );
     this.sweep = this.expireIdle();
+    const meter = metrics.getMeter('mcp-supervisor', VERSION);
+    this.events = meter.createCounter('mcp_supervisor.gateway.host_session.events', {
+      description: 'host-session events of the gateway: opened, restored, adopted, ended, expired',
+    });
+    meter
+      .createObservableGauge('mcp_supervisor.gateway.host_sessions', {
+        description: '2025-era host sessions this gateway process serves now',
+      })
+      .addCallback((result) => result.observe(this.live.size));
   }
 
   get(sessionId: string): SessionTransport | undefined {
@@ -77,9 +93,12 @@ export class HttpSessions {
     return this.live.size;
   }
 
-  /** A new session for the host's `initialize`. */
-  async open(): Promise<SessionTransport> {
-    return this.create(randomUUID, 'opened');
+  /**
+   * A new session for the host's `initialize`. Its record is written before the host gets the
+   * answer: its next request may reach another replica.
+   */
+  async open(initialize: unknown): Promise<SessionTransport> {
+    return this.create(randomUUID, 'opened', undefined, recordOfInitialize(initialize));
   }
 
   /**
@@ -114,7 +133,7 @@ export class HttpSessions {
       !this.closing &&
       this.kept.due(id, now)
     )
-      this.kept.keep(id, transport.record);
+      void this.kept.keep(id, transport.record);
   }
 
   private async restore(sessionId: string, version: string | null): Promise<SessionTransport | undefined> {
@@ -123,8 +142,8 @@ export class HttpSessions {
       record = await this.kept.find(sessionId);
     } catch (error) {
       this.logger.warn(
-        { event: 'store error', store: this.kept.store.name, error: errorText(error) },
-        `host sessions: the store (${this.kept.store.name}) could not be read: ${errorText(error)}`,
+        { event: 'store error', store: this.kept.store.name, error: describeError(error) },
+        `host sessions: the store (${this.kept.store.name}) could not be read: ${describeError(error)}`,
       );
     }
     if (this.closing) return undefined;
@@ -143,7 +162,13 @@ export class HttpSessions {
     });
   }
 
-  private async create(newId: () => string, opening: Opening, record?: KeptSession): Promise<SessionTransport> {
+  /** A session of the SDK's server: a new one (`declared`: what its initialize said), or one set up again from `record`. */
+  private async create(
+    newId: () => string,
+    opening: Opening,
+    record?: KeptSession,
+    declared?: KeptSession,
+  ): Promise<SessionTransport> {
     const { gateway, options } = this;
     const server = gateway.createServer();
     const events = new BoundedEventStore();
@@ -152,7 +177,13 @@ export class HttpSessions {
         sessionIdGenerator: newId,
         eventStore: events,
         retryInterval: RETRY_MS,
-        onsessioninitialized: (sessionId) => void this.live.set(sessionId, transport),
+        onsessioninitialized: async (sessionId) => {
+          this.live.set(sessionId, transport);
+          if (!declared) return;
+          transport.record = declared;
+          await this.kept.keep(sessionId, declared);
+          this.said('opened', sessionId);
+        },
         // The host's DELETE is answered once the record is gone.
         onsessionclosed: (sessionId) => {
           transport.ending = 'ended';
@@ -174,12 +205,9 @@ export class HttpSessions {
       const id = transport.sessionId;
       if (id === undefined || this.closing) return;
       transport.record = recordOf(server, gateway, transport.record?.adopted);
-      this.kept.keep(id, transport.record);
+      void this.kept.keep(id, transport.record);
     };
-    server.oninitialized = () => {
-      keep();
-      if (opening === 'opened') this.said('opened', transport.sessionId!);
-    };
+    server.oninitialized = keep;
     gateway.sessions.watchFacts(server, keep);
     await server.connect(transport);
     gateway.sessions.add(server);
@@ -203,6 +231,7 @@ export class HttpSessions {
 
   /** One line per event of a host session, naming it by a digest. */
   private said(what: Opening | Ending, sessionId: string, host?: string): void {
+    this.events.add(1, { 'mcp_supervisor.event': what });
     const session = sessionTag(sessionId);
     // The host chose its name: no line breaks or escapes of its own in the operator's log.
     const client = host === undefined ? undefined : [...host.slice(0, 80)].map(printable).join('');
@@ -234,6 +263,11 @@ export class HttpSessions {
     return sweep;
   }
 
+  /** Draining: each session's GET stream ends, so that its host opens it again (on another process). */
+  endStreams(): void {
+    for (const transport of this.live.values()) transport.web.closeStandaloneSSEStream();
+  }
+
   /** The service stops: sessions close here, their records stay for the next process. */
   async close(): Promise<void> {
     this.closing = true;
@@ -242,6 +276,23 @@ export class HttpSessions {
     await Promise.allSettled([...this.live.values()].map((transport) => transport.close()));
     this.live.clear();
   }
+}
+
+/** What a host's `initialize` declares, as the SDK's server will take it (the record is written again once it did). */
+function recordOfInitialize(body: unknown): KeptSession {
+  const message = (Array.isArray(body) ? body[0] : body) as {
+    params?: { protocolVersion?: unknown; capabilities?: ClientCapabilities; clientInfo?: Implementation };
+  };
+  const requested = message.params?.protocolVersion;
+  return {
+    protocolVersion:
+      typeof requested === 'string' && requested < '2026' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested)
+        ? requested
+        : LATEST_PROTOCOL_VERSION,
+    clientInfo: message.params?.clientInfo ?? { name: 'unknown', version: '0' },
+    capabilities: message.params?.capabilities ?? {},
+    subscriptions: [],
+  };
 }
 
 /** What the host declared, as the session's server read it, with the facts it set since. */
@@ -311,8 +362,4 @@ async function post(transport: SessionTransport, version: string | undefined, me
 function printable(char: string): string {
   const code = char.charCodeAt(0);
   return code < 0x20 || code === 0x7f ? '?' : char;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -22,7 +22,10 @@ import {
 import { CallSignal } from './call-signal.js';
 import type { Gateway } from './gateway.js';
 import { HttpSessions } from './http-sessions.js';
+import { PROBE_PATHS, serveProbe, type ProbeContext } from './probes.js';
 import { type SessionTransport, writeJson } from './session-transport.js';
+import { isObject } from '../core/is-object.js';
+import { describeError } from '../core/errors.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const MCP_PATH = '/mcp';
@@ -50,6 +53,8 @@ export interface HttpServiceOptions {
    * true; false serves every request through the SDK's server (the bench's A/B, the tests' reference).
    */
   directPath?: boolean | undefined;
+  /** `GET /metrics`: Prometheus text (the OpenTelemetry exporter's handler); none: 404. */
+  metrics?: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
 }
 
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
@@ -57,6 +62,12 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 export interface HttpService {
   url: string;
   close(): Promise<void>;
+  /**
+   * Stops taking connections and new sessions, ends the hosts' GET streams (they reconnect, to
+   * another process), lets the requests in flight finish within `ms`, then closes. The sessions'
+   * records stay in the store for whoever serves them next.
+   */
+  drain(ms: number): Promise<void>;
 }
 
 /** A token for `--http` when none was given: 256 bits, URL-safe. */
@@ -92,7 +103,8 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     }
     if (request.method !== 'POST' || !isInitialize(body))
       return rpcError(400, -32000, 'Bad Request: no valid session id (Mcp-Session-Id) was given');
-    const transport = await sessions.open();
+    if (draining) return rpcError(503, -32000, 'the gateway is restarting: try again', { 'retry-after': '1' });
+    const transport = await sessions.open(body);
     return transport.web.handleRequest(request, { parsedBody: body });
   };
 
@@ -108,14 +120,44 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
     );
   };
 
+  let draining = false;
+  /** Requests of `/mcp` not answered yet; the drain waits for none. */
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
+  const requestEnded = (): void => {
+    if (--inFlight === 0) drained?.();
+  };
+  /** The 2026-07-28 listens open now: ended when draining (their hosts listen again elsewhere). */
+  const streams = new Set<ServerResponse>();
+  const probes: ProbeContext = {
+    gateway,
+    draining: () => draining,
+    sessions: () => sessions.size,
+    metrics: options.metrics,
+  };
+
   // Its failure is caught here, not by a `.catch` closure and promise per request.
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
       const path = req.url ?? '/';
       const query = path.indexOf('?');
-      if ((query < 0 ? path : path.slice(0, query)) !== MCP_PATH) return void res.writeHead(404).end('Not Found');
+      const pathname = query < 0 ? path : path.slice(0, query);
+      if (pathname !== MCP_PATH) {
+        if (!PROBE_PATHS.has(pathname)) return void res.writeHead(404).end('Not Found');
+        const refused = refusal(req, names, undefined);
+        if (refused) return await send(res, refused);
+        return await serveProbe(pathname, req, res, probes);
+      }
       const refused = refusal(req, names, expected);
       if (refused) return await send(res, refused);
+      // Draining: every answer closes its connection, so that the host's next one goes elsewhere.
+      if (draining) {
+        res.shouldKeepAlive = false;
+        if (req.method === 'GET')
+          return await send(res, rpcError(503, -32000, 'the gateway is restarting: reconnect', { 'retry-after': '1' }));
+      }
+      inFlight++;
+      res.on('close', requestEnded);
       let body: unknown;
       if (req.method === 'POST') {
         const read = await readJson(req);
@@ -133,6 +175,10 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       res.on('close', cancelUnfinished);
       // The common 2026-07-28 request: answered as JSON straight onto Node's response (direct-path.ts).
       const modernEra = req.headers['mcp-session-id'] === undefined && namesModernEra(req, body);
+      if (modernEra && isListen(body)) {
+        streams.add(res);
+        res.once('close', () => streams.delete(res));
+      }
       if (modernEra && taskListens.serve(req, res, body)) return;
       const answer = modernEra ? directPath?.modern(req, body, cancel.signal) : undefined;
       const answered = answer && (await answer);
@@ -155,7 +201,7 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
       await send(res, response);
     } catch (error) {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end(`gateway error: ${error instanceof Error ? error.message : String(error)}`);
+      res.end(`gateway error: ${describeError(error)}`);
     }
   };
 
@@ -167,14 +213,32 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const close = async () => {
+    taskListens.close();
+    await modern.close();
+    await sessions.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
   return {
     url: `http://${host}:${address.port}${MCP_PATH}`,
-    close: async () => {
+    close,
+    drain: async (ms) => {
+      draining = true;
+      server.close();
+      server.closeIdleConnections();
+      sessions.endStreams();
+      for (const res of streams) res.destroy();
       taskListens.close();
-      await modern.close();
-      await sessions.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (inFlight > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+          timer = setTimeout(resolve, ms);
+        });
+        clearTimeout(timer);
+      }
+      await close();
     },
   };
 }
@@ -278,7 +342,7 @@ function cancelUnfinished(this: Tracked): void {
 function namesModernEra(req: IncomingMessage, body: unknown): boolean {
   const version = req.headers['mcp-protocol-version'];
   if (req.method !== 'POST' || typeof version !== 'string' || version.trim() < '2026') return false;
-  return typeof body === 'object' && body !== null && !Array.isArray(body) && 'method' in body;
+  return isObject(body) && 'method' in body;
 }
 
 function isInitialize(body: unknown): boolean {
@@ -286,11 +350,15 @@ function isInitialize(body: unknown): boolean {
   return typeof first === 'object' && first !== null && (first as { method?: unknown }).method === 'initialize';
 }
 
-function rpcError(status: number, code: number, message: string): Response {
+function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
     status,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
   });
+}
+
+function isListen(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen';
 }
 
 type BodyRead = { body: unknown } | { error: Response };

@@ -49,11 +49,11 @@ export class KeptSessions {
     return this.store.get<KeptSession>(keyOf(sessionId)).then((entry) => entry?.value);
   }
 
-  /** Writes the record (in the background: a write that fails is reported, the session goes on). */
-  keep(sessionId: string, session: KeptSession): void {
+  /** Writes the record; a write that fails is reported, the session goes on (the promise never rejects). */
+  keep(sessionId: string, session: KeptSession): Promise<void> {
     const written = { version: 0, at: Date.now() };
     this.written.set(sessionId, written);
-    void this.queued(sessionId, () =>
+    return this.queued(sessionId, () =>
       this.store.set(keyOf(sessionId), session, this.idleMs > 0 ? { ttlMs: this.idleMs } : {}).then((result) => {
         if (result.ok) written.version = result.version;
       }),

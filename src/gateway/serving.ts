@@ -6,6 +6,8 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { describeError, McpError, UnknownToolError } from '../core/errors.js';
 import type { ServerHandle } from '../handle/server-handle.js';
+import { isDownForGood } from '../handle/status.js';
+import { isEnded } from '../../machines/connection.machine.js';
 
 /** Why a server could not answer: its name, its state, its last error. Never a secret (status() is redacted). */
 export class ServerUnavailableError extends Error {
@@ -40,7 +42,7 @@ const readiness = new WeakMap<ServerHandle, { ready: boolean }>();
 export function untilServing(handle: ServerHandle, holdMs: number, signal: AbortSignal | undefined): Promise<void> {
   const first = handle.status();
   if (first.state === 'ready') return Promise.resolve();
-  if (first.state === 'failed' || first.state === 'closed' || first.state === 'disabled')
+  if (isDownForGood(first.state))
     return Promise.reject(new ServerUnavailableError(handle.name, first.state, first.lastError));
   return new Promise((resolve, reject) => {
     const finish = (error?: Error) => {
@@ -63,7 +65,7 @@ export function untilServing(handle: ServerHandle, holdMs: number, signal: Abort
     const timer = setTimeout(() => finish(unavailable()), holdMs);
     const off = handle.on('transition', (event) => {
       if (event.to === 'ready') finish();
-      else if (event.to === 'failed' || event.to === 'closed') finish(unavailable());
+      else if (isEnded(event.to)) finish(unavailable());
     });
     signal?.addEventListener('abort', aborted, { once: true });
   });

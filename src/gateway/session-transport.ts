@@ -20,8 +20,7 @@ import {
 import { CallSignal } from './call-signal.js';
 import type { BoundedEventStore } from './event-store.js';
 import type { KeptSession } from './kept-sessions.js';
-
-type RequestId = string | number;
+import type { RequestId } from '../protocol/jsonrpc.js';
 
 interface DirectStream {
   /** undefined once the host went away: the answer is only kept for a resumption. */

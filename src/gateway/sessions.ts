@@ -10,8 +10,8 @@ import type { LogMessage } from '../runtime/context/events.js';
 import type { ClientHandlers, HandlerContext } from '../runtime/server-input/server-requests.js';
 import type { InputMethod } from './input-exchange.js';
 import { LegacyTaskInputs } from './legacy-task-input.js';
+import type { RequestId } from '../protocol/jsonrpc.js';
 
-type RequestId = string | number;
 type ClientFeature = 'elicitation' | 'sampling' | 'roots';
 
 /** A 2026-07-28 host's call: the server's questions go into the host's input rounds (input-exchange.ts). */

@@ -24,6 +24,7 @@ import { hostTakesTasks, readTask, type ModernTask } from './modern-tasks.js';
 import { writeJson } from './session-transport.js';
 import type { Sessions } from './sessions.js';
 import type { Surface } from './surface.js';
+import { isDownForGood } from '../handle/status.js';
 
 type Params = Record<string, unknown>;
 
@@ -183,8 +184,7 @@ export class TaskListens {
         return await readTask(handle, name, taskId, this.holdMs, this.sessions.taskInputs, signal);
       } catch (error) {
         const lost = error instanceof ProtocolError && (error.data as { reason?: unknown })?.reason === 'task_lost';
-        const state = handle.status().state;
-        if (!lost && state !== 'failed' && state !== 'closed' && state !== 'disabled') return task;
+        if (!lost && !isDownForGood(handle.status().state)) return task;
         return failed(task, error);
       }
     } catch (error) {

@@ -10,10 +10,10 @@ import type { ServerHandle } from '../handle/server-handle.js';
 import { InputExchange, type InputExchanges, type Turn } from './input-exchange.js';
 import { hostTakesTasks, startTask, type CreatedTask } from './modern-tasks.js';
 import type { ResolvedGatewayOptions } from './options.js';
-import { failureText, isReady, ServerUnavailableError, untilServing, upstreamRpcError } from './serving.js';
+import { RequestTimeoutError } from '../core/errors.js';
+import { failureText, isReady, ServerUnavailableError, upstreamRpcError } from './serving.js';
 import type { CallHost, Sessions } from './sessions.js';
-
-type RequestId = string | number;
+import type { RequestId } from '../protocol/jsonrpc.js';
 
 export interface ToolCallParts {
   sessions: Sessions;
@@ -30,8 +30,27 @@ export function callUpstream(
   holdMs: number,
   options: RequestOptions,
 ): Promise<CallToolResult> {
-  if (isReady(handle)) return handle.callTool(tool.originalName, args, options);
-  return untilServing(handle, holdMs, options.signal).then(() => handle.callTool(tool.originalName, args, options));
+  // Held in the server's own gate, not here: a call waiting there hurries the reconnect (about
+  // 1 s + one round trip, as for the library's callers), and `holdMs` bounds its wait, a call
+  // made the moment the server died included.
+  const held: RequestOptions = { ...options, holdMs };
+  if (isReady(handle)) return handle.callTool(tool.originalName, args, held).catch((e) => holdEnded(handle, e));
+  const state = handle.status();
+  if (!mayHold(state)) return Promise.reject(new ServerUnavailableError(handle.name, state.state, state.lastError));
+  return handle.callTool(tool.originalName, args, held).catch((e) => holdEnded(handle, e));
+}
+
+/** A server that may still come back: down and retrying, or failed with a revival due. */
+function mayHold(status: { state: string; nextAttemptAt?: number | undefined }): boolean {
+  if (status.state === 'failed') return status.nextAttemptAt !== undefined;
+  return status.state !== 'closed' && status.state !== 'disabled';
+}
+
+/** A call that timed out waiting for its server (never sent): the server is unavailable, and why. */
+function holdEnded(handle: ServerHandle, error: unknown): never {
+  if (!(error instanceof RequestTimeoutError) || error.waitedFor === undefined) throw error;
+  const status = handle.status();
+  throw new ServerUnavailableError(handle.name, status.state, status.lastError ?? error.waitedFor);
 }
 
 /** A failed call: the server's JSON-RPC error passes through (thrown); anything else is a result the model reads. */

@@ -5,26 +5,29 @@
  * own `initialize` with the whole of it.
  */
 import type { Implementation } from '../protocol/messages.js';
+import type { Era } from '../../machines/connection.types.js';
 
 export interface ServerHandshake {
   /** `legacy` (an `initialize` session) or `modern` (2026-07-28 `server/discover`). */
-  era: 'legacy' | 'modern';
+  era: Era;
   protocolVersion: string;
   serverInfo: Implementation;
   capabilities: Record<string, unknown>;
   instructions?: string | undefined;
 }
 
-/** The runtime's side: its current session (the machine's `SessionInfo`). */
+/** The runtime's side: its context's current session (the machine's `SessionInfo`). */
 export interface SessionSource {
-  session():
-    | (ServerHandshake & { serverInfo: Implementation; instructions?: string | undefined; sessionGeneration: number })
-    | undefined;
+  readonly context: {
+    session():
+      | (ServerHandshake & { serverInfo: Implementation; instructions?: string | undefined; sessionGeneration: number })
+      | undefined;
+  };
 }
 
 /** The current handshake, or undefined while no session serves: a copy, later sessions do not change it. */
 export function serverHandshake(source: SessionSource): ServerHandshake | undefined {
-  const session = source.session();
+  const session = source.context.session();
   if (!session) return undefined;
   const { era, protocolVersion, serverInfo, capabilities, instructions } = session;
   return { era, protocolVersion, serverInfo, capabilities, instructions };

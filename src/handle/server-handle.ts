@@ -31,7 +31,7 @@ import type { Root } from '../runtime/context/session-state.js';
 import type { RejectedTool } from '../runtime/requests/tool-headers.js';
 import type { StoredState } from '../runtime/stored/stored-state.js';
 import type { RequestOptions, RuntimeEvents } from '../runtime/context/events.js';
-import type { ServerRuntime } from '../runtime/server-runtime.js';
+import type { ServerPort } from '../runtime/server-port.js';
 import { serverHandshake, type ServerHandshake } from './handshake.js';
 import { serverStatus, type ServerStatus } from './status.js';
 import { setLoggingLevel, setRoots } from './session-settings.js';
@@ -55,14 +55,15 @@ export class ServerHandle {
   private toolState: ServerTools | undefined;
 
   constructor(
-    private readonly runtime: ServerRuntime,
+    /** The server's runtime, as its port: what it is and learned, read only, and the ways in. */
+    private readonly runtime: ServerPort,
     private readonly owner: HandleOwner,
     /** The supervisor's call interceptors (tools/interceptors.ts); undefined when none. */
     private readonly interceptors?: readonly ToolCallInterceptor[],
   ) {}
 
   get name(): string {
-    return this.runtime.name;
+    return this.runtime.context.name;
   }
 
   /** Any method; resolves with the result, rejects with McpError or another typed error. */
@@ -183,11 +184,11 @@ export class ServerHandle {
    * with -32601 by a modern server, is asked again that way).
    */
   async ping(options?: RequestOptions): Promise<void> {
-    if (this.runtime.session()?.era === 'modern') return this.discover(options);
+    if (this.runtime.context.session()?.era === 'modern') return this.discover(options);
     try {
       parseResult(EmptyResultSchema, 'ping', await this.request('ping', undefined, options), this.name);
     } catch (error) {
-      if (!(error instanceof McpError && error.rpcCode === -32601 && this.runtime.session()?.era === 'modern'))
+      if (!(error instanceof McpError && error.rpcCode === -32601 && this.runtime.context.session()?.era === 'modern'))
         throw error;
       return this.discover(options);
     }
@@ -214,15 +215,15 @@ export class ServerHandle {
   }
 
   on<K extends keyof RuntimeEvents>(event: K, listener: (payload: RuntimeEvents[K]) => void): () => void {
-    return this.runtime.events.on(event, listener);
+    return this.runtime.context.events.on(event, listener);
   }
 
   off<K extends keyof RuntimeEvents>(event: K, listener: (payload: RuntimeEvents[K]) => void): void {
-    this.runtime.events.off(event, listener);
+    this.runtime.context.events.off(event, listener);
   }
 
   status(): ServerStatus {
-    return serverStatus(this.runtime, this.owner.restartsOf(this.runtime.name));
+    return serverStatus(this.runtime, this.owner.restartsOf(this.runtime.context.name));
   }
 
   /**
@@ -239,12 +240,12 @@ export class ServerHandle {
    * backoff starts over). Resolves when the connection serves again, or went down once more.
    */
   reconnect(): Promise<void> {
-    return this.owner.reconnectServer(this.runtime.name);
+    return this.owner.reconnectServer(this.runtime.context.name);
   }
 
   /** Ends this server's session (DELETE) and stops its connection; requests then fail fast. */
   close(): Promise<void> {
-    return this.owner.closeServer(this.runtime.name);
+    return this.owner.closeServer(this.runtime.context.name);
   }
 
   private get tools(): ServerTools {

@@ -7,13 +7,16 @@ import { ConfigError } from '../core/errors.js';
 import { EmptyResultSchema, LOGGING_LEVELS, parseResult, type LoggingLevel } from '../protocol/results.js';
 import type { RequestOptions } from '../runtime/context/events.js';
 import type { Root, SessionState } from '../runtime/context/session-state.js';
+import type { Era } from '../../machines/connection.types.js';
 
-/** What the settings ask of their server; the server's runtime has each member. */
+/** What the settings ask of their server: its runtime, as its port (runtime/server-port.ts) shows it. */
 export interface SettingsHost {
-  readonly name: string;
-  readonly sessionState: SessionState;
-  readonly gate: { readonly phase: string };
-  session(): { era: 'legacy' | 'modern' } | undefined;
+  readonly context: {
+    readonly name: string;
+    readonly sessionState: SessionState;
+    readonly gate: { readonly phase: string };
+    session(): { era: Era } | undefined;
+  };
   /** The current session was given the `roots` capability. */
   advertisesRoots(): boolean;
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown>;
@@ -32,8 +35,8 @@ export async function setLoggingLevel(
     ]);
   }
   const raw = await host.request('logging/setLevel', { level }, options);
-  parseResult(EmptyResultSchema, 'logging/setLevel', raw, host.name);
-  host.sessionState.levelSet(level);
+  parseResult(EmptyResultSchema, 'logging/setLevel', raw, host.context.name);
+  host.context.sessionState.levelSet(level);
 }
 
 /**
@@ -48,15 +51,15 @@ export async function setRoots(host: SettingsHost, roots: readonly Root[]): Prom
   );
   if (issues.length > 0)
     throw new ConfigError(`invalid roots: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
-  const session = host.session();
-  if (session && host.sessionState.roots === undefined && !host.advertisesRoots()) {
+  const session = host.context.session();
+  if (session && host.context.sessionState.roots === undefined && !host.advertisesRoots()) {
     throw new ConfigError(
-      `[${host.name}] roots were not advertised on this session: give \`handlers.roots\`, or call setRoots before the server starts`,
+      `[${host.context.name}] roots were not advertised on this session: give \`handlers.roots\`, or call setRoots before the server starts`,
       [{ path: 'handlers.roots', message: 'needed to change roots on a running session' }],
     );
   }
-  const serving = host.gate.phase === 'open' && session !== undefined;
-  host.sessionState.rootsSet(roots, serving);
+  const serving = host.context.gate.phase === 'open' && session !== undefined;
+  host.context.sessionState.rootsSet(roots, serving);
   // 2026-07-28 removed the notification: a modern server asks for the roots when it needs them (`roots/list` input).
   if (serving && session.era !== 'modern') await host.notify('notifications/roots/list_changed');
 }

@@ -7,6 +7,8 @@ import type { AuthStatus } from '../auth/types.js';
 import type { Implementation } from '../protocol/messages.js';
 import type { ConnectionState } from '../runtime/context/events.js';
 import type { TransportKind } from '../transports/transport.js';
+import type { Era } from '../../machines/connection.types.js';
+import { isEnded } from '../../machines/connection.machine.js';
 
 export interface ServerStatus {
   name: string;
@@ -21,7 +23,7 @@ export interface ServerStatus {
   transport: TransportKind | undefined;
   protocolVersion: string | undefined;
   /** `modern` (2026-07-28, per-request `_meta`) or `legacy` (an `initialize` session); undefined until the first success. */
-  era?: 'legacy' | 'modern' | undefined;
+  era?: Era | undefined;
   serverInfo: Implementation | undefined;
   /** Never the id itself: '[redacted]' while a session exists. */
   sessionId: '[redacted]' | undefined;
@@ -48,29 +50,41 @@ export interface ServerStatus {
   auth?: AuthStatus | undefined;
 }
 
-/** What a status is read from; the server's runtime has each member. */
+/** A server that serves nothing until it is started again: its connection ended (`isEnded`), or it is disabled. */
+export function isDownForGood(state: ServerStatus['state']): boolean {
+  return state === 'disabled' || isEnded(state);
+}
+
+/** What a status is read from: the server's runtime, as its port (runtime/server-port.ts) shows it. */
 export interface StatusSource {
-  readonly name: string;
-  readonly config: { kind: string };
-  readonly transportKind: TransportKind | undefined;
-  readonly transport:
-    { readonly hasSession: boolean; readonly pid?: number | undefined; stderrTail?(): string[] } | undefined;
-  readonly nextAttemptAt: number | undefined;
-  readonly pending: { readonly size: number };
-  readonly gate: { readonly waiting: number; readonly limited?: number };
-  readonly limits?: { counts(): { until: number | undefined; held: number; retried: number } };
-  readonly authorization: { status(): AuthStatus | undefined };
-  state(): ConnectionState | 'stopped';
-  session(): { era: 'legacy' | 'modern'; protocolVersion: string; serverInfo: Implementation } | undefined;
-  lastError(): string | undefined;
-  keepalive(): { lastRttMs: number | undefined; missed: number };
-  states?(): Record<string, string> | undefined;
-  /**
-   * Where the last status is kept between `sup.status()` calls (a field: cheaper than a WeakMap of
-   * thousands), and whether the machines it was read from have moved since.
-   */
-  readonly view?: {
-    /** A `Readonly<ServerStatus>` (typed by what keeps it, the runtime, which knows no status). */
+  readonly context: {
+    readonly name: string;
+    readonly config: { kind: string };
+    readonly transport:
+      | {
+          readonly kind: TransportKind;
+          readonly hasSession: boolean;
+          readonly pid?: number | undefined;
+          stderrTail?(): string[];
+        }
+      | undefined;
+    readonly pending: { readonly size: number };
+    readonly gate: { readonly waiting: number; readonly limited?: number };
+    readonly authorization: { status(): AuthStatus | undefined };
+    session(): { era: Era; protocolVersion: string; serverInfo: Implementation } | undefined;
+    redact<T extends string | undefined>(text: T): T;
+  };
+  readonly view: {
+    /** While `failed` and a revival is due: when the next attempt is (epoch ms). */
+    readonly nextAttemptAt: number | undefined;
+    state(): ConnectionState | 'stopped';
+    lastError(): string | undefined;
+    /** Every machine's state now (undefined while the connection actor is not running). */
+    states(): Record<string, string> | undefined;
+    /**
+     * Where the last status is kept between `sup.status()` calls (a field: cheaper than a WeakMap
+     * of thousands): a `Readonly<ServerStatus>`, typed by what keeps it (the runtime knows no status).
+     */
     lastStatus: unknown;
     /**
      * True while the server's machines are watched (ConnectionView.watch) and none moved since the
@@ -80,7 +94,8 @@ export interface StatusSource {
     /** The last status is current (a move of a machine from now on marks it). */
     confirmed(): void;
   };
-  redact<T extends string | undefined>(text: T): T;
+  readonly requests?: { readonly limits: { counts(): { until: number | undefined; held: number; retried: number } } };
+  keepalive(): { lastRttMs: number | undefined; missed: number };
 }
 
 /**
@@ -91,11 +106,11 @@ export interface StatusSource {
  * no derived states, no record of the counters (they are compared with the status itself).
  */
 export function sharedStatus(source: StatusSource, restartsOf: (name: string) => number): Readonly<ServerStatus> {
-  const view = source.view;
-  const last = view?.lastStatus as Readonly<ServerStatus> | undefined;
-  if (last !== undefined && view!.unchanged() && sameCounters(last, source)) return last;
-  const status = deriveStatus(source, restartsOf(source.name), source.states?.());
-  if (view === undefined || source.config.kind === 'command' || status.auth !== undefined) return frozen(status);
+  const { context, view } = source;
+  const last = view.lastStatus as Readonly<ServerStatus> | undefined;
+  if (last !== undefined && view.unchanged() && sameCounters(last, source)) return last;
+  const status = deriveStatus(source, restartsOf(context.name), view.states());
+  if (context.config.kind === 'command' || status.auth !== undefined) return frozen(status);
   // A move that changed nothing a status says (a keepalive step) keeps the object, and the table.
   if (last === undefined || !sameStatus(last, status)) view.lastStatus = frozen(status);
   view.confirmed();
@@ -104,18 +119,18 @@ export function sharedStatus(source: StatusSource, restartsOf: (name: string) =>
 
 /** What a status reads outside the machines (requests, limits, the transport, the revival) reads as in `last`. */
 function sameCounters(last: Readonly<ServerStatus>, source: StatusSource): boolean {
-  const transport = source.transport;
-  const waiting = source.gate.waiting;
+  const { transport, gate } = source.context;
+  const waiting = gate.waiting;
   const requests = last.requests;
   const backpressure = last.backpressure;
-  const counts = source.limits?.counts();
+  const counts = source.requests?.limits.counts();
   return (
     requests.waiting === waiting &&
-    requests.inFlight === Math.max(0, source.pending.size - waiting) &&
-    requests.throttled === (source.gate.limited ?? 0) &&
-    last.transport === source.transportKind &&
+    requests.inFlight === Math.max(0, source.context.pending.size - waiting) &&
+    requests.throttled === (gate.limited ?? 0) &&
+    last.transport === transport?.kind &&
     (last.protocolVersion === undefined || (last.sessionId !== undefined) === (transport?.hasSession === true)) &&
-    last.nextAttemptAt === (last.state === 'failed' ? source.nextAttemptAt : undefined) &&
+    last.nextAttemptAt === (last.state === 'failed' ? source.view.nextAttemptAt : undefined) &&
     (counts === undefined
       ? backpressure === undefined
       : backpressure !== undefined &&
@@ -165,8 +180,8 @@ function sameRecord(a: object | undefined, b: object | undefined): boolean {
  */
 export function serverStatus(source: StatusSource, restarts: number): ServerStatus {
   const status =
-    source.view?.lastStatus === undefined
-      ? deriveStatus(source, restarts, source.states?.())
+    source.view.lastStatus === undefined
+      ? deriveStatus(source, restarts, source.view.states())
       : sharedStatus(source, () => restarts);
   return {
     ...status,
@@ -192,32 +207,34 @@ function deriveStatus(
   restarts: number,
   states: Record<string, string> | undefined,
 ): ServerStatus {
-  const session = source.session();
-  const state = source.state();
+  const { context, view } = source;
+  const { transport, gate } = context;
+  const session = context.session();
+  const state = view.state();
   return {
-    name: source.name,
+    name: context.name,
     state,
     states,
-    transport: source.transportKind,
+    transport: transport?.kind,
     protocolVersion: session?.protocolVersion,
     era: session?.era,
     serverInfo: session?.serverInfo,
-    sessionId: session && source.transport?.hasSession ? '[redacted]' : undefined,
+    sessionId: session && transport?.hasSession ? '[redacted]' : undefined,
     restarts,
-    lastError: source.lastError(),
-    nextAttemptAt: state === 'failed' ? source.nextAttemptAt : undefined,
+    lastError: view.lastError(),
+    nextAttemptAt: state === 'failed' ? view.nextAttemptAt : undefined,
     keepalive: source.keepalive(),
     requests: {
-      inFlight: Math.max(0, source.pending.size - source.gate.waiting),
-      waiting: source.gate.waiting,
-      throttled: source.gate.limited ?? 0,
+      inFlight: Math.max(0, context.pending.size - gate.waiting),
+      waiting: gate.waiting,
+      throttled: gate.limited ?? 0,
     },
-    backpressure: source.limits?.counts(),
-    pid: source.transport?.pid,
+    backpressure: source.requests?.limits.counts(),
+    pid: transport?.pid,
     stderrTail:
-      source.config.kind === 'command'
-        ? (source.transport?.stderrTail?.() ?? []).map((line) => source.redact(line))
+      context.config.kind === 'command'
+        ? (transport?.stderrTail?.() ?? []).map((line) => context.redact(line))
         : undefined,
-    auth: source.authorization.status(),
+    auth: context.authorization.status(),
   };
 }

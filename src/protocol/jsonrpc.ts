@@ -2,7 +2,7 @@
  * JSON-RPC 2.0 framing. Envelopes are checked cheaply by shape (no schema library on the hot
  * path); results are handed to the caller as-is and validated lazily where it matters.
  */
-import { ProtocolError } from '../core/errors.js';
+import { ProtocolError, describeError } from '../core/errors.js';
 import { excerpt } from '../core/excerpt.js';
 
 export type RequestId = string | number;
@@ -96,13 +96,9 @@ export function encodeMessage(message: JsonRpcMessage, server?: string): string 
     return JSON.stringify(message);
   } catch (cause) {
     const what = 'method' in message ? `'${message.method}'` : 'a response';
-    return new ProtocolError(`cannot send ${what}: its params cannot be encoded as JSON (${describeCause(cause)})`, {
+    return new ProtocolError(`cannot send ${what}: its params cannot be encoded as JSON (${describeError(cause)})`, {
       server,
       cause,
     });
   }
-}
-
-function describeCause(cause: unknown): string {
-  return cause instanceof Error ? cause.message : String(cause);
 }

@@ -39,6 +39,8 @@ export interface CreateOptions {
   maxTotalTimeoutMs?: number | undefined;
   /** Whether to send it again when its outcome is unknown (default `safe`). */
   retry?: RetryMode | undefined;
+  /** How long it may wait for the server (held, parked, in doubt) before it times out; `timeoutMs` bounds the rest. */
+  holdMs?: number | undefined;
 }
 
 /**
@@ -69,6 +71,10 @@ export interface PendingRequest extends ExchangeSignal {
   reject(error: Error): void;
   /** `Date.now()` when this request times out (moved on by progress when it resets the timeout). */
   dueAt: number;
+  /** How long it may wait for the server before it times out, if bounded (`holdMs`). */
+  readonly holdMs: number | undefined;
+  /** While a hold bound runs (`dueAt` is then the bound): its own `dueAt`, back once it is sent. */
+  callDueAt: number | undefined;
   onAbort: (() => void) | undefined;
   readonly progressToken: string | undefined;
   readonly onProgress: ((progress: Progress) => void) | undefined;
@@ -142,6 +148,8 @@ export interface PendingOptions {
   cancel(request: PendingRequest, reason: string): void;
   /** Called when a request times out (after it failed): evidence for the connection. */
   timedOut?(request: PendingRequest): void;
+  /** Why a request that never left is waiting (its timeout error says so); undefined when nothing holds it. */
+  whyWaiting?(request: PendingRequest): string | undefined;
 }
 
 export class PendingRequests {
@@ -214,6 +222,8 @@ export class PendingRequests {
       resolve,
       reject,
       dueAt: now + timeoutMs,
+      holdMs: options.holdMs,
+      callDueAt: undefined,
       onAbort: undefined,
       progressToken,
       onProgress: options.onProgress,
@@ -266,6 +276,24 @@ export class PendingRequests {
       });
     }
     return progress;
+  }
+
+  /** It waits for the server (held, parked, in doubt): its hold bound, if it has one, starts now. */
+  waits(request: PendingRequest): void {
+    const holdMs = request.holdMs;
+    if (holdMs === undefined || request.callDueAt !== undefined) return;
+    const due = Date.now() + holdMs;
+    if (due >= request.dueAt) return;
+    request.callDueAt = request.dueAt;
+    request.dueAt = due;
+    this.deadlines.track(due);
+  }
+
+  /** Sent: its own timeout bounds it again, not the hold. */
+  sending(request: PendingRequest): void {
+    if (request.callDueAt === undefined) return;
+    request.dueAt = request.callDueAt;
+    request.callDueAt = undefined;
   }
 
   /** Gives a request a fresh id before it is sent again (a replay after re-initialize). */
@@ -324,8 +352,10 @@ export class PendingRequests {
 
   private expire(request: PendingRequest): void {
     if (!this.isPending(request)) return;
-    const { timeoutMs } = request;
-    this.fail(request, new RequestTimeoutError(request.method, timeoutMs, { server: this.options.server }));
+    // Timed out waiting for the server within its hold bound, or by its own timeout.
+    const timeoutMs = request.callDueAt !== undefined ? request.holdMs! : request.timeoutMs;
+    const waitedFor = request.sent ? undefined : this.options.whyWaiting?.(request);
+    this.fail(request, new RequestTimeoutError(request.method, timeoutMs, { server: this.options.server, waitedFor }));
     if (request.sent && !request.uncancellable) this.options.cancel(request, `timed out after ${timeoutMs} ms`);
     this.options.timedOut?.(request);
   }

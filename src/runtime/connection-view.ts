@@ -9,7 +9,7 @@ import { describeError } from '../core/errors.js';
 import { observeMove } from '../observe/telemetry/server-telemetry.js';
 import type { ConnectionState } from './context/events.js';
 import { factsOfMove } from './lifecycle-facts.js';
-import type { ServerContext } from './context/server-context.js';
+import type { ReadOnlyContext } from './context/server-context.js';
 
 /** Each machine's state path (`ready.serving`): `connection`, then its machine children by id (`keepalive`, `listener`, `sse-fallback`). */
 export type MachineStates = Record<string, string>;
@@ -79,7 +79,7 @@ export class ConnectionView {
   /** What `sup.status()` said last (server-status.ts): kept while it would say the same. */
   lastStatus: unknown = undefined;
 
-  constructor(private readonly context: ServerContext) {
+  constructor(private readonly context: ReadOnlyContext) {
     this.firstOutcome = new Promise((resolve) => {
       this.settleFirstOutcome = resolve;
     });

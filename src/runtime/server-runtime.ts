@@ -1,7 +1,8 @@
 /**
  * One server's runtime: the host the connection machine drives (machines/connection-host.ts)
- * and the sink its transports report to. It is built from parts that share one context
- * (server-context.ts); follow one request or one session expiry from here into its room:
+ * and the sink its transports report to, held as such by the supervisor alone; the handle and
+ * what it builds hold its other face, the port (server-port.ts). It is built from parts that
+ * share one context (server-context.ts); follow one request or one session expiry from here into its room:
  *
  * - `request()` goes down the request path (requests/request-path.ts): straight to the
  *   transport while the gate is open (the hot path), else it waits in the gate;
@@ -20,19 +21,14 @@ import type {
   TransportOpened,
 } from '../../machines/connection.machine.js';
 import type { ProbeOutput } from '../../machines/keepalive.machine.js';
-import type { ServerConfig } from '../config/server-config.js';
 import { ConnectionClosedError, type AuthorizationRequiredError } from '../core/errors.js';
-import type { Emitter } from '../core/emitter.js';
-import type { ServerTelemetry } from '../observe/telemetry/server-telemetry.js';
 import { isRequest, type JsonRpcMessage, type JsonRpcNotification } from '../protocol/jsonrpc.js';
 import { UNSUPPORTED_PROTOCOL_VERSION } from '../protocol/era.js';
 import { PendingRequests, type ExchangeSignal } from '../protocol/pending.js';
-import type { ToolOutputSchemas } from '../protocol/tool-output.js';
-import type { Timers, Transport, TransportKind, TransportSink } from '../transports/transport.js';
-import type { Authorization } from './authorization/authorization.js';
-import { ConnectionView, type MachineStates } from './connection-view.js';
+import type { TransportSink } from '../transports/transport.js';
+import { ConnectionView } from './connection-view.js';
 import { factsOfMove, tellFact } from './lifecycle-facts.js';
-import type { ConnectionState, RequestOptions, RuntimeEvents } from './context/events.js';
+import type { RequestOptions } from './context/events.js';
 import { dispatchNotification } from './inbound/notifications.js';
 import type { ListenControl } from './listening/listen.js';
 import { ModernListening } from './listening/modern-listening.js';
@@ -40,13 +36,11 @@ import { openListener } from './listening/open-listener.js';
 import { Probes } from './probes/probes.js';
 import { OriginKeepaliveShare } from './keepalive/origin-keepalive.js';
 import { OriginMembership } from './recovery/origin-membership.js';
-import { Recovery } from './recovery/recovery.js';
-import type { RequestGate } from './context/request-gate.js';
-import type { RequestLimits } from './requests/request-limits.js';
+import type { Recovery } from './recovery/recovery.js';
 import { RequestPath } from './requests/request-path.js';
-import type { ToolHeaders } from './requests/tool-headers.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { ServerContext } from './context/server-context.js';
+import type { ServerPort } from './server-port.js';
 import { ServerInput } from './server-input/server-input.js';
 import {
   capabilitiesFor,
@@ -58,16 +52,15 @@ import {
 } from './server-input/server-requests.js';
 import { mergeCapabilities } from './session/client-capabilities.js';
 import { SessionOpening } from './session/session-opening.js';
-import type { SessionState } from './context/session-state.js';
 import { TransportSlot } from './transport/transport-slot.js';
 
 /** The runtime is its transports' sink: a sink object of four closures would cost ~0.3 KB per server. */
-export class ServerRuntime implements ConnectionHost, TransportSink {
+export class ServerRuntime implements ConnectionHost, TransportSink, ServerPort {
   /** What the parts share: identity, pending requests and gate, the transport, the session's facts. */
   readonly context: ServerContext;
   private readonly slot: TransportSlot;
   readonly view: ConnectionView;
-  private readonly requests: RequestPath;
+  readonly requests: RequestPath;
   private readonly recovery: Recovery;
   readonly probes: Probes;
   private readonly opening: SessionOpening;
@@ -87,6 +80,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
       server: config.name,
       cancel: (request, reason) => this.requests.sendCancellation(request, reason),
       timedOut: (request) => this.recovery.onTimedOut(request),
+      whyWaiting: () => this.whyWaiting(),
     });
     const context = (this.context = new ServerContext(config, options.timers, this, pending, options.store));
     this.handlers = options.handlers ?? NO_HANDLERS;
@@ -95,121 +89,38 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     const capabilities = options.capabilities ? mergeCapabilities(declared, options.capabilities) : declared;
     this.slot = new TransportSlot(context, this, options.createTransport);
     this.view = new ConnectionView(context);
-    this.requests = new RequestPath(context, this, options.maxInputRounds);
     this.origin = new OriginMembership(context);
-    this.recovery = this.requests.recovery = new Recovery(context, this.requests, this.origin);
+    this.requests = new RequestPath(context, this, this.origin, options.maxInputRounds);
+    this.recovery = this.requests.recovery;
     this.probes = new Probes(context, this.requests, this.origin.liveness);
     this.originKeepalive = OriginKeepaliveShare.of(this);
     this.opening = new SessionOpening(context, this.requests, this.probes, options.clientInfo, capabilities);
   }
 
-  /** Resolves at the first outcome of the first attempt: serving, or down, failed, closed. */
-  get firstOutcome(): Promise<void> {
-    return this.view.firstOutcome;
-  }
-
-  // ---- what the rest of the library reads (each delegates to the context or a part)
-
-  get name(): string {
-    return this.context.name;
-  }
-  get config(): ServerConfig {
-    return this.context.config;
-  }
-  get timers(): Timers | undefined {
-    return this.context.timers;
-  }
-  get events(): Emitter<RuntimeEvents> {
-    return this.context.events;
-  }
-  get pending(): PendingRequests {
-    return this.context.pending;
-  }
-  get gate(): RequestGate {
-    return this.context.gate;
-  }
-  /** `maxInFlight`, `rateLimit` and 429/503 windows (requests/request-limits.ts). */
-  get limits(): RequestLimits {
-    return this.requests.limits;
-  }
-  get authorization(): Authorization {
-    return this.context.authorization;
-  }
-  get telemetry(): ServerTelemetry | undefined {
-    return this.context.telemetry;
-  }
-  set telemetry(telemetry: ServerTelemetry | undefined) {
-    this.context.telemetry = telemetry;
-  }
-  get system(): { get(systemId: string): unknown } | undefined {
-    return this.context.system;
-  }
-  set system(system: { get(systemId: string): unknown } | undefined) {
-    this.context.system = system;
-  }
-  get transport(): Transport | undefined {
-    return this.context.transport;
-  }
-  get transportKind(): TransportKind | undefined {
-    return this.context.transport?.kind;
-  }
   /** The last failure of a connection attempt, typed (the machine keeps only its text). */
   get lastFailure(): Error | undefined {
     return this.slot.lastFailure;
   }
-  /** When a failed server is tried again (epoch ms), for status(). */
-  get nextAttemptAt(): number | undefined {
-    return this.view.nextAttemptAt;
-  }
-  set nextAttemptAt(at: number | undefined) {
-    this.view.nextAttemptAt = at;
-  }
-  /** The 2025-era session's server runs `tools/call` as tasks: read by callTool on every call. */
-  get runsToolTasks(): boolean {
-    return this.context.facts?.runsToolTasks ?? false;
-  }
-  /** Modern Streamable HTTP: `x-mcp-header` parameters are mirrored, invalid tool definitions excluded. */
-  get mirrorsToolHeaders(): boolean {
-    return this.requests.mirrorsToolHeaders;
-  }
-  /** SEP-2243: the tools' `x-mcp-header` declarations (modern Streamable HTTP only). */
-  get toolHeaders(): ToolHeaders {
-    return this.requests.toolHeaders;
-  }
-  get maxInputRounds(): number {
-    return this.requests.maxInputRounds;
-  }
-  /** What the client established on its sessions, re-established on every new one (session-state.ts). */
-  get sessionState(): SessionState {
-    return this.context.sessionState;
-  }
-  get outputSchemas(): ToolOutputSchemas | undefined {
-    return this.context.outputSchemas;
-  }
 
-  state(): ConnectionState | 'stopped' {
-    return this.view.state();
-  }
-  session(): SessionInfo | undefined {
-    return this.context.session();
-  }
-  lastError(): string | undefined {
-    return this.view.lastError();
+  /** A request that never left timed out: what held it (the connection not serving, or a limit). */
+  private whyWaiting(): string | undefined {
+    const context = this.context;
+    if (context.gate.phase === 'open') {
+      const until = this.requests.limits.until;
+      if (until !== undefined)
+        return `held: the server asked to wait (HTTP ${this.requests.limits.lastBusy?.status ?? 429})`;
+      return context.gate.limited > 0 ? 'held by the request limits (maxInFlight, rateLimit)' : undefined;
+    }
+    const lastError = this.view.lastError();
+    return `held: the server is ${this.view.state()}${lastError ? `: ${lastError}` : ''}`;
   }
   /** Last keepalive round trip and misses in a row: the keepalive child's own, or its origin keepalive's. */
   keepalive(): { lastRttMs: number | undefined; missed: number } {
     return this.originKeepalive?.figures() ?? this.view.keepalive();
   }
-  /** Every machine's state now: the connection's full path and its machine children's. */
-  states(): MachineStates | undefined {
-    return this.view.states();
-  }
   onTransition(change: FactOf<'state changed'>): void {
     this.origin.onMove(factsOfMove(this));
     this.view.onTransition(change);
-  }
-  redact<T extends string | undefined>(text: T): T {
-    return this.context.redact(text);
   }
 
   // ---- requests (the hot path: one Map entry and a direct transport call while open)
@@ -234,7 +145,6 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     return this.serverInput().answerInput(method, params, context);
   }
 
-  /** A `roots` handler was given: every session advertises the roots capability. */
   advertisesRoots(): boolean {
     return this.opening.advertisesRoots();
   }
@@ -299,7 +209,9 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   async closeSession(): Promise<void> {
     this.requests.limits.stop();
     this.input?.requests.abortAll('the connection was closed');
-    this.context.pending.failAll(() => new ConnectionClosedError('the connection was closed', { server: this.name }));
+    this.context.pending.failAll(
+      () => new ConnectionClosedError('the connection was closed', { server: this.context.name }),
+    );
     await this.slot.closeTransport();
     if (this.context.stored) await this.context.stored.flush();
   }
@@ -317,7 +229,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
     this.recovery.rejectWaitingRequests(reason);
   }
   failParkedRequests(): void {
-    this.recovery.failParkedRequests(this.slot.lastFailure, this.lastError());
+    this.recovery.failParkedRequests(this.slot.lastFailure, this.view.lastError());
   }
   settleDoubtfulRequests(lost: boolean): void {
     this.recovery.settleDoubtfulRequests(lost);
@@ -332,11 +244,6 @@ export class ServerRuntime implements ConnectionHost, TransportSink {
   /** An attempt is over (serving, or down): `start()`, `connect()` and `reconnect()` resolve. */
   settleAttempt(): void {
     this.view.settleAttempt();
-  }
-
-  /** Resolves when the next attempt is over. */
-  nextAttempt(): Promise<void> {
-    return this.view.nextAttempt();
   }
 
   /** The connection actor threw (a bug): the server is failed, nothing waits forever. */

@@ -34,10 +34,9 @@ export interface SupervisorEvents extends Record<string, unknown> {
   call: CallEvent;
 }
 
-/** What the relay follows: a server's runtime. */
+/** What the relay follows: a server's runtime (its context's `calls` slot is written here alone). */
 interface Followed {
   readonly context: ServerContext;
-  readonly events: Emitter<RuntimeEvents>;
 }
 
 /** Starts or stops observing a server's calls (observe/calls.ts): only while `call` has listeners. */
@@ -50,7 +49,7 @@ function observeCalls(runtime: Followed, on: boolean): void {
     context.calls ??= new CallObserver(
       context.name,
       context.pending,
-      (call) => runtime.events.emit('call', call),
+      (call) => context.events.emit('call', call),
       (text) => context.redact(text),
     );
 }
@@ -88,7 +87,7 @@ export class SupervisorEventRelay {
   /** Takes every event of one server's runtime from now on. */
   follow(server: string, runtime: Followed, logger: Logger): void {
     // One hook per server, not a subscription per event: every server pays for it while idle.
-    runtime.events.forward((event, payload) => this.relay(server, runtime, logger, event, payload));
+    runtime.context.events.forward((event, payload) => this.relay(server, runtime, logger, event, payload));
     if (this.events.hasListeners('call')) observeCalls(runtime, true);
   }
 

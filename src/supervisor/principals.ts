@@ -198,7 +198,7 @@ class PrincipalConnection implements HandleOwner {
       () => {
         if (this.closed) return;
         this.actor = factory.startActor(runtime);
-        return runtime.firstOutcome;
+        return runtime.view.firstOutcome;
       },
       (error: unknown) => {
         this.closed = true;
@@ -228,7 +228,7 @@ class PrincipalConnection implements HandleOwner {
 
   /** No request is outstanding: closing it fails nobody. */
   get quiet(): boolean {
-    return this.runtime.pending.size === 0;
+    return this.runtime.context.pending.size === 0;
   }
 
   /** Ends the connection for good (DELETE); its handle then rejects every request. */
@@ -267,7 +267,7 @@ export class PrincipalPool {
     // The runtime is built at once (a handle now); its machine starts once the credentials are in.
     const server = this.config.name;
     const signIn = new SignIn(principal, server, this.factory.onAuthorizationRequired, (url) =>
-      runtime.pending.failAll(
+      runtime.context.pending.failAll(
         () =>
           new AuthorizationRequiredError(
             `${server}: this principal must sign in first (the error's authorizationUrl)`,
@@ -439,7 +439,7 @@ export class PrincipalView {
    */
   async completeAuthorization(server: string, callbackUrl: string | URL): Promise<void> {
     const connection = this.host.pool(server)?.peek(this.principal.id);
-    const next = connection?.runtime.nextAttempt();
+    const next = connection?.runtime.view.nextAttempt();
     if (!connection?.signIn?.complete(callbackUrl))
       throw new ConfigError(`completeAuthorization: no sign-in of this principal waits for server '${server}'`);
     await next;

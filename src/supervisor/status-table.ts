@@ -32,7 +32,7 @@ export class StatusTable {
       return last.all;
     const statuses: Readonly<ServerStatus>[] = [];
     for (const server of servers.values())
-      if (started === undefined || started(server.name)) statuses.push(sharedStatus(server, restartsOf));
+      if (started === undefined || started(server.context.name)) statuses.push(sharedStatus(server, restartsOf));
     for (const config of disabledConfigs.values()) statuses.push(this.disabledStatus(config));
     const all: Record<string, ServerStatus> = {};
     for (const status of statuses) all[status.name] = status;
@@ -50,7 +50,7 @@ export class StatusTable {
   ): boolean {
     let i = 0;
     for (const server of servers.values()) {
-      if (started !== undefined && !started(server.name)) continue;
+      if (started !== undefined && !started(server.context.name)) continue;
       if (kept[i++] !== sharedStatus(server, restartsOf)) return false;
     }
     for (const config of disabledConfigs.values()) if (kept[i++] !== this.disabledStatus(config)) return false;

@@ -19,6 +19,7 @@ import { followConnection } from '../runtime/lifecycle-facts.js';
 import type { ServerRuntime } from '../runtime/server-runtime.js';
 import { probeTimeoutMs } from '../protocol/deadlines.js';
 import { ConnectionClosedError } from '../core/errors.js';
+import { isEnded } from '../../machines/connection.machine.js';
 
 /** A server's root actor: its connection, which decides its own restarts (machines/connection.recovery.ts). */
 export type ServerActor = Actor<typeof providedConnectionMachine>;
@@ -55,7 +56,7 @@ export function startServerActor(
     ...(options.clock && { clock: options.clock }),
   });
   registerRuntimes(actor.system, (name) => {
-    if (name !== runtime.name) throw new Error(`unknown server '${name}'`);
+    if (name !== runtime.context.name) throw new Error(`unknown server '${name}'`);
     return runtime;
   });
   actor.subscribe({
@@ -67,7 +68,7 @@ export function startServerActor(
       options.onError(error instanceof Error ? error : new Error(String(error)));
     },
   });
-  runtime.system = actor.system;
+  runtime.context.system = actor.system;
   // status() compares a server's counters only, until one of its machines moves.
   runtime.view.watch();
   // Followed now, before the first fact (emitted when it starts).
@@ -122,10 +123,10 @@ export async function reconnectConnection(
   runtime: ServerRuntime | undefined,
   ref: ServerActor | undefined,
 ): Promise<void> {
-  if (!runtime || !ref || ref.getSnapshot().status !== 'active' || runtime.state() === 'closing') {
+  if (!runtime || !ref || ref.getSnapshot().status !== 'active' || isEnded(runtime.view.state(), true)) {
     throw new ConnectionClosedError('cannot reconnect: the connection is closed', { server: name });
   }
-  const attempt = runtime.nextAttempt();
+  const attempt = runtime.view.nextAttempt();
   ref.send({ type: 'RECONNECT' });
   await attempt;
 }

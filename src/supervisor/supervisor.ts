@@ -341,12 +341,12 @@ export class Supervisor implements HandleOwner {
    * none). No map of configs beside the runtimes (a Map's table, ~0.2 KB for `connect()`'s one).
    */
   private configOf(name: string): ServerConfig | undefined {
-    return this.handles.has(name) ? this.runtimes.get(name)?.config : this.pools.get(name)?.config;
+    return this.handles.has(name) ? this.runtimes.get(name)?.context.config : this.pools.get(name)?.config;
   }
 
   /** Every configured server's config, by name. */
   private *configs(): Generator<[string, ServerConfig]> {
-    for (const name of this.handles.keys()) yield [name, this.runtimes.get(name)!.config];
+    for (const name of this.handles.keys()) yield [name, this.runtimes.get(name)!.context.config];
     for (const [name, pool] of this.pools) yield [name, pool.config];
   }
 
@@ -371,7 +371,7 @@ export class Supervisor implements HandleOwner {
         const runtime = this.runtimes.get(name);
         if (!runtime || actors.has(name)) return;
         this.startActor(name, turn);
-        return runtime.firstOutcome;
+        return runtime.view.firstOutcome;
       },
       stopping,
     );
@@ -388,14 +388,14 @@ export class Supervisor implements HandleOwner {
 
   /** A runtime's connection machine, started: one root actor per connection (supervised-server.ts). */
   private runActor(runtime: ServerRuntime, listenTurn?: StartListenTurn): ServerActor {
-    return startServerActor(supervisedServer(runtime.config), runtime, {
+    return startServerActor(supervisedServer(runtime.context.config), runtime, {
       random: this.options.random,
       clock: this.clock,
       inspect: this.inspector?.inspect,
       onError: (error) => {
         // A root must never die unobserved: its server is failed with the cause.
-        runtime.pending.failAll(
-          new ConnectionClosedError(`supervisor crashed: ${error.message}`, { server: runtime.name }),
+        runtime.context.pending.failAll(
+          new ConnectionClosedError(`supervisor crashed: ${error.message}`, { server: runtime.context.name }),
         );
       },
       listenTurn,
@@ -424,7 +424,7 @@ export class Supervisor implements HandleOwner {
     await inTurns([...actors].reverse(), STARTING_AT_ONCE, ([, actor]) => closeWithSupervisor(actor));
     // Servers whose turn to start had not come (a stop during start()).
     for (const runtime of this.runtimes.values())
-      if (!actors.has(runtime.name)) runtime.rejectWaitingRequests('the supervisor was stopped');
+      if (!actors.has(runtime.context.name)) runtime.rejectWaitingRequests('the supervisor was stopped');
   }
 
   server(name: string): ServerHandle {

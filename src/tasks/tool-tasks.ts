@@ -11,26 +11,30 @@ import type { TaskContext, TaskStore } from './context.js';
 import { TaskClient } from './task-client.js';
 import type { Finish } from './task-handle.js';
 import { ToolTaskModes } from './tool-task-modes.js';
+import { isEnded } from '../../machines/connection.machine.js';
 
-/** What tasks ask of their server; the server's runtime has each member. */
+/** What tasks ask of their server: its runtime, as its port (runtime/server-port.ts) shows it. */
 export interface TaskHost {
-  readonly name: string;
-  readonly timers: Timers | undefined;
-  readonly maxInputRounds: number;
-  readonly events: {
-    on<K extends keyof RuntimeEvents>(event: K, listener: (payload: RuntimeEvents[K]) => void): () => void;
+  readonly context: {
+    readonly name: string;
+    /** Who the server is for its task references, and its store (runtime/context/server-context.ts). */
+    readonly identity: string;
+    readonly stored?: TaskStore | undefined;
+    readonly timers: Timers | undefined;
+    readonly events: {
+      on<K extends keyof RuntimeEvents>(event: K, listener: (payload: RuntimeEvents[K]) => void): () => void;
+    };
+    /** The current session (one object per session: what was learned on it is keyed by it). */
+    session(): { era: Era; capabilities: Record<string, unknown> } | undefined;
   };
+  readonly requests: { readonly maxInputRounds: number };
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown>;
-  /** The current session (one object per session: what was learned on it is keyed by it). */
-  session(): { era: Era; capabilities: Record<string, unknown> } | undefined;
   answerInput(
     method: string,
     params: Record<string, unknown>,
     context: HandlerContext,
   ): Promise<Record<string, unknown>>;
   watchTask(taskId: string): () => void;
-  /** The server's identity and its store (runtime/context/server-context.ts). */
-  readonly context?: { readonly identity: string; readonly stored?: TaskStore | undefined };
 }
 
 export interface ToolTasks<T> {
@@ -42,20 +46,21 @@ export interface ToolTasks<T> {
 
 /** The parts, wired to `host`; `finish` turns a task's raw result into the caller's. */
 export function toolTasks<T>(host: TaskHost, finish: Finish<T>, finishFor?: (tool: string) => Finish<T>): ToolTasks<T> {
+  const server = host.context;
   const context: TaskContext = {
-    server: host.name,
-    identity: host.context?.identity ?? host.name,
-    stored: host.context?.stored,
-    timers: host.timers ?? realTimers,
+    server: server.name,
+    identity: server.identity,
+    stored: server.stored,
+    timers: server.timers ?? realTimers,
     request: (method, params, options) => host.request(method, params, options),
-    session: () => host.session(),
-    onNotification: (listener) => host.events.on('notification', listener),
-    onDown: (listener) => host.events.on('transition', ({ to }) => (to === 'closed' || to === 'failed') && listener()),
+    session: () => server.session(),
+    onNotification: (listener) => server.events.on('notification', listener),
+    onDown: (listener) => server.events.on('transition', ({ to }) => isEnded(to) && listener()),
     answerInput: (method, params, handlerContext) => host.answerInput(method, params, handlerContext),
-    maxInputRounds: host.maxInputRounds,
+    maxInputRounds: host.requests.maxInputRounds,
     watch: (taskId) => host.watchTask(taskId),
   };
   const modes = new ToolTaskModes();
-  host.events.on('listChanged', ({ list }) => list === 'tools' && modes.invalidate());
+  server.events.on('listChanged', ({ list }) => list === 'tools' && modes.invalidate());
   return { context, modes, client: new TaskClient(context, finish, finishFor) };
 }

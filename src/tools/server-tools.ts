@@ -47,7 +47,7 @@ export class ServerTools {
   call(name: string, args: Record<string, unknown>, options: RequestOptions | undefined): Promise<CallToolResult> {
     const interceptors = this.interceptors;
     if (interceptors === undefined) return this.callServer(name, args, options);
-    const call: InterceptedCall = { server: this.host.name, tool: name, arguments: args, options };
+    const call: InterceptedCall = { server: this.host.context.name, tool: name, arguments: args, options };
     return interceptToolCall(interceptors, call, (last) => this.callServer(last.tool, last.arguments, last.options));
   }
 
@@ -57,7 +57,7 @@ export class ServerTools {
     args: Record<string, unknown>,
     options: RequestOptions | undefined,
   ): Promise<CallToolResult> {
-    const schemas = this.host.outputSchemas;
+    const schemas = this.host.context.outputSchemas;
     // Listed beside the call, not before it: both are due by the call's own timeout (a listing
     // first would add its wait to the call's), and the result is checked once the list is in.
     if (schemas?.isStale)
@@ -79,18 +79,18 @@ export class ServerTools {
   ): Promise<CallToolResult> {
     const host = this.host;
     // A tool the server runs as a task (required in 2025-11-25, the server's choice in 2026-07-28) is polled to its end.
-    if (host.runsToolTasks) {
+    if (host.context.facts?.runsToolTasks) {
       if (listed) await listed;
       return callLegacyTool(this.toolCall(name, args, options));
     }
     // Modern HTTP: a -32020 HeaderMismatch is answered by listing the tools once (tool-headers.ts).
     // Elsewhere the call goes straight to the runtime (no closure per call).
-    const raw = host.mirrorsToolHeaders
+    const raw = host.requests.mirrorsToolHeaders
       ? await this.withHeaderRecovery(name, args, options)
       : await host.request('tools/call', { name, arguments: args }, options);
     if (listed) await listed; // no await on the hot path (no listing): one tick less per call
     if (isModernCreated(raw)) return awaitModernTask(this.toolCall(name, args, options), raw);
-    return toolResult(host, name, raw);
+    return toolResult(host.context, name, raw);
   }
 
   /** The call, sent once more after one listing when a -32020 is explained by changed declarations. */
@@ -101,7 +101,12 @@ export class ServerTools {
   ): Promise<unknown> {
     const host = this.host;
     const send = () => host.request('tools/call', { name, arguments: args }, options);
-    return host.toolHeaders.withRecovery(name, send, () => this.list(listingOptions(options)), host.name);
+    return host.requests.toolHeaders.withRecovery(
+      name,
+      send,
+      () => this.list(listingOptions(options)),
+      host.context.name,
+    );
   }
 
   /** `handle.callToolAsTask`: the call as a task, when the era and the tool allow one (tasks/tool-call.ts). */
@@ -112,7 +117,7 @@ export class ServerTools {
   ): Promise<TaskHandle<CallToolResult>> {
     const interceptors = this.interceptors;
     if (interceptors === undefined) return callToolAsTask(this.toolCall(name, args, options), options?.ttlMs);
-    const call: InterceptedCall = { server: this.host.name, tool: name, arguments: args, options };
+    const call: InterceptedCall = { server: this.host.context.name, tool: name, arguments: args, options };
     return interceptTaskCall(
       interceptors,
       call,
@@ -124,7 +129,7 @@ export class ServerTools {
       (result) =>
         new TaskHandle(
           this.taskParts().context,
-          this.host.session()?.era ?? 'modern',
+          this.host.context.session()?.era ?? 'modern',
           { answeredAtOnce: result },
           () => result,
         ),
@@ -139,12 +144,15 @@ export class ServerTools {
   /** `handle.listTools`: every page; the session's task modes are learned from it. */
   async list(options: RequestOptions | undefined): Promise<ListToolsResult> {
     const host = this.host;
-    const session = host.session();
+    const session = host.context.session();
     const request = (params: Record<string, unknown> | undefined) => host.request('tools/list', params, options);
-    const listed = await allPages(request, 'tools/list', 'tools', ListToolsResultSchema, host.name);
-    const list = host.mirrorsToolHeaders
-      ? host.toolHeaders.accept(listed, ({ tool, reason }) =>
-          host.events.emit('warning', new InvalidToolDefinitionError(tool, reason, { server: host.name })),
+    const listed = await allPages(request, 'tools/list', 'tools', ListToolsResultSchema, host.context.name);
+    const list = host.requests.mirrorsToolHeaders
+      ? host.requests.toolHeaders.accept(listed, ({ tool, reason }) =>
+          host.context.events.emit(
+            'warning',
+            new InvalidToolDefinitionError(tool, reason, { server: host.context.name }),
+          ),
         )
       : listed;
     // Which tools must run as tasks (2025-11-25), learned only from servers that run tools as tasks.
@@ -155,7 +163,7 @@ export class ServerTools {
 
   /** The tools the last `tools/list` left out (invalid `x-mcp-header` annotations), and why. */
   rejected(): RejectedTool[] {
-    return this.host.mirrorsToolHeaders ? this.host.toolHeaders.rejected() : [];
+    return this.host.requests.mirrorsToolHeaders ? this.host.requests.toolHeaders.rejected() : [];
   }
 
   private toolCall(
@@ -171,15 +179,15 @@ export class ServerTools {
       args,
       options,
       listTools: (listing) => this.list(listing),
-      finish: (raw) => toolResult(this.host, name, raw),
+      finish: (raw) => toolResult(this.host.context, name, raw),
     };
   }
 
   private taskParts(): ToolTasks<CallToolResult> {
     return (this.tasks ??= toolTasks(
       this.host,
-      (raw) => toolResult(this.host, '', raw),
-      (tool) => (raw) => toolResult(this.host, tool, raw),
+      (raw) => toolResult(this.host.context, '', raw),
+      (tool) => (raw) => toolResult(this.host.context, tool, raw),
     ));
   }
 }

@@ -7,7 +7,11 @@ import type { CallToolResult } from '../protocol/messages.js';
 import { CallToolResultSchema, isPlainToolResult, parseResult } from '../protocol/results.js';
 import type { ToolHost } from './tool-host.js';
 
-export function toolResult(host: Pick<ToolHost, 'name' | 'outputSchemas'>, tool: string, raw: unknown): CallToolResult {
+export function toolResult(
+  host: Pick<ToolHost['context'], 'name' | 'outputSchemas'>,
+  tool: string,
+  raw: unknown,
+): CallToolResult {
   const result = (
     isPlainToolResult(raw) ? raw : parseResult(CallToolResultSchema, 'tools/call', raw, host.name)
   ) as CallToolResult;

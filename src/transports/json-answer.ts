@@ -17,12 +17,12 @@
  * undici's request handler and header parser are not part of its public API: they are looked up
  * once, and when they are not where undici 7 keeps them, `pool.request` is used for every POST.
  */
-import { createRequire } from 'node:module';
 import type { Dispatcher, Pool } from 'undici';
 import type { ExchangeSignal } from '../protocol/pending.js';
 import type { RequestId } from '../protocol/jsonrpc.js';
 import { dropReader, feedChunk, feedEnd, type EventReader, type FeedState, type SseHandlers } from './sse-reader.js';
 import type { TransportSink } from './transport.js';
+import { undiciInternals, type LegacyHandler, type UndiciRequestInternals } from './undici-internals.js';
 
 /** A POST's answer read whole: its JSON text instead of a body. */
 export interface WholeJsonAnswer {
@@ -93,34 +93,7 @@ export type PostAnswer =
 type Callback = (error: Error | null, answer?: PostAnswer, readingBody?: boolean) => void;
 type Abort = (reason?: Error) => void;
 
-export interface LegacyHandler {
-  onConnect(abort: Abort, context: unknown): void;
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
-  onData(chunk: Buffer): boolean;
-  onComplete(trailers: string[] | null): void;
-  onError(error: Error): void;
-}
-
-interface UndiciInternals {
-  RequestHandler: new (options: Dispatcher.RequestOptions, callback: Callback) => LegacyHandler;
-  parseHeaders(rawHeaders: Buffer[]): Record<string, string | string[] | undefined>;
-}
-
-function undiciInternals(): UndiciInternals | undefined {
-  try {
-    const require = createRequire(import.meta.url);
-    const { RequestHandler } = require('undici/lib/api/api-request.js') as Partial<UndiciInternals>;
-    const { parseHeaders } = require('undici/lib/core/util.js') as Partial<UndiciInternals>;
-    if (typeof RequestHandler !== 'function' || typeof parseHeaders !== 'function') return undefined;
-    return { RequestHandler, parseHeaders };
-  } catch {
-    return undefined;
-  }
-}
-
-const internals = undiciInternals();
-/** For the listening GET read in its own dispatch handler (http/listener-stream.ts). */
-export const undiciRequestInternals = internals;
+const internals = undiciInternals.request;
 
 /** Whether this undici keeps the internals where undici 7 does (a test guards it on upgrades). */
 export const readsJsonWhole = internals !== undefined;
@@ -224,7 +197,7 @@ class AnswerHandler implements LegacyHandler, FeedState, SseHandlers, StreamProg
   failure: Error | undefined = undefined;
 
   constructor(
-    private readonly internals: UndiciInternals,
+    private readonly internals: UndiciRequestInternals,
     private readonly options: Dispatcher.RequestOptions,
     readonly signal: ExchangeSignal | undefined,
     private readonly maxBytes: number,

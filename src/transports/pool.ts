@@ -17,7 +17,7 @@
  * hundreds of handshakes at once) close soon after it, sockets and parsers with them, and their
  * clients leave the pool (`droppingIdleClients`).
  */
-import { createRequire } from 'node:module';
+import { undiciInternals } from './undici-internals.js';
 import { buildConnector, Client, Pool } from 'undici';
 
 interface Entry {
@@ -67,27 +67,6 @@ export function streamPool(origin: string): Pool {
 }
 
 /**
- * undici's internals a pool is read by, looked up once (like json-answer.ts's): its busy flag,
- * its clients and a client's queue size. Any that undici keeps elsewhere is undefined, and what
- * needs it falls back (`hasRoom` counts, idle clients stay).
- */
-const internals = ((): { kBusy?: symbol; kClients?: symbol; kSize?: symbol } => {
-  const symbolOf = (module: string, name: string): symbol | undefined => {
-    try {
-      const value = (createRequire(import.meta.url)(module) as Record<string, unknown>)[name];
-      return typeof value === 'symbol' ? value : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  return {
-    kBusy: symbolOf('undici/lib/core/symbols.js', 'kBusy'),
-    kClients: symbolOf('undici/lib/dispatcher/pool-base.js', 'kClients'),
-    kSize: symbolOf('undici/lib/core/symbols.js', 'kSize'),
-  };
-})();
-
-/**
  * An origin's pool (`connections: null` for the stream pool, unbounded) that lets go of a client
  * whose socket closed with nothing queued on it (idle past `IDLE_SOCKET_MS`). undici keeps a
  * pool's clients for good (only `clientTtl` removes them, at a cost per request): a start's burst
@@ -96,14 +75,13 @@ const internals = ((): { kBusy?: symbol; kClients?: symbol; kSize?: symbol } => 
  * socket anyway. Socket events only: nothing per request.
  */
 function originPool(origin: string, connections: number | null): Pool {
-  const { kClients, kSize } = internals;
   const dropIdle = (client: Client) => {
-    if ((client as unknown as Record<symbol, unknown>)[kSize!] !== 0 || pool.closed || pool.destroyed) return;
+    if (undiciInternals.queued(client) !== 0 || pool.closed || pool.destroyed) return;
     // Taken out of the list as undici does on a connection error: its `kRemoveClient` (clientTtl's
     // path) would also mark the pool busy while a free client is left, sending handshakes to the stream pool.
-    const clients = (pool as unknown as Record<symbol, Client[]>)[kClients!]!;
-    const at = clients.indexOf(client);
-    if (at === -1) return;
+    const clients = undiciInternals.clients(pool);
+    const at = clients ? clients.indexOf(client) : -1;
+    if (!clients || at === -1) return;
     clients.splice(at, 1);
     client.close().catch(() => {});
   };
@@ -116,14 +94,13 @@ function originPool(origin: string, connections: number | null): Pool {
     // every request sets its own timeouts.
     bodyTimeout: 0,
     // Called by the pool for its clients, so never before `pool` is set.
-    ...(kClients &&
-      kSize && {
-        factory: (url: URL, options: object) => {
-          const client = new Client(url, options);
-          client.on('disconnect', () => dropIdle(client));
-          return client;
-        },
-      }),
+    ...(undiciInternals.dropsIdleClients && {
+      factory: (url: URL, options: object) => {
+        const client = new Client(url, options);
+        client.on('disconnect', () => dropIdle(client));
+        return client;
+      },
+    }),
   });
   return pool;
 }
@@ -161,9 +138,8 @@ export function streamClient(origin: string): Client {
 export function hasRoom(pool: Pool): boolean {
   // undici's busy flag (set when a request found no free connection, cleared when one drains): O(1);
   // without it, `pool.stats` counts the exchanges (every connection walked five times over).
-  const { kBusy } = internals;
-  const busy = kBusy === undefined ? undefined : (pool as unknown as Record<symbol, unknown>)[kBusy];
-  if (typeof busy === 'boolean') return !busy;
+  const busy = undiciInternals.busy(pool);
+  if (busy !== undefined) return !busy;
   const { running, pending } = pool.stats;
   return running + pending < MESSAGE_CONNECTIONS;
 }

@@ -229,6 +229,68 @@ describe('gateway with a server that is down', () => {
     }
   });
 
+  it('--hold bounds a call made the moment its server died (it still read ready), not the call timeout', async () => {
+    const flaky = await startSdkExampleServer({ unknownSessionStatus: 404 });
+    const local = await startGateway({
+      // A long call timeout and a long backoff: only the hold can end the wait.
+      servers: {
+        flaky: {
+          url: flaky.url,
+          keepalive: false,
+          requestTimeoutMs: 60_000,
+          restart: { backoff: { initialMs: 60_000, maxMs: 60_000 }, waitingReconnectMs: 60_000 },
+        },
+      },
+      holdMs: 300,
+    });
+    const client = await v1Client(local.http.url);
+    try {
+      expect(text(await client.callTool({ name: 'flaky__echo', arguments: { text: 'up' } }))).toBe('up');
+      await flaky.stop();
+      expect(local.gateway.supervisor.server('flaky').status().state).toBe('ready');
+      const down = await client.callTool({ name: 'flaky__echo', arguments: { text: 'down' } });
+      expect(down.isError).toBe(true);
+      expect(text(down)).toMatch(/^server 'flaky' is unavailable \(\w+\)/);
+    } finally {
+      await client.close();
+      await local.close();
+      await flaky.close();
+    }
+  });
+
+  it('a call held by the gateway hurries the reconnect like a library caller: answered once the server is back, not at the long backoff', async () => {
+    const flaky = await startSdkExampleServer({ unknownSessionStatus: 404 });
+    const local = await startGateway({
+      // The long backoff (30 s) would outlast the hold; waiting callers cap it at 200 ms.
+      servers: {
+        flaky: {
+          url: flaky.url,
+          keepalive: false,
+          restart: { backoff: { initialMs: 30_000, maxMs: 30_000 }, waitingReconnectMs: 200 },
+        },
+      },
+      holdMs: 20_000,
+    });
+    const client = await v1Client(local.http.url);
+    try {
+      expect(text(await client.callTool({ name: 'flaky__echo', arguments: { text: 'up' } }))).toBe('up');
+      await flaky.stop();
+      const handle = local.gateway.supervisor.server('flaky');
+      await handle.reconnect().catch(() => {});
+      await expect.poll(() => handle.status().state).toBe('reconnecting');
+      const held = client.callTool({ name: 'flaky__echo', arguments: { text: 'held' } }, undefined, {
+        timeout: 30_000,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await flaky.start();
+      expect(text(await held)).toBe('held');
+    } finally {
+      await client.close();
+      await local.close();
+      await flaky.close();
+    }
+  });
+
   it('removes the tools of a failed server (list_changed sent) and the status tool says why', async () => {
     const doomed = await startSdkExampleServer({ unknownSessionStatus: 404 });
     const local = await startGateway({

@@ -96,7 +96,11 @@ describe('stdio servers: calls', () => {
 
 describe('stdio servers: crashes and restarts', () => {
   it('a crash fails every pending call not known safe at once with the exit code and stderr (outcome unknown), then the server is restarted', async () => {
-    const sup = supervise({ fx: { ...fixture('--crash-after', '1'), restart: quickRestart(5) } });
+    // It lingers a moment before exiting: the three lines all reach its pipe (a line the pipe
+    // refuses reached nobody, and is sent to the next process instead: the test below).
+    const sup = supervise({
+      fx: { ...fixture('--crash-after', '1', '--crash-linger', '100'), restart: quickRestart(5) },
+    });
     await sup.start();
     const handle = sup.server('fx');
     const firstPid = handle.status().pid!;

@@ -267,4 +267,8 @@ function checkRevival({ h, event, before, after }: Omit<StepContext, 'reportsFro
       (before.context as ConnectionContext).restarts.revivals + 1,
     );
   if (event.type === 'RECONNECT' && after.matches('connecting')) expect(context.restarts.revivals).toBe(0);
+  if (event.type === 'REQUESTS_WAITING' && before.matches({ failed: 'waiting to revive' }))
+    expect(after.matches({ failed: 'hurrying to revive' }), 'only the first revival is brought forward').toBe(
+      (before.context as ConnectionContext).restarts.revivals === 0,
+    );
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CONNECTION_FACT_KINDS, connectionMachine } from '../../machines/connection.machine.js';
+import { DEFAULT_RESTART_POLICY } from '../../machines/restart-policy.js';
 import { ledgerOf } from './connection-requests.js';
 import {
   AUTO_ERA_INPUT,
@@ -213,10 +214,10 @@ describe('connection: its own restarts (a server root actor)', () => {
       },
     ]);
     expect(reportsOf(h, 'CONNECTION_DOWN'), 'a parent still hears of each down').toHaveLength(2);
-    // The first restart leaves the window withinMs after it was counted.
-    h.clock.set(policy.withinMs - 1);
+    // The first restart (counted when its attempt was made, after its backoff) leaves the window withinMs after it.
+    h.clock.set(policy.backoff.initialMs + policy.withinMs - 1);
     expect(restartsOf(h).inWindow).toBe(1);
-    h.clock.set(policy.withinMs);
+    h.clock.set(policy.backoff.initialMs + policy.withinMs);
     expect(restartsOf(h)).toMatchObject({ inWindow: 0, attempt: 1, total: 1 });
     // The revival's attempt fails: a restart again, after the next backoff step.
     h.controls.settle('origin', { output: undefined });
@@ -250,11 +251,59 @@ describe('connection: its own restarts (a server root actor)', () => {
     expect(restartsOf(h)).toMatchObject({ inWindow: 0, attempt: 0, total: 1, epoch: 1 });
     h.actor.send({ type: 'CONNECTION_LOST', error: 'socket hang up' });
     expect(snapshotOf(h).value, 'a fresh budget: a restart, not giving up').toEqual({ reconnecting: 'backing off' });
-    expect(restartsOf(h)).toMatchObject({ inWindow: 1, attempt: 1, total: 2 });
+    // Counted in the total now, in the budget when its attempt is made.
+    expect(restartsOf(h)).toMatchObject({ inWindow: 0, attempt: 0, total: 2 });
     const restartAt = h.clock.now() + policy.backoff.initialMs;
-    h.clock.set(policy.withinMs);
+    h.clock.set(policy.backoff.initialMs + policy.withinMs);
     expect(restartsOf(h).inWindow, 'the first window ended before the reset: its expiry counts nothing').toBe(1);
     expect(h.clock.now()).toBeGreaterThan(restartAt);
+    h.stop();
+  });
+
+  it('callers waiting for a server that stays down: attempts at the 1 s cap, the budget spent no faster than the long backoff would', async () => {
+    // The default policy (20 restarts in 10 minutes, 0.5 s doubling to 30 s), without jitter.
+    const defaults = { ...DEFAULT_RESTART_POLICY, backoff: { ...DEFAULT_RESTART_POLICY.backoff, jitter: 0 } };
+    const h = startModel(connectionSpec(connectionMachine, { ...OWN_RESTARTS_INPUT, restart: defaults }));
+    h.controls.settle('transport', refused);
+    await flush();
+    let attempts = 0;
+    let longestWait = 0;
+    let waitingSince = h.clock.now();
+    while (snapshotOf(h).matches('reconnecting')) {
+      h.actor.send({ type: 'REQUESTS_WAITING' }); // callers are waiting all along
+      while (!snapshotOf(h).matches({ reconnecting: 'waiting for origin' })) h.clock.advance(100);
+      longestWait = Math.max(longestWait, h.clock.now() - waitingSince);
+      h.controls.settle('origin', { output: undefined });
+      await flush();
+      attempts++;
+      h.controls.settle('transport', refused);
+      await flush();
+      waitingSince = h.clock.now();
+    }
+    expect(snapshotOf(h).value).toEqual({ failed: 'waiting to revive' });
+    expect(longestWait, 'every attempt within the waiting cap').toBeLessThanOrEqual(1_000);
+    // The long backoff's 20 attempts: 0.5 + 1 + 2 + 4 + 8 + 16 + 14 × 30 s.
+    const longBackoff = Array.from({ length: 20 }, (_, n) => Math.min(30_000, 500 * 2 ** n)).reduce((a, b) => a + b);
+    expect(h.clock.now(), 'failed no sooner than the long backoff spends the budget').toBeGreaterThanOrEqual(
+      longBackoff,
+    );
+    expect(attempts, 'many more attempts than the budget, each costing its share').toBeGreaterThan(400);
+    // Failed, callers still waiting: the first revival comes at once, later ones keep the revival
+    // backoff (1, 2, 4 … 30 s), so the server reads `failed` between them instead of flapping each second.
+    const failedAt = h.clock.now();
+    let revivals = 0;
+    while (h.clock.now() - failedAt < 60_000) {
+      if (snapshotOf(h).matches({ failed: 'waiting to revive' })) h.actor.send({ type: 'REQUESTS_WAITING' });
+      h.clock.advance(100);
+      if (!snapshotOf(h).matches({ failed: 'reviving' })) continue;
+      revivals++;
+      h.controls.settle('origin', { output: undefined });
+      await flush();
+      h.controls.settle('transport', refused);
+      await flush();
+      expect(snapshotOf(h).matches('failed'), 'a failed revival is failed again').toBe(true);
+    }
+    expect(revivals, 'revivals in a minute: at 1 s (brought forward), then 2, 4, 8 and 16 s apart').toBe(5);
     h.stop();
   });
 

@@ -7,7 +7,14 @@ import {
 } from '../../src/core/errors.js';
 import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
 import { connectionMachine, type ConnectionInput, type SessionInfo } from '../../machines/connection.machine.js';
-import { giveUpReason, restartDelay, type RestartPolicy, type RestartRecord } from '../../machines/restart-policy.js';
+import {
+  baseDelay,
+  chargeHurriedAttempt,
+  giveUpReason,
+  restartDelay,
+  type RestartPolicy,
+  type RestartRecord,
+} from '../../machines/restart-policy.js';
 import { checkRequests, driveRequests, requestActions } from './connection-requests.js';
 import { reportsOf, snapshotOf, type Harness } from './harness.js';
 import type { ModelSpec, StepContext } from './runner.js';
@@ -421,8 +428,19 @@ function checkOwnRestarts({ h, event, before, after }: StepContext, policy: Rest
   }
   if (event.type === 'REQUESTS_WAITING' && was.busyMs !== undefined && before.matches('reconnecting'))
     expect(after.value, "a busy server's wait is not cut short by waiting requests").toEqual(before.value);
+  // The budget is counted when an attempt is made: whole after the backoff, a share when hurried.
+  if (event.type === 'RESTART' && before.matches('reconnecting') && was.busyMs === undefined)
+    expect(now, 'an attempt after its backoff is one restart').toMatchObject({
+      inWindow: was.inWindow + 1,
+      attempt: was.attempt + 1,
+    });
+  if (event.type === HURRIED) {
+    const { record } = chargeHurriedAttempt(was, 1_000, baseDelay(was.attempt, policy.backoff));
+    expect(now, 'an attempt made early costs its share of the backoff').toMatchObject(record);
+    expect(now.inWindow - was.inWindow, 'never more than one restart').toBeLessThanOrEqual(1);
+  }
   if (event.type === 'RESTART' && before.matches({ reconnecting: 'backing off' })) {
-    const backoff = restartDelay(was.attempt - 1, policy.backoff, () => 0.5);
+    const backoff = restartDelay(was.attempt - (was.busyMs === undefined ? 0 : 1), policy.backoff, () => 0.5);
     const delay = Math.max(backoff, was.busyMs ?? 0);
     expect(h.clock.now() - h.scratch.downAt, 'the restart comes after exactly its backoff').toBe(delay);
   }

@@ -72,6 +72,7 @@ const ROOT_VALUES = {
 
 const MACHINES_VALUES = {
   connectionMachine: 'object',
+  isEnded: 'function',
   listenerMachine: 'object',
   supervisorMachine: 'object',
   keepaliveMachine: 'object',

@@ -2,24 +2,54 @@
 import { describe, expect, it } from 'vitest';
 import { serverStatus, sharedStatus, type StatusSource } from '../../src/handle/status.js';
 
-type State = ReturnType<StatusSource['state']>;
+type State = ReturnType<StatusSource['view']['state']>;
 
-function source(state: State, overrides: Partial<StatusSource> = {}): StatusSource {
-  return {
-    name: 'files',
+/** The runtime's parts a status reads, flat: `source()` puts each where the port has it. */
+interface Parts {
+  config: { kind: string };
+  transportKind: 'stdio' | 'http';
+  transport: { hasSession: boolean; pid?: number; stderrTail?: () => string[] };
+  nextAttemptAt: number | undefined;
+  pending: { size: number };
+  gate: { waiting: number };
+  session: StatusSource['context']['session'];
+  states: () => Record<string, string> | undefined;
+  /** status()'s memo slot (a view's `lastStatus`, `unchanged`, `confirmed`). */
+  view: { lastStatus: unknown; unchanged: () => boolean; confirmed: () => void };
+}
+
+function source(state: State, overrides: Partial<Parts> = {}): StatusSource {
+  const parts: Parts = {
     config: { kind: 'command' },
     transportKind: 'stdio',
     transport: { hasSession: true, pid: 42, stderrTail: () => ['token=s3cret', 'ok'] },
     nextAttemptAt: 1_000,
     pending: { size: 5 },
     gate: { waiting: 2 },
-    authorization: { status: () => undefined },
-    state: () => state,
     session: () => ({ era: 'legacy', protocolVersion: '2025-11-25', serverInfo: { name: 'files', version: '1' } }),
-    lastError: () => undefined,
-    keepalive: () => ({ lastRttMs: 3, missed: 0 }),
-    redact: <T extends string | undefined>(text: T) => text?.replace('s3cret', '[redacted]') as T,
+    states: () => undefined,
+    view: { lastStatus: undefined, unchanged: () => false, confirmed: () => {} },
     ...overrides,
+  };
+  return {
+    context: {
+      name: 'files',
+      config: parts.config,
+      transport: { kind: parts.transportKind, ...parts.transport },
+      pending: parts.pending,
+      gate: parts.gate,
+      authorization: { status: () => undefined },
+      session: parts.session,
+      redact: <T extends string | undefined>(text: T) => text?.replace('s3cret', '[redacted]') as T,
+    },
+    // The memo slot is the caller's object: what status() keeps there is read back from it.
+    view: Object.assign(parts.view, {
+      nextAttemptAt: parts.nextAttemptAt,
+      state: () => state,
+      lastError: () => undefined,
+      states: parts.states,
+    }),
+    keepalive: () => ({ lastRttMs: 3, missed: 0 }),
   };
 }
 

@@ -10,15 +10,12 @@ function server() {
   const sent: { method: string; params: unknown }[] = [];
   const session = { era: 'legacy' as const, capabilities: { tasks: { requests: { tools: { call: {} } } } } };
   const host: TaskHost = {
-    name: 'tasks',
-    timers: undefined,
-    maxInputRounds: 3,
-    events,
+    context: { name: 'tasks', identity: 'tasks', timers: undefined, events, session: () => session },
+    requests: { maxInputRounds: 3 },
     request: (method, params) => {
       sent.push({ method, params });
       return Promise.resolve({ answered: method });
     },
-    session: () => session,
     answerInput: (method) => Promise.resolve({ answeredBy: method }),
     watchTask: () => () => undefined,
   };

@@ -48,6 +48,7 @@ import {
 } from './wire.js';
 import { isModernVersion } from '../../protocol/era.js';
 import { mayReplay } from '../../runtime/recovery/replay-policy.js';
+import { isEnded } from '../../../machines/connection.machine.js';
 
 /** The connection's options, as for `connect()`; `clientInfo` and the handlers come from the client's `initialize`. */
 export type SupervisedTransportOptions = Omit<ConnectOptions, 'handlers' | 'clientInfo' | 'sampling'>;
@@ -314,9 +315,8 @@ export class SupervisedTransport {
 
   private transition(event: TransitionEvent): void {
     if (this.closed) return;
-    const gaveUp =
-      event.to === 'closed' || (event.to === 'failed' && isObject(this.config) && this.config.revive === false);
-    if (gaveUp) {
+    // A failed server that revives comes back: the client keeps its transport meanwhile.
+    if (isEnded(event.to, !(isObject(this.config) && this.config.revive === false))) {
       void this.close();
       return;
     }

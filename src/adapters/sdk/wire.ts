@@ -7,6 +7,7 @@
 import { isObject } from '../../core/is-object.js';
 import { isMcpSupervisorError, McpError, type ClientHandlers, type Handler, type Progress } from '../../index.js';
 import type { ServerHandshake } from '../../handle/handshake.js';
+import { describeError } from '../../core/errors.js';
 
 export type MessageId = string | number;
 
@@ -42,7 +43,7 @@ export function errorOf(error: unknown): WireError {
       : { code: error.rpcCode, message: error.rpcMessage, data: error.data };
   if (isMcpSupervisorError(error))
     return { code: SUPERVISOR_ERROR, message: error.message, data: { code: error.code, retryable: error.retryable } };
-  return { code: SUPERVISOR_ERROR, message: error instanceof Error ? error.message : String(error) };
+  return { code: SUPERVISOR_ERROR, message: describeError(error) };
 }
 
 /** A JSON-RPC error the client sent back, as the error a handler throws. */

@@ -26,14 +26,16 @@ import { currentInstruments, forgetConnection, observeConnection, type Instrumen
 import { carriedMeta, currentTracer, extractContext, Operation, withTraceContext } from './tracing.js';
 
 /** What the telemetry reads from a server's runtime. */
+/** What the telemetry reads a server from (its runtime); the context's `telemetry` slot is written here alone. */
 export interface TelemetrySource {
-  readonly name: string;
-  readonly config: ServerConfig;
-  readonly transportKind: TransportKind | undefined;
-  telemetry: ServerTelemetry | undefined;
-  state(): string;
-  session(): { protocolVersion: string } | undefined;
-  redact<T extends string | undefined>(text: T): T;
+  readonly context: {
+    readonly config: ServerConfig;
+    readonly transport: { readonly kind: TransportKind } | undefined;
+    telemetry: ServerTelemetry | undefined;
+    session(): { protocolVersion: string } | undefined;
+    redact<T extends string | undefined>(text: T): T;
+  };
+  readonly view: { state(): string };
 }
 
 export interface ObservedTransition {
@@ -112,7 +114,7 @@ export function startOperation(
   const tracer = currentTracer();
   const instruments = currentInstruments();
   if (!tracer && !instruments) return undefined;
-  return (source.telemetry ??= new ServerTelemetry(source)).start(method, params, instruments);
+  return (source.context.telemetry ??= new ServerTelemetry(source)).start(method, params, instruments);
 }
 
 /** Records a move: its transition and the facts that came with it (builds the server's telemetry when an SDK is registered). */
@@ -122,8 +124,8 @@ export function observeMove(
   facts: readonly ConnectionFact[],
 ): void {
   if ((globalThis as Record<symbol, unknown>)[API_REGISTRY] === undefined) return;
-  if (!source.telemetry && !currentTracer() && !currentInstruments()) return;
-  (source.telemetry ??= new ServerTelemetry(source)).onMove(transition, facts);
+  if (!source.context.telemetry && !currentTracer() && !currentInstruments()) return;
+  (source.context.telemetry ??= new ServerTelemetry(source)).onMove(transition, facts);
 }
 
 export class ServerTelemetry {
@@ -145,14 +147,14 @@ export class ServerTelemetry {
   private readonly redact: (text: string) => string;
 
   constructor(private readonly source: TelemetrySource) {
-    this.identity = connectionAttributes(source.config, source.transportKind);
+    this.identity = connectionAttributes(source.context.config, source.context.transport?.kind);
     this.attributes = this.identity;
-    this.redact = (text) => source.redact(text);
+    this.redact = (text) => source.context.redact(text);
     observeConnection(this);
   }
 
   currentState(): string {
-    return this.source.state();
+    return this.source.view.state();
   }
 
   start(method: string, params: Record<string, unknown> | undefined, instruments: Instruments | undefined): Operation {
@@ -339,11 +341,11 @@ export class ServerTelemetry {
 
   /** The session's protocol version and the transport it runs on (after a fallback: legacy SSE). */
   private learnSession(version?: string, transport?: TransportKind): void {
-    version ??= this.source.session()?.protocolVersion;
+    version ??= this.source.context.session()?.protocolVersion;
     if (version === undefined) return;
     this.protocolVersion = version;
     this.attributes = {
-      ...connectionAttributes(this.source.config, transport ?? this.source.transportKind),
+      ...connectionAttributes(this.source.context.config, transport ?? this.source.context.transport?.kind),
       [ATTR.protocolVersion]: version,
     };
   }

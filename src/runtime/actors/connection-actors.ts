@@ -14,16 +14,17 @@ import {
   type SessionInfo,
   type TransportOpened,
 } from '../../../machines/connection.machine.js';
-import type { ActorClock, ConnectionHost } from '../../../machines/connection-host.js';
+import type { ConnectionHost } from '../../../machines/connection-host.js';
 import { keepaliveMachine } from '../../../machines/keepalive.machine.js';
 import { listenerMachine } from '../../../machines/listener.machine.js';
 import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse-fallback.machine.js';
 import { followStreamActions, stopFollowedStream } from './listener-actors.js';
 import { bindEvidence, sendProbe } from './keepalive-actions.js';
 import { runtimeOf } from './runtime-registry.js';
+import { clockOf } from './xstate-internals.js';
 
 /** What a promise actor of the machines runs: one call of its server's host. */
-export type HostCall = (system: object, input: ServerRef, signal: AbortSignal) => Promise<unknown>;
+type HostCall = (system: object, input: ServerRef, signal: AbortSignal) => Promise<unknown>;
 
 /** Each promise actor's call, by its logic: a stopped connection's moves run it without an actor (stopped-moves.ts). */
 const hostCalls = new WeakMap<AnyActorLogic, HostCall>();
@@ -76,10 +77,7 @@ export const providedConnectionMachine = connectionMachine.provide({
     'ask about waiting requests': ({ context, system }) => runtimeOf(system, context.server).origin.ask(),
     'join origin keepalive': ({ context, system, self }) => {
       if (context.keepalive === false) return;
-      runtimeOf(system, context.server).originKeepalive?.join(
-        context.keepalive,
-        (self as { clock?: ActorClock }).clock,
-      );
+      runtimeOf(system, context.server).originKeepalive?.join(context.keepalive, clockOf(self));
     },
     'leave origin keepalive': ({ context, system }) => runtimeOf(system, context.server).originKeepalive?.leave(),
     'stop followed stream': stopFollowedStream,

@@ -28,6 +28,7 @@ import { DEFAULT_STREAM_RECONNECT_POLICY } from '../../../machines/stream-policy
 import { describeError } from '../../core/errors.js';
 import { readEvidence } from '../recovery/evidence.js';
 import { runtimeOf } from './runtime-registry.js';
+import { parentOf } from './xstate-internals.js';
 
 type Listener = ActorRef<Snapshot<unknown>, ListenerEvent>;
 type Connection = ActorRef<Snapshot<unknown>, ConnectionEvent>;
@@ -194,7 +195,7 @@ export const followStreamActions = {
   'follow stream': ({ self, system }: { self: AnyActorRef; system: object }, input: FollowStreamInput) => {
     followers.get(self)?.stop();
     // A new stream (a reopen, a new listen) replaces the one handed over before.
-    const connection = (self as { _parent?: AnyActorRef })._parent;
+    const connection = parentOf(self);
     if (connection) handedOver.get(connection)?.stop();
     const stream = new FollowedStream(self as Listener);
     followers.set(self, stream);
@@ -202,7 +203,7 @@ export const followStreamActions = {
   },
   'stop following': ({ self }: { self: AnyActorRef }) => followers.get(self)?.stop(),
   'hand over stream': ({ self }: { self: AnyActorRef }, cursor: StreamCursor) => {
-    const connection = (self as { _parent?: Connection })._parent;
+    const connection = parentOf<Connection>(self);
     if (connection) followers.get(self)?.handOver(cursor, connection);
   },
 };

@@ -35,7 +35,7 @@ export function stopAndClose(actor: ConnectionActor): Promise<void> {
 }
 
 /** Runs `event` and everything it leads to on `snapshot` (taken before `actor` was stopped). */
-export async function moveStopped(
+async function moveStopped(
   actor: ConnectionActor,
   snapshot: ConnectionSnapshot,
   event: ConnectionEvent,

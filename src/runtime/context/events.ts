@@ -94,4 +94,10 @@ export interface RequestOptions {
    * `idempotentHint`), `always` sends it again anyway, `never` fails it with OutcomeUnknownError.
    */
   retry?: RetryMode | undefined;
+  /**
+   * How long the request may wait for the server (held while it is down, or parked for a replay)
+   * before it fails with a RequestTimeoutError saying why it waited; its own `timeoutMs` still
+   * bounds the whole call. The gateway's `--hold`. Default: only `timeoutMs`.
+   */
+  holdMs?: number | undefined;
 }

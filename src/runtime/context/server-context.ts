@@ -28,7 +28,39 @@ import { SessionState } from './session-state.js';
 export type ConnectionRef = ActorRefFrom<typeof connectionMachine>;
 export type ConnectionSnapshot = SnapshotFrom<typeof connectionMachine>;
 
-export class ServerContext {
+/**
+ * The context as the face reads it (the handle, its tools and tasks, status(), the settings): who
+ * the server is and what it learned, nothing it could write. Each field the runtime writes has
+ * one writer, which holds the `ServerContext` itself: the transport and `closing` the slot
+ * (transport/transport-slot.ts), the session's facts the opening (session/session-opening.ts), the
+ * output schemas the request path, `telemetry` the telemetry (observe/telemetry), `calls` the
+ * supervisor's relay, `system` the supervisor that starts the actor.
+ */
+export interface ServerContextView {
+  readonly name: string;
+  readonly config: ServerConfig;
+  readonly timers: Timers | undefined;
+  readonly events: Emitter<RuntimeEvents>;
+  /** Who the server is for the store and for task references (server-identity.ts). */
+  readonly identity: string;
+  readonly stored: StoredState | undefined;
+  readonly authorization: Pick<Authorization, 'status'>;
+  readonly pending: { readonly size: number };
+  readonly gate: Pick<RequestGate, 'phase' | 'waiting' | 'limited'>;
+  readonly transport: Readonly<Transport> | undefined;
+  readonly facts: Readonly<SessionFacts> | undefined;
+  readonly sessionState: SessionState;
+  readonly outputSchemas: ToolOutputSchemas | undefined;
+  readonly telemetry: ServerTelemetry | undefined;
+  /** The session the connection machine holds now (its context), if any. */
+  session(): SessionInfo | undefined;
+  redact<T extends string | undefined>(text: T): T;
+}
+
+/** The whole context, read only: the parts of the runtime that write none of its fields take it this way. */
+export type ReadOnlyContext = Readonly<Omit<ServerContext, 'adopt'>>;
+
+export class ServerContext implements ServerContextView {
   readonly name: string;
   readonly events = new Emitter<RuntimeEvents>();
   readonly authorization: Authorization;

@@ -16,6 +16,7 @@
  * and kept: the next session tries again. It never fails the handshake.
  */
 import type { LoggingLevel } from '../../protocol/results.js';
+import { describeError } from '../../core/errors.js';
 
 export interface Root {
   /** A `file://` URI. */
@@ -136,7 +137,7 @@ async function attempt(report: RestoreReport, what: string, step: () => Promise<
     await step();
     return true;
   } catch (error) {
-    report.failed.push({ what, error: error instanceof Error ? error.message : String(error) });
+    report.failed.push({ what, error: describeError(error) });
     return false;
   }
 }

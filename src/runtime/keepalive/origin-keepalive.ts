@@ -27,11 +27,10 @@ import type { Clock } from '../actors/shared-clock.js';
 
 /** What an origin's keepalive needs of a member server (its runtime). */
 interface KeepaliveMember {
-  state(): string;
   readonly context: { tell(report: KeepaliveReport): void };
   readonly probes: { busy(): boolean; probeNow(timeoutMs: number): Promise<ProbeOutput> };
   /** status() reads the origin keepalive's figures: a change of them is a move of the member. */
-  readonly view: { touch(): void };
+  readonly view: { touch(): void; state(): string };
 }
 
 /**
@@ -98,7 +97,7 @@ class OriginKeepalive {
    */
   probe(timeoutMs: number): Promise<ProbeOutput> {
     for (const member of this.members) {
-      if (member.state() !== 'ready') {
+      if (member.view.state() !== 'ready') {
         this.members.delete(member);
         continue;
       }

@@ -6,7 +6,7 @@
 import type { ListenerOpening } from '../../../machines/connection-host.js';
 import { probeTimeoutMs } from '../../protocol/deadlines.js';
 import { ConnectionClosedError, type AuthorizationRequiredError } from '../../core/errors.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 import { listenFilter } from './listen.js';
 import type { ModernListening } from './modern-listening.js';
 import type { RequestLimits } from '../requests/request-limits.js';
@@ -17,13 +17,13 @@ type Modern = (build: boolean) => ModernListening | undefined;
 const NOTHING_TO_LISTEN_FOR: ListenerOpening = { kind: 'unavailable', reason: 'nothing to listen for' };
 
 /** The server offers something of what the client wants: its list changes, a subscribed resource. */
-function wantsListen(context: ServerContext): boolean {
+function wantsListen(context: ReadOnlyContext): boolean {
   const capabilities = context.session()?.capabilities ?? {};
   return listenFilter(capabilities, context.savedSessionState?.subscribedUris() ?? []) !== undefined;
 }
 
 export async function openListener(
-  context: ServerContext,
+  context: ReadOnlyContext,
   lastEventId: string | undefined,
   /** The modern listening: built (`build`) on first use, or the one built before (a legacy server never needs it). */
   modern: Modern,
@@ -35,7 +35,7 @@ export async function openListener(
 }
 
 async function openOnce(
-  context: ServerContext,
+  context: ReadOnlyContext,
   lastEventId: string | undefined,
   modern: Modern,
   requestAuthorization: (refusal: AuthorizationRequiredError) => void,

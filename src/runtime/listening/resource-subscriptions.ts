@@ -11,10 +11,13 @@ import type { RequestOptions } from '../context/events.js';
 import type { ListenControl } from './listen.js';
 import type { SessionState } from '../context/session-state.js';
 
+/** What subscriptions ask of their server: its runtime, as its port (server-port.ts) shows it. */
 export interface SubscriptionHost {
-  readonly name: string;
-  readonly sessionState: SessionState;
-  readonly config: { requestTimeoutMs: number };
+  readonly context: {
+    readonly name: string;
+    readonly sessionState: SessionState;
+    readonly config: { requestTimeoutMs: number };
+  };
   request(method: string, params: Record<string, unknown> | undefined, options?: RequestOptions): Promise<unknown>;
   listenControl(): ListenControl | undefined;
 }
@@ -23,27 +26,29 @@ export async function subscribeResource(host: SubscriptionHost, uri: string, opt
   const listen = host.listenControl();
   if (!listen) {
     const raw = await host.request('resources/subscribe', { uri }, options);
-    parseResult(EmptyResultSchema, 'resources/subscribe', raw, host.name);
-    host.sessionState.subscribed(uri);
+    parseResult(EmptyResultSchema, 'resources/subscribe', raw, host.context.name);
+    host.context.sessionState.subscribed(uri);
     return;
   }
   const resources = listen.capabilities?.['resources'] as Record<string, unknown> | undefined;
   if (listen.capabilities && resources?.['subscribe'] !== true)
     throw new ProtocolError(`cannot subscribe to ${uri}: the server does not offer resources.subscribe`, {
-      server: host.name,
+      server: host.context.name,
     });
-  const known = host.sessionState.subscribedUris().includes(uri);
-  host.sessionState.subscribed(uri);
+  const known = host.context.sessionState.subscribedUris().includes(uri);
+  host.context.sessionState.subscribed(uri);
   const generation = listen.changed();
   try {
-    const timeoutMs = options?.timeoutMs ?? host.config.requestTimeoutMs;
+    const timeoutMs = options?.timeoutMs ?? host.context.config.requestTimeoutMs;
     const honored = await listen.acknowledgedSince(generation, timeoutMs, options?.signal);
     if (!honored.resourceSubscriptions?.includes(uri))
-      throw new ProtocolError(`the server did not acknowledge the subscription to ${uri}`, { server: host.name });
+      throw new ProtocolError(`the server did not acknowledge the subscription to ${uri}`, {
+        server: host.context.name,
+      });
   } catch (error) {
     // Not accepted: not kept (as a refused `resources/subscribe`).
     if (!known) {
-      host.sessionState.unsubscribed(uri);
+      host.context.sessionState.unsubscribed(uri);
       listen.changed();
     }
     throw error;
@@ -56,12 +61,12 @@ export async function unsubscribeResource(
   options?: RequestOptions,
 ): Promise<void> {
   // Forgotten first: a session replaced meanwhile must not subscribe again.
-  host.sessionState.unsubscribed(uri);
+  host.context.sessionState.unsubscribed(uri);
   const listen = host.listenControl();
   if (listen) {
     listen.changed(); // the listen is issued again without it: nothing to wait for
     return;
   }
   const raw = await host.request('resources/unsubscribe', { uri }, options);
-  parseResult(EmptyResultSchema, 'resources/unsubscribe', raw, host.name);
+  parseResult(EmptyResultSchema, 'resources/unsubscribe', raw, host.context.name);
 }

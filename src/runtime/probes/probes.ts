@@ -12,14 +12,14 @@ import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { probeVerdict } from '../recovery/evidence.js';
 import type { RequestPath } from '../requests/request-path.js';
 import type { OriginLiveness } from '../../transports/origin-liveness.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 import { KeepaliveProbe } from './keepalive-probe.js';
 
 export class Probes {
   private readonly keepaliveProbe = new KeepaliveProbe();
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: ReadOnlyContext,
     private readonly requests: RequestPath,
     /** Its origin's record: a probe sent is marked there, so siblings due meanwhile wait for its answer. */
     private readonly liveness: OriginLiveness,

@@ -11,7 +11,7 @@ import type { ConnectionFact } from '../../../machines/connection.facts.js';
 import { statusOf } from '../../../machines/connection.types.js';
 import { DEFAULT_WAITING_RECONNECT_MS, type BackoffPolicy } from '../../../machines/restart-policy.js';
 import { originLiveness, type OriginLiveness } from '../../transports/origin-liveness.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 import { originKey, originTurns, type OriginMember, type OriginTurns } from './origin-turns.js';
 
 export class OriginMembership implements OriginMember {
@@ -28,7 +28,7 @@ export class OriginMembership implements OriginMember {
   private answered = false;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: ReadOnlyContext,
     private readonly turns: OriginTurns = originTurns,
   ) {
     const config = context.config;

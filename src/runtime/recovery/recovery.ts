@@ -17,7 +17,7 @@ import {
 } from '../../core/errors.js';
 import type { RequestId } from '../../protocol/jsonrpc.js';
 import type { ExchangeSignal, PendingRequest } from '../../protocol/pending.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 import { readEvidence } from './evidence.js';
 import type { OriginMembership } from './origin-membership.js';
 import { mayReplay, ToolSafety } from './replay-policy.js';
@@ -37,7 +37,7 @@ export class Recovery {
   private tools: ToolSafety | undefined = undefined;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: ReadOnlyContext,
     private readonly requests: Resender,
     /** Told when requests start to wait and when the gate empties (a capped backoff while they wait). */
     private readonly origin?: Pick<OriginMembership, 'onWaiting' | 'onDrained'>,
@@ -86,6 +86,7 @@ export class Recovery {
         if (!isCurrentSession(session, evidence.generation)) return pending.fail(request, toError(error));
         request.sent = false;
         gate.doubt(request, toError(error));
+        pending.waits(request);
         return this.context.tell({
           type: 'SESSION_IN_DOUBT',
           generation: evidence.generation,
@@ -94,6 +95,9 @@ export class Recovery {
       case 'unreachable':
         // Never sent: it waits for the connection to come back, within its own timeout.
         this.waitOrFail(request);
+        // A stdio process that is gone: its loss, with the exit and the stderr the error names.
+        if (error instanceof ConnectionClosedError && error.unsent)
+          return this.context.tell({ type: 'CONNECTION_LOST', error: error.message, fatal: error.fatal });
         return this.context.tell({ type: 'SERVER_UNREACHABLE', error: `server unreachable (${evidence.reason})` });
       case 'broken':
         this.onOutcomeUnknown(request, evidence.reason, error);
@@ -151,6 +155,7 @@ export class Recovery {
     if (this.context.gate.phase === 'closed') this.context.pending.fail(request, this.closedError());
     else {
       this.context.gate.park(request);
+      this.context.pending.waits(request);
       this.origin?.onWaiting();
     }
   }

@@ -16,7 +16,7 @@
  * The state of a round belongs to that call alone (it lives in this loop's locals): requests sent
  * in parallel never carry each other's responses or state.
  */
-import { RequestAbortedError } from '../../core/errors.js';
+import { RequestAbortedError, describeError } from '../../core/errors.js';
 import { InputRequestError, InputRoundsExceededError } from './input-errors.js';
 import { NoHandlerError, type HandlerContext } from '../server-input/server-requests.js';
 
@@ -136,7 +136,7 @@ async function answerOne(
     const reason =
       error instanceof NoHandlerError
         ? `${error.message} (the server asked for input this client did not declare)`
-        : `the handler failed: ${error instanceof Error ? error.message : String(error)}`;
+        : `the handler failed: ${describeError(error)}`;
     throw new InputRequestError(trip.method, key, method, reason, { server: trip.server, cause: error });
   }
 }

@@ -20,7 +20,7 @@ import type { ServerBusyError } from '../../core/retry-after.js';
 import type { PendingRequest } from '../../protocol/pending.js';
 import { realTimers, type Timers } from '../../transports/transport.js';
 import type { BackpressureEvent } from '../context/events.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 import { TokenBucket } from './token-bucket.js';
 
 /** What the limits send with: the request path's `put` (straight to the transport). */
@@ -57,7 +57,7 @@ export class RequestLimits {
   private windowWaiters: Array<() => void> | undefined = undefined;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: ReadOnlyContext,
     private readonly put: Put,
   ) {
     const { maxInFlight, rateLimit } = context.config;

@@ -14,7 +14,8 @@ import type { JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc
 import type { CreateOptions, PendingRequest } from '../../protocol/pending.js';
 import { ToolOutputSchemas } from '../../protocol/tool-output.js';
 import type { RequestOptions } from '../context/events.js';
-import type { Recovery } from '../recovery/recovery.js';
+import type { OriginMembership } from '../recovery/origin-membership.js';
+import { Recovery } from '../recovery/recovery.js';
 import type { HandlerContext } from '../server-input/server-requests.js';
 import type { ServerContext } from '../context/server-context.js';
 import { answerSetLevel } from './modern-logging.js';
@@ -41,18 +42,21 @@ export interface InputAnswerer {
 export class RequestPath {
   /** SEP-2243: the tools' `x-mcp-header` declarations (modern Streamable HTTP only: built by its first tools list or call). */
   private headers: ToolHeaders | undefined = undefined;
-  /** Where a failed send goes (set once by the runtime, which builds both). */
-  recovery!: Recovery;
+  /** Where a failed send goes: built with the path, which is what it sends again through. */
+  readonly recovery: Recovery;
   /** `maxInFlight`, `rateLimit` and 429/503 windows. */
   readonly limits: RequestLimits;
 
   constructor(
     private readonly context: ServerContext,
     private readonly answerer: InputAnswerer,
+    /** Told when requests start to wait and when the gate empties (recovery's capped backoff). */
+    origin: Pick<OriginMembership, 'onWaiting' | 'onDrained'>,
     /** Retries of one multi round-trip request before it fails. */
     readonly maxInputRounds = DEFAULT_MAX_INPUT_ROUNDS,
   ) {
     this.limits = new RequestLimits(context, (request) => this.put(request, false));
+    this.recovery = new Recovery(context, this, origin);
   }
 
   get toolHeaders(): ToolHeaders {
@@ -92,6 +96,7 @@ export class RequestPath {
       resetTimeoutOnProgress: options?.resetTimeoutOnProgress,
       maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
       retry: options?.retry,
+      holdMs: options?.holdMs,
     };
   }
 
@@ -103,8 +108,9 @@ export class RequestPath {
     if (phase === 'open') this.dispatch(request, false);
     else if (phase === 'closed') pending.fail(request, this.recovery.closedError());
     else if (gate.hold(request)) {
+      pending.waits(request);
       this.recovery.onHeld();
-      this.context.telemetry?.onHeld(request, this.context.observed.state());
+      this.context.telemetry?.onHeld(request, this.context.observed.view.state());
     } else this.queueFull(request, false);
   }
 
@@ -153,7 +159,7 @@ export class RequestPath {
     const transport = context.transport;
     if (context.gate.phase !== 'open' || !transport) {
       if (context.gate.phase === 'closed') throw this.recovery.closedError();
-      throw new ConnectionClosedError(`cannot send '${method}': the connection is ${context.observed.state()}`, {
+      throw new ConnectionClosedError(`cannot send '${method}': the connection is ${context.observed.view.state()}`, {
         server: context.name,
         retryable: true,
       });
@@ -190,6 +196,7 @@ export class RequestPath {
     if (envelope && request.method === 'logging/setLevel') return answerSetLevel(request, envelope, context);
     request.sent = true;
     request.sends++;
+    if (request.callDueAt !== undefined) context.pending.sending(request);
     context.telemetry?.onSend(request);
     // Modern era: the `_meta` envelope, built per send (a replay after a version change carries the new one).
     const params = envelope ? envelope.wrap(request.params) : request.params;

@@ -4,7 +4,7 @@
  * request. Built by the first of them: an idle server holds none.
  */
 import type { JsonRpcMessage, JsonRpcRequest } from '../../protocol/jsonrpc.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 import {
   ServerRequests,
   type ClientHandlers,
@@ -16,7 +16,7 @@ export class ServerInput {
   readonly requests: ServerRequests;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: ReadOnlyContext,
     handlers: ClientHandlers,
     elicitation: ElicitationOptions,
   ) {

@@ -23,7 +23,7 @@ import {
 import { probeTimeoutMs } from '../../protocol/deadlines.js';
 import { isSupportedProtocolVersion } from '../../protocol/messages.js';
 import type { Transport } from '../../transports/transport.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 import type { Probes } from '../probes/probes.js';
 import type { StoredState } from '../stored/stored-state.js';
 
@@ -39,7 +39,7 @@ export class EraMemory {
   private resumeTried = false;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: ReadOnlyContext,
     private readonly stored: StoredState,
     private readonly probes: Probes,
     /** The era is `auto` (not pinned): a stored verdict may decide it. */

@@ -16,7 +16,7 @@
  */
 import { ConnectionClosedError } from '../../core/errors.js';
 import { ServerBusyError } from '../../core/retry-after.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 import type { RequestLimits } from '../requests/request-limits.js';
 
 /**
@@ -24,7 +24,7 @@ import type { RequestLimits } from '../requests/request-limits.js';
  * with `boundMs`, for at most that long: each send gets the time left (`step(timeoutMs)`).
  */
 export async function whileBusy<T>(
-  context: ServerContext,
+  context: ReadOnlyContext,
   limits: RequestLimits,
   step: (timeoutMs: number | undefined) => Promise<T>,
   boundMs?: number,
@@ -51,14 +51,14 @@ export async function whileBusy<T>(
 }
 
 /** The least wait after `busy` earlier busy answers in a row: none for the first, then the restart backoff. */
-function busyFloorMs(context: ServerContext, busy: number): number {
+function busyFloorMs(context: ReadOnlyContext, busy: number): number {
   if (busy === 0) return 0;
   const { initialMs, factor } = context.config.restart.backoff;
   return initialMs * factor ** Math.min(busy - 1, 30);
 }
 
 /** The window the server asked for ends after the step's bound: the step fails, saying so. */
-function stayedBusy(context: ServerContext, limits: RequestLimits, boundMs: number, until: number): ServerBusyError {
+function stayedBusy(context: ReadOnlyContext, limits: RequestLimits, boundMs: number, until: number): ServerBusyError {
   const answer = limits.lastBusy;
   const status = answer?.status ?? 503;
   const waitMs = Math.max(0, until - Date.now());

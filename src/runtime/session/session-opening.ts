@@ -98,7 +98,7 @@ export class SessionOpening {
       this.clientInfo,
       this.context.savedSessionState?.loggingLevel,
     );
-    return { session, envelope, runsToolTasks: false };
+    return { envelope, runsToolTasks: false };
   }
 
   /** `initializing`, `reinitializing`: the handshake, then the session state restored on the new session. */
@@ -110,7 +110,7 @@ export class SessionOpening {
     context.facts = undefined;
     const resumed = this.memory && (await this.memory.resumeSession(transport));
     if (resumed) {
-      context.adopt({ session: resumed, envelope: undefined, runsToolTasks: takesToolTasks(resumed.capabilities) });
+      context.adopt(legacyFacts(resumed));
       return resumed;
     }
     // Awaited here, not in a helper: an attempt's failure must be recorded (TransportSlot.recordFailure)
@@ -139,7 +139,7 @@ export class SessionOpening {
     }
     this.memory?.learned(session, transport);
     const replacing = context.connectedBefore;
-    context.adopt({ session, envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) });
+    context.adopt(legacyFacts(session));
     if (replacing) context.outputSchemas?.invalidate(); // a restarted server may declare other tools
     await this.restoreSessionState(transport, session.capabilities, replacing);
     return session;
@@ -199,4 +199,9 @@ export class SessionOpening {
     }
     context.events.emit('sessionRestored', report satisfies RestoreReport);
   }
+}
+
+/** A 2025-era session: no envelope; `tools/call` may run as a task (2025-11-25 `tasks.requests.tools.call`). */
+function legacyFacts(session: SessionInfo): SessionFacts {
+  return { envelope: undefined, runsToolTasks: takesToolTasks(session.capabilities) };
 }

@@ -8,10 +8,10 @@
  */
 import { TransportError, type ErrorDetails } from '../../core/errors.js';
 import { excerpt, htmlText, looksLikeHtml } from '../../core/excerpt.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext } from '../context/server-context.js';
 
 /** The fatal error for `refusals` (one per transport tried), or undefined when they are not all a first-handshake 404. */
-export function wrongPath(context: ServerContext, refusals: readonly unknown[]): EndpointNotFoundError | undefined {
+export function wrongPath(context: ReadOnlyContext, refusals: readonly unknown[]): EndpointNotFoundError | undefined {
   const config = context.config;
   if (config.kind !== 'url' || context.connectedBefore) return undefined;
   const all404 = refusals.every(

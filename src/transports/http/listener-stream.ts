@@ -19,7 +19,7 @@ import {
   type FeedState,
   type SseHandlers,
 } from '../sse-reader.js';
-import { undiciRequestInternals, type LegacyHandler } from '../json-answer.js';
+import { undiciInternals, type LegacyHandler } from '../undici-internals.js';
 import type { EventStreamResult } from '../http-requests.js';
 
 type OpenListener = Extract<ListenerOpening, { kind: 'open' }>;
@@ -131,13 +131,13 @@ class DispatchedListenerStream implements OpenListener, LegacyHandler, FeedState
     const options = this.options!;
     this.opening = this.options = undefined;
     if (statusCode === 200 && isEventStream(rawHeaders)) {
-      const headers = undiciRequestInternals!.parseHeaders(rawHeaders);
+      const headers = undiciInternals.request!.parseHeaders(rawHeaders);
       const body = this as unknown as Body;
       opening.resolve({ statusCode, statusText, headers, body, trailers: {}, opaque: null, context: {} });
       return true;
     }
     // Not an open stream: undici's request handler answers as `request()` does.
-    const inner = new undiciRequestInternals!.RequestHandler(options, (error, answer) =>
+    const inner = new undiciInternals.request!.RequestHandler(options, (error, answer) =>
       error ? opening.reject(error) : opening.resolve(answer as Dispatcher.ResponseData),
     );
     this.inner = inner;
@@ -242,7 +242,7 @@ export async function openListenerStream(
   client: Client,
   open: (dispatcher: Dispatcher) => Promise<EventStreamResult>,
 ): Promise<ListenerOpening> {
-  const dispatcher = undiciRequestInternals ? new DispatchedListenerStream(owner, generation, client) : client;
+  const dispatcher = undiciInternals.request ? new DispatchedListenerStream(owner, generation, client) : client;
   let response: EventStreamResult;
   try {
     response = await open(dispatcher as unknown as Dispatcher);

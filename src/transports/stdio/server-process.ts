@@ -6,7 +6,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { StdioShutdownConfig } from '../../config/server-config.js';
-import { SpawnError } from '../../core/errors.js';
+import { SpawnError, describeError } from '../../core/errors.js';
 import { signalTree, SPAWN_DETACHED, treeAlive, untrackTree, waitTreeGone } from './process-tree.js';
 import { stdioEnvironment } from './environment.js';
 
@@ -52,7 +52,7 @@ export function spawnError(error: unknown, { server, command, cwd }: ServerComma
       : errno === 'EACCES'
         ? ' (permission denied)'
         : '';
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = describeError(error);
   return new SpawnError(`cannot start the server command '${command}' in ${where}: ${reason}${hint}`, command, errno, {
     server,
     cause: error,

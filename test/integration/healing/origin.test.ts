@@ -263,7 +263,9 @@ describe("a call's own timeout is a hard bound", () => {
     const askedAt = Date.now();
     const error = await handle.callTool('echo', { text: 'held' }, { timeoutMs: 1_500 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RequestTimeoutError);
-    expect((error as Error).message).toMatch(/timed out after 1500 ms/);
+    // It says why it waited.
+    expect((error as Error).message).toMatch(/timed out after 1500 ms \(held: the server is \w+: .*ECONNREFUSED/);
+    expect((error as RequestTimeoutError).waitedFor).toMatch(/^held: the server is /);
     await expect.poll(() => events.length).toBeGreaterThan(0);
     const call = events.find((e) => e.method === 'tools/call')!;
     // A listing first (before) made the call only once the listing had timed out, 1.5 s after it was asked for.
