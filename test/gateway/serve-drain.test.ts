@@ -77,17 +77,19 @@ describe('serve --http: health, readiness, metrics and drain', () => {
     let started = 0;
     const calls = Array.from({ length: 20 }, (_, i) => {
       let progressed = false;
-      return client.callTool(
-        { name: 'everything__trigger-long-running-operation', arguments: { duration: 3, steps: 6 } },
-        CallToolResultSchema,
-        {
-          timeout: 30_000,
-          onprogress: () => {
-            if (!progressed) started++;
-            progressed = true;
+      return client
+        .callTool(
+          { name: 'everything__trigger-long-running-operation', arguments: { duration: 3, steps: 6 } },
+          CallToolResultSchema,
+          {
+            timeout: 30_000,
+            onprogress: () => {
+              if (!progressed) started++;
+              progressed = true;
+            },
           },
-        },
-      ).then((result) => [i, text(result)] as const);
+        )
+        .then((result) => [i, text(result)] as const);
     });
     // Every call is running upstream (its first progress came).
     await expect.poll(() => started).toBe(20);
