@@ -46,6 +46,7 @@ import {
   PrincipalPool,
   PrincipalView,
   principalInfo,
+  principalLabel,
   poolLimits,
   type ConnectionFactory,
   type Principal,
@@ -174,6 +175,7 @@ export class Supervisor implements HandleOwner {
       resolver: this.options.credentials,
       onAuthorizationRequired: this.options.onAuthorizationRequired,
       limits: poolLimits(this.options.principals),
+      label: (id) => principalLabel(id, this.options.principals),
     };
   }
 
