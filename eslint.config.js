@@ -22,7 +22,7 @@ const LAYERS = [
   { transports: 'src/transports' },
   { observe: 'src/observe' },
   { runtime: 'src/runtime' },
-  { catalog: 'src/catalog', tasks: 'src/tasks' },
+  { catalog: 'src/catalog', tasks: 'src/tasks', events: 'src/events' },
   { tools: 'src/tools', dashboard: 'src/dashboard' },
   { handle: 'src/handle' }, // one server's facade: the handle, its status, settings and handshake facts
   { supervisor: 'src/supervisor' }, // the servers' actors under their policy, the supervisor and its events
@@ -73,7 +73,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js', 'servers/*.mjs'] },
+        projectService: { allowDefaultProject: ['*.js', 'servers/*.mjs', 'scripts/*.mjs'] },
         tsconfigRootDir: import.meta.dirname,
       },
     },

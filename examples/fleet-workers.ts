@@ -14,8 +14,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connect, fileStore, type Store } from '../src/index.js';
-import { redisStore } from '../src/store/redis/index.js';
+import { connect, fileStore, type Store } from 'mcp-supervisor';
+import { redisStore } from 'mcp-supervisor/redis';
+// The repository's test authorization server: this example runs in a clone (examples/README.md).
 import { approveAtOnce, startOAuthServer } from '../servers/oauth-server.js';
 
 const WORKERS = Number(process.env['WORKERS'] ?? 4);
@@ -37,6 +38,7 @@ if (process.env['MCP_URL']) {
   let calls = 0;
   const until = Date.now() + SECONDS * 1_000;
   while (Date.now() < until) {
+    // The test server's echo takes `text` (server-everything's, in the other examples, `message`).
     await server.callTool('echo', { text: `from ${process.pid}` });
     calls++;
     await new Promise((wait) => setTimeout(wait, 50));

@@ -19,7 +19,9 @@ const sup = createSupervisor({
   },
 });
 const time = () => new Date().toISOString().slice(11, 23);
-sup.on('transition', ({ server, from, to, cause }) => console.log(`${time()}  ${server}: ${from} -> ${to} (${cause})`));
+sup.on('transition', ({ server, from, to, cause }) =>
+  console.log(`${time()}  ${server}: ${from ?? '(start)'} -> ${to} (${cause})`),
+);
 await sup.start();
 
 const echo = sup.server('everything'); // keep the handle: it survives re-initializations and restarts

@@ -33,7 +33,7 @@
  * initializing), connection.session.ts (ready, probing, expired, reinitializing, authorizing),
  * connection.recovery.ts (reconnecting, failed); closing and closed are here.
  *
- * Children: `sse-fallback` (in `connecting`, for `type: 'auto'` servers that refuse the
+ * Children: `subscription.<n>` (events subscriptions, any state: connection.events.ts), `sse-fallback` (in `connecting`, for `type: 'auto'` servers that refuse the
  * Streamable HTTP initialize with 400/404/405), `listener` and `keepalive` (in `ready`), and one
  * `probe` of the session (in `probing`).
  */
@@ -43,6 +43,7 @@ import { connecting, discovering, initializing } from './connection.opening.js';
 import { failed, reconnecting } from './connection.recovery.js';
 import { authorizing, expired, probing, ready, reconnectActions, reinitializing } from './connection.session.js';
 import { connectionSetup } from './connection.setup.js';
+import { subscriptionHandlers } from './connection.events.js';
 import { DEFAULT_REVIVE, DEFAULT_WAITING_RECONNECT_MS, NEW_RESTART_RECORD } from './restart-policy.js';
 
 export * from './connection.types.js';
@@ -82,6 +83,7 @@ export const connectionMachine = connectionSetup.createMachine({
       guard: { type: 'is current window', params: ({ event }) => event },
       actions: 'forget one restart',
     },
+    ...subscriptionHandlers,
   },
   states: {
     connecting,

@@ -39,6 +39,7 @@ import {
   reviveDelay,
   type RestartRecord,
 } from './restart-policy.js';
+import type { subscriptionMachine } from './subscription.machine.js';
 import type { sseFallbackMachine, SseFallbackOutput } from './sse-fallback.machine.js';
 
 /** Statuses on the Streamable HTTP initialize that send an `auto` server to legacy SSE (spec: 400, 404, 405). */
@@ -122,6 +123,8 @@ export const connectionSetup = setup({
     authorize: {} as PromiseActorLogic<void, ServerRef>,
     listener: {} as typeof listenerMachine,
     keepalive: {} as typeof keepaliveMachine,
+    /** One events subscription per `subscription.<n>` child (connection.events.ts). */
+    subscription: {} as typeof subscriptionMachine,
     /** `reconnecting` / `failed`: resolves when this server's origin gives it the next attempt (or the origin is up). */
     'wait for origin': {} as PromiseActorLogic<void, ServerRef>,
   },

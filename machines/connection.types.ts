@@ -2,6 +2,7 @@
  * What the connection machine works with: its input and context, the evidence the runtime sends
  * it (events), what it reports to its supervisor, and the outputs of its actors.
  */
+import type { SubscriptionInput } from './subscription.machine.js';
 import type { KeepaliveReport, KeepaliveSettings } from './keepalive.machine.js';
 import type { ListenerReport, ListenerResume } from './listener.machine.js';
 import type { RestartPolicy, RestartRecord, ReviveSettings } from './restart-policy.js';
@@ -135,7 +136,17 @@ export type ConnectionEvent =
   | { type: 'GIVE_UP'; reason: string; fatal?: boolean }
   /** `handle.reconnect()`: a new transport and a new session now, whatever the state. */
   | { type: 'RECONNECT' }
-  | { type: 'CLOSE' };
+  | { type: 'CLOSE' }
+  /** `handle.events.subscribe()`: an events subscription starts as a child (connection.events.ts). */
+  | SubscribeEvent;
+
+/** Spawns one events subscription under the connection (machines/subscription.machine.ts). */
+export interface SubscribeEvent {
+  type: 'SUBSCRIBE';
+  /** The child's id: `subscription.<n>`. */
+  id: string;
+  input: SubscriptionInput;
+}
 
 /** What the connection tells its supervisor. */
 export type ConnectionReport =

@@ -4,6 +4,7 @@ import { keepaliveMachine } from './keepalive.machine.js';
 import { listenerMachine } from './listener.machine.js';
 import { sseFallbackMachine } from './sse-fallback.machine.js';
 import { supervisorMachine } from './supervisor.machine.js';
+import { subscriptionMachine } from './subscription.machine.js';
 export {
   connectionMachine,
   CONNECTION_FACT_KINDS,
@@ -42,6 +43,15 @@ export {
   type SseFallbackInput,
   type SseFallbackOutput,
 } from './sse-fallback.machine.js';
+/** Experimental (SEP-3415 draft): one events subscription, a child of its connection. */
+export {
+  subscriptionMachine,
+  DEFAULT_SUBSCRIPTION_POLICY,
+  type SubscriptionContext,
+  type SubscriptionEvent,
+  type SubscriptionInput,
+  type SubscriptionPolicy,
+} from './subscription.machine.js';
 
 /** Every machine by name, for diagrams and docs. */
 export const MACHINES = {
@@ -50,6 +60,7 @@ export const MACHINES = {
   keepalive: keepaliveMachine,
   'sse-fallback': sseFallbackMachine,
   supervisor: supervisorMachine,
+  subscription: subscriptionMachine,
 } as const;
 
 export type MachineName = keyof typeof MACHINES;

@@ -196,6 +196,12 @@ export async function startHttpFixture(options: FixtureOptions = {}): Promise<Ht
         busyFor.retryAfter === undefined ? {} : { 'retry-after': busyFor.retryAfter };
       return sendJson(res, busyFor.status, rpcError(body?.id ?? null, -32000, text), headers);
     }
+    const limited = faults.rateLimitedFor;
+    if (limited && rpcMethod === limited.what && body?.id !== undefined) {
+      if (--limited.times <= 0) faults.rateLimitedFor = undefined;
+      const error = { code: -32023, message: 'Rate limited', data: { retryAfterMs: limited.retryAfterMs } };
+      return sendJson(res, 200, { jsonrpc: '2.0', id: body.id, error });
+    }
     if (faults.bearer && req.headers.authorization !== `Bearer ${faults.bearer.token}`) {
       return sendJson(
         res,

@@ -192,3 +192,20 @@ export type {
   TokenEndpointAuthMethod,
 } from './auth/types.js';
 export { silentLogger, type Logger } from './observe/logger.js';
+/** Experimental while SEP-3415 (`io.modelcontextprotocol/events`) is a draft: docs/events.md. */
+export { Subscription, type SubscriptionStatus, type EventOccurrence } from './events/subscription.js';
+export {
+  ServerEvents,
+  type EventDescriptor,
+  type SubscribeOptions,
+  type ResumeOptions,
+  type SubscriptionMode,
+} from './events/server-events.js';
+export { EventsClient } from './events/events-client.js';
+export {
+  createWebhookReceiver,
+  WebhookReceiver,
+  signWebhook,
+  verifyWebhook,
+  type WebhookReceiverOptions,
+} from './events/webhook-receiver.js';

@@ -47,6 +47,8 @@ export interface Faults {
    * and Retry-After (`times: Infinity`: until the switch is cleared).
    */
   busyFor?: { what: string; times: number; status: 429 | 503; retryAfter?: string | undefined } | undefined;
+  /** Answer the next `times` requests of a JSON-RPC method with the draft rate-limit error -32023 and `data.retryAfterMs`. */
+  rateLimitedFor?: { what: string; times: number; retryAfterMs: number } | undefined;
 }
 
 /** What the fixture's parts share. */

@@ -56,6 +56,10 @@ serve (docs/gateway.md):
   --hold <ms>                    how long a request waits for a server that is down (default 30000)
   --drain-ms <ms>                --http: on SIGTERM/SIGINT, how long requests in flight may take to finish before exit
                                  (default 10000); new sessions are refused and GET streams end meanwhile
+  --allow-host <name>            --http: a Host/Origin name accepted besides the loopback ones (a Service's name when
+                                 bound to 0.0.0.0); repeatable
+  --reload                       --http: on SIGHUP, start a new process on the same listening socket, then drain this
+                                 one (no connection refused); under systemd, socket activation (LISTEN_FDS) does it
   --metrics                      --http: GET /metrics in Prometheus text (needs @opentelemetry/sdk-metrics and
                                  @opentelemetry/exporter-prometheus); GET /healthz and /readyz are always there
   --log-format <text|json>       the log on stderr (upstream transitions, host sessions): text lines (default) or JSON
@@ -113,6 +117,8 @@ const OPTIONS = {
   'log-format': { type: 'string' },
   'drain-ms': { type: 'string' },
   metrics: { type: 'boolean' },
+  reload: { type: 'boolean' },
+  'allow-host': { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;

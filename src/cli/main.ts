@@ -18,7 +18,7 @@ import { Reloader } from './config-watch.js';
 import { diagramText, writeDiagramFiles } from './diagrams.js';
 import { describeConfigError, loadServers, UsageError, type ServerMap, type ServerSources } from './load-config.js';
 import { watch } from './watch.js';
-import { runServe } from './serve.js';
+import type { runServe as RunServe } from './serve.js';
 import { configFiles, PROJECT_CONFIG_FILES } from './config-discovery.js';
 import { completeInputs, parseInputFlags } from './inputs.js';
 
@@ -160,6 +160,22 @@ async function watchCommand(parsed: Parsed, inspector: boolean): Promise<number>
   }
 }
 
+/** What `serve` says when the MCP server SDK (an optional peer: only `serve` uses it) is not installed. */
+const SERVER_SDK_MISSING =
+  'serve needs the MCP server SDK, an optional peer dependency that only `serve` uses: `npm install @modelcontextprotocol/server` beside mcp-supervisor (with npx: `npx -y -p mcp-supervisor -p @modelcontextprotocol/server mcp-supervisor serve …`)';
+
+/** `serve` and the gateway load on use: every other command (and the library) runs without the server SDK. */
+async function loadServe(): Promise<{ runServe: typeof RunServe }> {
+  try {
+    return await import('./serve.js');
+  } catch (error) {
+    const { code, message } = error as { code?: string; message?: string };
+    if (code === 'ERR_MODULE_NOT_FOUND' && message?.includes("'@modelcontextprotocol/server'"))
+      throw new UsageError(SERVER_SDK_MISSING);
+    throw error;
+  }
+}
+
 async function serveCommand(parsed: Parsed): Promise<number> {
   const { values } = parsed;
   if (parsed.words.length > 0) throw new UsageError(`serve: unexpected '${parsed.words.join(' ')}'`);
@@ -172,6 +188,7 @@ async function serveCommand(parsed: Parsed): Promise<number> {
   const logFormat = values['log-format'] ?? 'text';
   if (!(LOG_FORMATS as readonly string[]).includes(logFormat))
     throw new UsageError(`--log-format must be one of ${LOG_FORMATS.join(', ')}, not '${logFormat}'`);
+  const { runServe } = await loadServe();
   const source = await collectServers(parsed);
   const stop = new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
@@ -190,6 +207,8 @@ async function serveCommand(parsed: Parsed): Promise<number> {
       logFormat: logFormat as LogFormat,
       drainMs: drain,
       metrics: values.metrics ?? false,
+      reload: values.reload ?? false,
+      allowedHosts: values['allow-host'],
       err: (text) => io.err(text),
       stop,
     });

@@ -9,11 +9,12 @@ import { readFileSync } from 'node:fs';
 import { parseJsonText } from '../config/json-text.js';
 import type { CatalogOptions } from '../catalog/options.js';
 import { createGateway } from '../gateway/gateway.js';
-import { generateToken, serveGatewayHttp } from '../gateway/http.js';
+import { generateToken, serveGatewayHttp, type HttpService } from '../gateway/http.js';
 import { serveGatewayStdio } from '../gateway/stdio.js';
 import { UsageError, type ServerMap } from './load-config.js';
 import type { Store } from '../store/types.js';
 import { prometheusMetrics } from './prometheus.js';
+import { inheritedSocket, startSuccessor, toldListening } from './reload.js';
 import { stderrLogger, type LogFormat } from './stderr-log.js';
 
 export const TOKEN_ENV = 'MCP_SUPERVISOR_TOKEN';
@@ -37,6 +38,10 @@ export interface ServeOptions {
   drainMs?: number | undefined;
   /** `--metrics`: GET /metrics in Prometheus text. */
   metrics?: boolean | undefined;
+  /** `--allow-host`: Host/Origin names accepted besides the loopback ones. */
+  allowedHosts?: readonly string[] | undefined;
+  /** `--reload`: on SIGHUP, a successor takes the listening socket over, then this process drains. */
+  reload?: boolean | undefined;
   err: (text: string) => void;
   /** Resolves when the command should end (a signal). */
   stop: Promise<void>;
@@ -135,19 +140,23 @@ export async function runServe(options: ServeOptions): Promise<number> {
       return 0;
     }
     const listen = parseListen(options.http);
+    const fd = inheritedSocket();
     const token = options.noAuth ? undefined : (process.env[TOKEN_ENV] ?? generateToken());
     const service = await serveGatewayHttp(gateway, {
       ...listen,
+      fd,
       token,
+      allowedHosts: options.allowedHosts,
       sessionIdleMs: block.sessionIdleMs,
       strictSessions: options.strictSessions,
       metrics: exported && ((req, res) => exported.handler(req, res)),
     });
     say(
       'info',
-      { event: 'listening', url: service.url, store: gateway.sessionStore.name },
-      `listening on ${service.url}`,
+      { event: 'listening', url: service.url, pid: process.pid, inherited: fd !== undefined },
+      `listening on ${service.url} (pid ${process.pid}${fd === undefined ? '' : ', an inherited socket'})`,
     );
+    toldListening();
     if (token === undefined)
       say(
         'warn',
@@ -157,7 +166,7 @@ export async function runServe(options: ServeOptions): Promise<number> {
     // Not a log entry: the one way to learn a generated token (set the variable and none is printed).
     else if (process.env[TOKEN_ENV] === undefined)
       options.err(`mcp-supervisor serve: bearer token (set ${TOKEN_ENV} to choose one): ${token}\n`);
-    await options.stop;
+    await Promise.race([options.stop, options.reload ? reloaded(service, say) : new Promise<never>(() => {})]);
     const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
     say('info', { event: 'draining', drainMs }, `draining (up to ${drainMs} ms)`);
     await service.drain(drainMs);
@@ -167,4 +176,31 @@ export async function runServe(options: ServeOptions): Promise<number> {
     await gateway.close();
     await exported?.close();
   }
+}
+
+type Say = (level: 'info' | 'warn', fields: Record<string, unknown>, text: string) => void;
+
+/** Resolves once a SIGHUP's successor listens on this process's socket (a failed one is said, and waited for again). */
+function reloaded(service: HttpService, say: Say): Promise<void> {
+  return new Promise((resolve) => {
+    const reload = () => {
+      const fd = service.fd();
+      if (fd === undefined) return say('warn', { event: 'reload failed' }, 'reload: no listening socket to hand over');
+      say('info', { event: 'reloading' }, 'reloading: starting the new process');
+      startSuccessor(fd).then(
+        (pid) => {
+          process.off('SIGHUP', reload);
+          say('info', { event: 'reloaded', successor: pid }, `reloaded: pid ${pid} listens; draining`);
+          resolve();
+        },
+        (error: unknown) =>
+          say(
+            'warn',
+            { event: 'reload failed', error: (error as Error).message },
+            `reload failed: ${(error as Error).message}`,
+          ),
+      );
+    };
+    process.on('SIGHUP', reload);
+  });
 }

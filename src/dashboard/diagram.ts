@@ -159,7 +159,8 @@ function edge(from: Box, to: Box, events: string[]): string {
   const mx = (x1 + x2) / 2 + ((y2 - y1) / length) * bend;
   const my = (y1 + y2) / 2 - ((x2 - x1) / length) * bend;
   const d = `M${x1.toFixed(1)},${y1.toFixed(1)} Q${mx.toFixed(1)},${my.toFixed(1)} ${x2.toFixed(1)},${y2.toFixed(1)}`;
-  return `<path class="edge" d="${d}" marker-end="url(#arrow)"><title>${escape(events.join(', '))}</title></path>`;
+  // `data-from`, `data-to`, `data-events`: the page lists the current state's exits from them.
+  return `<path class="edge" d="${d}" marker-end="url(#arrow)" data-from="${escape(from.path)}" data-to="${escape(to.path)}" data-events="${escape(events.join(', '))}"><title>${escape(events.join(', '))}</title></path>`;
 }
 
 function describeEvent(type: string): string {
@@ -210,6 +211,15 @@ export function machineSvg(name: string, machine: AnyStateMachine): string {
     }
   }
   const out: string[] = [];
+  // The machine's own transitions (`close`, `reconnect` from any state): not drawn, listed by the page with each state's exits.
+  for (const transition of transitionsOf(machine.root))
+    for (const target of transition.target ?? []) {
+      const to = boxes.get(target);
+      if (to && to.node !== machine.root)
+        out.push(
+          `<desc class="anywhere" data-to="${escape(to.path)}" data-events="${escape(describeEvent(transition.eventType))}"></desc>`,
+        );
+    }
   for (const child of root.children) drawBox(child, out, true);
   for (const { from, to, events } of edges.values()) out.push(edge(from, to, [...events]));
   for (const child of root.children) drawBox(child, out, false);

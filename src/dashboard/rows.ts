@@ -64,8 +64,13 @@ function clip(text: string): string {
   return text.length > TEXT_LIMIT ? `${text.slice(0, TEXT_LIMIT)}…` : text;
 }
 
+function withoutName(text: string, name: string): string {
+  return text.startsWith(`[${name}] `) ? text.slice(name.length + 3) : text;
+}
+
 export function rowOf(name: string, status: StatusView, seen: Seen, now: number): Row {
-  const why = status.lastError === undefined ? undefined : clip(status.lastError);
+  // The row names its server: an error's own `[name] ` prefix would repeat it in every row's why.
+  const why = status.lastError === undefined ? undefined : clip(withoutName(status.lastError, name));
   if (why !== undefined && seen.error !== why) {
     seen.error = why;
     seen.errorAt = seen.known ? now : undefined;

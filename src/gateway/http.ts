@@ -33,6 +33,12 @@ export const MCP_PATH = '/mcp';
 export interface HttpServiceOptions {
   host?: string | undefined;
   port?: number | undefined;
+  /**
+   * A listening socket this process inherited (systemd's socket activation, or `serve --reload`'s
+   * predecessor), by its file descriptor: used instead of `host` and `port`. The socket outlives
+   * each process, so a restart never refuses a connection (they wait in its backlog).
+   */
+  fd?: number | undefined;
   /** The bearer token hosts must send; none: auth is off (only when the user said so). */
   token: string | undefined;
   /** Extra allowed `Origin` / `Host` names beyond loopback (e.g. a LAN name when bound elsewhere). */
@@ -61,6 +67,8 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
 export interface HttpService {
   url: string;
+  /** The listening socket's descriptor (handed to a successor by `serve --reload`). */
+  fd(): number | undefined;
   close(): Promise<void>;
   /**
    * Stops taking connections and new sessions, ends the hosts' GET streams (they reconnect, to
@@ -209,7 +217,8 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+    if (options.fd !== undefined) server.listen({ fd: options.fd }, () => resolve());
+    else server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -222,6 +231,8 @@ export async function serveGatewayHttp(gateway: Gateway, options: HttpServiceOpt
   };
   return {
     url: `http://${host}:${address.port}${MCP_PATH}`,
+    // Node keeps the descriptor on its handle only (`_handle.fd`, on Unix).
+    fd: () => (server as unknown as { _handle?: { fd?: number } })._handle?.fd,
     close,
     drain: async (ms) => {
       draining = true;

@@ -8,6 +8,8 @@ import type { z } from 'zod';
 import { McpError } from '../core/errors.js';
 import type { CallToolResult, ListToolsResult } from '../protocol/messages.js';
 import { allPages } from '../protocol/pagination.js';
+import { eventsOf } from '../events/handle-events.js';
+import type { ServerEvents } from '../events/server-events.js';
 import {
   CompleteResultSchema,
   EmptyResultSchema,
@@ -93,6 +95,14 @@ export class ServerHandle {
     options?: TaskCallOptions,
   ): Promise<TaskHandle<CallToolResult>> {
     return this.tools.callAsTask(name, args, options);
+  }
+
+  /**
+   * Experimental (SEP-3415 is a draft; docs/events.md): the server's event types and
+   * subscriptions (poll, push, webhook) supervised as children of its connection.
+   */
+  get events(): ServerEvents {
+    return eventsOf(this.runtime);
   }
 
   /** Tasks by id: `get`, `result`, `open`, `cancel`, `list` (2025-11-25), `update` (2026-07-28). */

@@ -41,6 +41,8 @@ export interface CreateOptions {
   retry?: RetryMode | undefined;
   /** How long it may wait for the server (held, parked, in doubt) before it times out; `timeoutMs` bounds the rest. */
   holdMs?: number | undefined;
+  /** Told the JSON-RPC id the request goes out with, and again when a replay renumbers it. */
+  onId?: ((id: number) => void) | undefined;
 }
 
 /**
@@ -148,15 +150,25 @@ export interface PendingOptions {
   cancel(request: PendingRequest, reason: string): void;
   /** Called when a request times out (after it failed): evidence for the connection. */
   timedOut?(request: PendingRequest): void;
+  /**
+   * A JSON-RPC error answered to a request that says it was not processed and asks to wait (the
+   * draft rate-limit error -32023): true when the request waits to be sent again (it stays pending).
+   */
+  rateLimited?(request: PendingRequest, error: { message: string; data?: unknown }): boolean;
   /** Why a request that never left is waiting (its timeout error says so); undefined when nothing holds it. */
   whyWaiting?(request: PendingRequest): string | undefined;
 }
+
+/** The draft rate-limit SEP's JSON-RPC error: the request was not processed; `data.retryAfterMs` says how long to wait. */
+const RATE_LIMITED = -32023;
 
 export class PendingRequests {
   private readonly byId = new Map<number, PendingRequest>();
   /** Only once a request asks for progress: most connections never do, and every idle one pays for an empty Map. */
   private byProgressToken: Map<string, PendingRequest> | undefined;
   private lastId = 0;
+  /** Requests whose caller follows their id (events/stream routes its notifications by it); most have none. */
+  private idWatchers: WeakMap<PendingRequest, (id: number) => void> | undefined = undefined;
   /** Responses delivered so far: the keepalive skips its probe when one came since its last (probes/keepalive-probe.ts). */
   answered = 0;
   /**
@@ -237,6 +249,10 @@ export class PendingRequests {
       addEventListener: addReleaseListener,
       removeEventListener: removeReleaseListener,
     };
+    if (options.onId) {
+      (this.idWatchers ??= new WeakMap()).set(request, options.onId);
+      options.onId(id);
+    }
     if (signal?.aborted) {
       reject(new RequestAbortedError(method, { server: this.options.server, cause: signal.reason }));
       return { request, promise };
@@ -301,12 +317,19 @@ export class PendingRequests {
     this.byId.delete(request.id);
     request.id = ++this.lastId;
     this.byId.set(request.id, request);
+    this.idWatchers?.get(request)?.(request.id);
   }
 
   /** Delivers a response; false when nobody waits for that id (late, cancelled, or unknown). */
   settleResponse(response: JsonRpcResponse): boolean {
     const request = this.byId.get(response.id as number);
     if (!request) return false;
+    if (
+      'error' in response &&
+      response.error.code === RATE_LIMITED &&
+      this.options.rateLimited?.(request, response.error)
+    )
+      return true;
     this.answered++;
     this.answers.lastAnswerAt = Date.now();
     this.finish(request);

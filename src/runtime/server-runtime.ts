@@ -81,6 +81,7 @@ export class ServerRuntime implements ConnectionHost, TransportSink, ServerPort 
       cancel: (request, reason) => this.requests.sendCancellation(request, reason),
       timedOut: (request) => this.recovery.onTimedOut(request),
       whyWaiting: () => this.whyWaiting(),
+      rateLimited: (request, error) => this.requests.onRateLimited(request, error),
     });
     const context = (this.context = new ServerContext(config, options.timers, this, pending, options.store));
     this.handlers = options.handlers ?? NO_HANDLERS;

@@ -8,6 +8,7 @@ import type { Clock } from '../runtime/actors/shared-clock.js';
 import { DEFAULT_RESTART_POLICY } from '../../machines/restart-policy.js';
 import type { SupervisedServer } from '../../machines/supervisor.machine.js';
 import type { ListenTurn } from '../../machines/connection.types.js';
+import { isEnded } from '../../machines/connection.machine.js';
 import type { ServerConfig } from '../config/server-config.js';
 import { pinOf } from '../protocol/era.js';
 import type { ServerStatus } from '../handle/server-handle.js';

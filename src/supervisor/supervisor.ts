@@ -3,6 +3,7 @@
  * with their effects, and exposes the supervisor and per-server handles. Users never touch
  * XState; the optional `inspect` observer sees the whole actor tree.
  */
+import { EventsClient } from '../events/events-client.js';
 import type { SupervisorOptions } from './options.js';
 import { inTurns } from '../core/in-turns.js';
 import { StartListenTurn } from './listen-turn.js';
@@ -78,7 +79,7 @@ export class Supervisor implements HandleOwner {
   private disabledTable: Map<string, ServerConfig> | undefined = undefined;
   /** `apply` calls, one after the other. */
   private applying: Promise<unknown> | undefined = undefined;
-  private readonly events = new SupervisorEventRelay(this, () => this.runtimes.values());
+  private readonly relay = new SupervisorEventRelay(this, () => this.runtimes.values());
   /** The user's `inspect`, fed sanitized copies; nothing else reads inspection events. */
   private readonly inspector: SanitizedInspector | undefined;
   /** Once started: each server's connection machine, a root actor of its own (supervised-server.ts). */
@@ -186,6 +187,16 @@ export class Supervisor implements HandleOwner {
       this.options.catalog,
     ));
   }
+
+  /** Experimental (SEP-3415 draft; docs/events.md): events subscriptions across every server. */
+  get events(): EventsClient {
+    return (this.builtEvents ??= new EventsClient({
+      names: () => this.handles.keys(),
+      events: (name) => this.server(name).events,
+    }));
+  }
+
+  private builtEvents: EventsClient | undefined = undefined;
 
   /** What the catalog hears of the servers (supervisor-events.ts); before it is built, only what outlives it. */
   observeCatalog(signal: CatalogSignal): void {
@@ -315,7 +326,7 @@ export class Supervisor implements HandleOwner {
     }
     const runtime = this.newRuntime(config);
     const server = config.name;
-    this.events.follow(server, runtime, this.options.logger ?? silentLogger);
+    this.relay.follow(server, runtime, this.options.logger ?? silentLogger);
     const handle = new ServerHandle(runtime, this, this.connectionFactory.interceptors);
     this.runtimes.set(server, runtime);
     this.handles.set(server, handle);
@@ -464,11 +475,11 @@ export class Supervisor implements HandleOwner {
     undefined;
 
   on<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): () => void {
-    return this.events.on(event, listener);
+    return this.relay.on(event, listener);
   }
 
   off<K extends keyof SupervisorEvents>(event: K, listener: (payload: SupervisorEvents[K]) => void): void {
-    this.events.off(event, listener);
+    this.relay.off(event, listener);
   }
 
   /** A local web page of every server, its machine and its calls (docs/operations.md); resolves once it listens. */

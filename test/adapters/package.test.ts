@@ -6,7 +6,7 @@
  * repository's node_modules, every subpath resolves through the `exports` map.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,15 +32,28 @@ const CORE_DEPENDENCIES = [
   'which',
   // fileStore's cross-process lock.
   'proper-lockfile',
-  // `mcp-supervisor serve`: the official SDK's server (imported by the gateway only, never by the core).
-  '@modelcontextprotocol/server',
   // The gateway's check of a 2026-07-28 host's envelope against the last one (ajv's own dependency too).
   'fast-deep-equal',
 ];
-const EXAMPLES = {
+/** The examples docs/agents.md shows whole. */
+const GUIDE_EXAMPLES = {
   'agent-ai-sdk.ts': /everything__get-sum -> .*The sum of 2 and 3 is 5\.[\s\S]*model: done/,
   'agent-langchain.ts': /everything__get-sum -> "The sum of 2 and 3 is 5\."/,
   'agent-openai-agents.ts': /the model saw: .*The sum of 2 and 3 is 5\.[\s\S]*model: done/,
+};
+/** Every file of examples/, what it prints, and the environment that makes it end by itself. */
+const EXAMPLES: Record<string, { expected: RegExp; env?: Record<string, string> }> = {
+  ...Object.fromEntries(Object.entries(GUIDE_EXAMPLES).map(([file, expected]) => [file, { expected }])),
+  'long-running-agent.ts': {
+    expected: /everything: \(start\) -> connecting[\s\S]*Echo: call 1\n[\s\S]*Echo: call 2\n/,
+    env: { CALLS: '2' },
+  },
+  // It starts the repository's test authorization server (servers/), copied beside it.
+  'fleet-workers.ts': {
+    expected:
+      /worker \d+: [1-9]\d* calls answered[\s\S]*the authorization server saw 1 sign-in\(s\), \d+ refreshes, 0 reuses, 0 revoked grants/,
+    env: { WORKERS: '2', SECONDS: '2' },
+  },
 };
 const ADAPTERS = {
   'mcp-supervisor/ai-sdk': { export: 'aiSdkTools', framework: 'ai' },
@@ -120,24 +133,30 @@ describe('adapter subpaths', () => {
 });
 
 describe('the examples of docs/agents.md', () => {
-  it('are in the guide as they are in examples/', () => {
+  it('are in the guide as they are in examples/; every example is run below', () => {
+    expect(Object.keys(EXAMPLES).sort()).toEqual(
+      readdirSync(join(ROOT, 'examples'))
+        .filter((f) => f.endsWith('.ts'))
+        .sort(),
+    );
     const guide = readFileSync(join(ROOT, 'docs', 'agents.md'), 'utf8');
-    for (const file of Object.keys(EXAMPLES))
+    for (const file of Object.keys(GUIDE_EXAMPLES))
       expect(guide).toContain(readFileSync(join(ROOT, 'examples', file), 'utf8').trim());
   });
 
   it.each(Object.entries(EXAMPLES))(
     '%s runs against server-everything, importing the built package',
-    async (file, expected) => {
+    async (file, { expected, env }) => {
       // In the built package's folder: `mcp-supervisor` is the package itself, the frameworks
       // come from the repository's node_modules.
       mkdirSync(join(built, 'examples'), { recursive: true });
       cpSync(join(ROOT, 'examples', file), join(built, 'examples', file));
+      cpSync(join(ROOT, 'servers'), join(built, 'servers'), { recursive: true });
       const everything = await startEverythingServer('streamableHttp');
       try {
         const { stdout } = await run(process.execPath, ['--import', 'tsx', join('examples', file)], {
           cwd: built,
-          env: { ...process.env, EVERYTHING_URL: everything.url },
+          env: { ...process.env, ...env, EVERYTHING_URL: everything.url },
           timeout: 60_000,
         });
         expect(stdout).toMatch(expected);

@@ -357,3 +357,19 @@ describe('a server busy through the whole handshake: connect() and start() settl
     expect(sup.status().fx).toMatchObject({ state: 'ready', lastError: undefined });
   });
 });
+
+describe('the draft rate-limit error -32023 is backpressure too', () => {
+  it('a -32023 with data.retryAfterMs holds the call for that window, then sends it again', async () => {
+    const { handle, timers } = await openWith();
+    f.faults.rateLimitedFor = { what: 'tools/call', times: 1, retryAfterMs: 2_000 };
+    const call = handle.callTool('echo', { text: 'limited' });
+    await allHeld(handle, 1);
+    const window = windowTimer(timers);
+    expect(window.ms).toBeGreaterThan(1_800);
+    expect(window.ms).toBeLessThanOrEqual(2_000);
+    window.fire();
+    expect((await call).content[0]!.text).toBe('limited');
+    expect(texts(), 'refused once, answered once').toEqual(['limited', 'limited']);
+    expect(handle.status().backpressure).toMatchObject({ held: 1, retried: 1 });
+  });
+});

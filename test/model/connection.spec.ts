@@ -16,7 +16,7 @@ import {
   type RestartRecord,
 } from '../../machines/restart-policy.js';
 import { checkRequests, driveRequests, requestActions } from './connection-requests.js';
-import { reportsOf, snapshotOf, type Harness } from './harness.js';
+import { flush, reportsOf, snapshotOf, type Harness } from './harness.js';
 import type { ModelSpec, StepContext } from './runner.js';
 
 export const INPUT: ConnectionInput = {
@@ -179,6 +179,9 @@ function events(snapshot: AnyMachineSnapshot): AnyEventObject[] {
       // The runtime: what to listen for changed; the listener: nothing to listen to (it settled first).
       list.push({ type: 'LISTEN_WANTED' });
       if (children.includes('listener')) list.push({ type: 'NOTHING_TO_LISTEN' });
+      // An events subscription spawned, and one that ended (closed or terminated) forgotten:
+      // the children are not projected, so both are driven (`driveSubscriptions`).
+      list.push({ type: 'SUBSCRIBE' }, { type: SUBSCRIPTION_DONE });
     }
   }
   if (children.includes('probe')) {
@@ -450,6 +453,29 @@ function checkOwnRestarts({ h, event, before, after }: StepContext, policy: Rest
     expect(now.inWindow, 'one restart left the window').toBe(was.inWindow - 1);
 }
 
+const SUBSCRIPTION_DONE = 'xstate.done.actor.subscription.*';
+
+/** SUBSCRIBE spawns `subscription.<n>`; its end (a stand-in that resolves) stops and forgets it. */
+async function driveSubscriptions(event: AnyEventObject, h: Harness): Promise<boolean> {
+  const subscribe = () => {
+    const id = `subscription.${(h.scratch.subscriptions = (h.scratch.subscriptions ?? 0) + 1)}`;
+    h.actor.send({ type: 'SUBSCRIBE', id, input: { key: id } });
+    expect(snapshotOf(h).children[id], 'SUBSCRIBE spawns the subscription as a child').toBeDefined();
+    return id;
+  };
+  if (event.type === 'SUBSCRIBE') {
+    subscribe();
+    return true;
+  }
+  if (event.type !== SUBSCRIPTION_DONE) return false;
+  const id = subscribe();
+  await flush();
+  h.controls.settle(id, { output: undefined });
+  await flush();
+  expect(snapshotOf(h).children[id], 'an ended subscription is forgotten').toBeUndefined();
+  return true;
+}
+
 export const connectionSpec = (machine: AnyStateMachine = connectionMachine, input = INPUT): ModelSpec => ({
   machine,
   input,
@@ -465,6 +491,7 @@ export const connectionSpec = (machine: AnyStateMachine = connectionMachine, inp
       listener: h.controls.callback(),
       keepalive: h.controls.callback(),
       'wait for origin': h.controls.promise(),
+      subscription: h.controls.promise(),
     },
     actions: requestActions(h),
   }),
@@ -477,8 +504,9 @@ export const connectionSpec = (machine: AnyStateMachine = connectionMachine, inp
     NOTHING_TO_LISTEN: 'listener',
     CONNECTION_LOST: 'keepalive',
   },
-  drive: (event, h) => {
+  drive: async (event, h) => {
     driveRequests(event, h, snapshotOf(h));
+    if (await driveSubscriptions(event, h)) return true;
     // Sent at once, not by the clock (the window outlasts every path), for the current window
     // (the model does not tell epochs apart: each proven session bumps it).
     if (event.type !== 'RESTART_WINDOW_PASSED') return false;

@@ -3,14 +3,19 @@
  * (as `mcp-supervisor`, through tsconfig paths), and those marked `<!-- runnable -->` run against
  * server-everything started here (the docs' `127.0.0.1:3001` is its address), ```json config files are loaded with
  * `parseConfigText`, and each `--flag` of an `mcp-supervisor` command in a ```sh block is one the
- * CLI's help lists.
+ * CLI's help lists; docs/gateway.md's host configurations start a gateway (as this checkout's CLI)
+ * that a host's SDK client lists tools through. The examples/ are run by test/adapters/package.test.ts.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseJsonText } from '../../src/config/json-text.js';
 import { parseConfigText } from '../../src/index.js';
 import { startEverythingServer } from '../../servers/everything-server.js';
 
@@ -156,6 +161,76 @@ describe('code blocks in the docs', () => {
       expect(Object.keys(loaded.servers).length, where).toBeGreaterThan(0);
     }
   });
+
+  it("docs/gateway.md's host configurations start a gateway that serves server-everything's tools", async () => {
+    const hosts = blocks.filter((block) => block.doc === 'docs/gateway.md');
+    // Every way a host is told to start `serve`: the JSON(C) entries' command and args, Claude Code's `claude mcp add … --`.
+    const launches = [
+      ...hosts
+        .filter((block) => (block.lang === 'json' || block.lang === 'jsonc') && /"mcp-supervisor"/.test(block.code))
+        .flatMap((block) => {
+          const text = block.code.replace(/^\s*\/\/.*$/gm, '');
+          const config = parseJsonText(text) as {
+            mcpServers?: Record<string, unknown>;
+            servers?: Record<string, unknown>;
+          };
+          return Object.values(config.mcpServers ?? config.servers ?? {})
+            .filter(
+              (entry): entry is { command: string; args: string[] } =>
+                typeof (entry as { command?: unknown }).command === 'string',
+            )
+            .map((entry) => ({ where: `${block.doc}:${block.line}`, words: [entry.command, ...entry.args] }));
+        }),
+      ...hosts
+        .filter((block) => block.lang === 'sh')
+        .flatMap((block) => block.code.split('\n').map((line) => ({ block, line })))
+        .filter(({ line }) => /^claude mcp add \S+ -- /.test(line))
+        .map(({ block, line }) => ({
+          where: `${block.doc}:${block.line}`,
+          words: line.split(' -- ')[1]!.split(/\s+/),
+        })),
+    ];
+    expect(launches.length).toBeGreaterThanOrEqual(4);
+    const dir = mkdtempSync(join(tmpdir(), 'docs-hosts-'));
+    const everything = await startEverythingServer('streamableHttp');
+    try {
+      const servers = join(dir, 'servers.json');
+      writeFileSync(servers, JSON.stringify({ mcpServers: { everything: { url: everything.url } } }));
+      for (const { where, words } of launches) {
+        // npx must fetch the gateway's peer too (`serve` needs @modelcontextprotocol/server), or name the installed command.
+        if (words[0] === 'npx')
+          expect(words.slice(0, words.indexOf('serve')), where).toEqual([
+            'npx',
+            '-y',
+            '-p',
+            'mcp-supervisor',
+            '-p',
+            '@modelcontextprotocol/server',
+            'mcp-supervisor',
+          ]);
+        else expect(words[0], where).toBe('mcp-supervisor');
+        // The command as this checkout runs it, the rest as written (its config path pointed at the test's file).
+        const rest = words.slice(words.indexOf('serve')).map((word) => (/servers\.json$/.test(word) ? servers : word));
+        const transport = new StdioClientTransport({
+          command: process.execPath,
+          args: ['--import', 'tsx', 'src/cli/main.ts', ...rest, '--store', join(dir, 'store.json')],
+          cwd: ROOT,
+          stderr: 'pipe',
+        });
+        const client = new Client({ name: 'docs-host', version: '1.0.0' });
+        await client.connect(transport);
+        try {
+          const names = (await client.listTools()).tools.map((tool) => tool.name);
+          expect(names, where).toContain('everything__echo');
+        } finally {
+          await client.close();
+        }
+      }
+    } finally {
+      await everything.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 
   it('every --flag of an mcp-supervisor command in a ```sh block is one the CLI knows', async () => {
     const { stdout: help } = await exec(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', '--help'], {

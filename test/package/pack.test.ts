@@ -4,7 +4,7 @@
  * would: the bin through `npx`, the ESM import of each subpath export, and the types under tsc.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +54,37 @@ describe('the packed tarball, installed into an empty project', () => {
       expect(files).toContain(expected);
     expect(files.filter((file) => /^(src|test|servers|bench)\//.test(file))).toEqual([]);
   });
+
+  it('installs only what the library needs: no MCP server SDK (only `serve` uses it), no `prepare` in the manifest', () => {
+    const installed = (name: string) => existsSync(join(project, 'node_modules', name, 'package.json'));
+    for (const name of ['xstate', 'undici', 'eventsource-parser', 'zod']) expect(installed(name), name).toBe(true);
+    expect(installed('@modelcontextprotocol/server')).toBe(false);
+    expect(installed('@modelcontextprotocol/core')).toBe(false);
+    const manifest = JSON.parse(
+      readFileSync(join(project, 'node_modules', 'mcp-supervisor', 'package.json'), 'utf8'),
+    ) as {
+      scripts: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    // npm 11 warns about an install script on every install; a git install still builds through the repository's own.
+    expect(manifest.scripts.prepare).toBeUndefined();
+    expect(manifest.peerDependenciesMeta['@modelcontextprotocol/server']).toEqual({ optional: true });
+    // Packing left the repository's manifest as it was.
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.prepare).toBe('npm run -s build');
+  });
+
+  it('`serve` without the MCP server SDK names the package to install; every other command runs', async () => {
+    const serve = await exec(NPX, ['--no-install', 'mcp-supervisor', 'serve', '--url', 'http://127.0.0.1:9/mcp'], {
+      cwd: project,
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: Error & { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? '' }),
+    );
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toContain('npm install @modelcontextprotocol/server');
+    const status = await exec(NPX, ['--no-install', 'mcp-supervisor', 'diagram', 'connection'], { cwd: project });
+    expect(status.stdout).toContain('stateDiagram');
+  }, 60_000);
 
   it('`npx mcp-supervisor --help` runs the bin', async () => {
     const { stdout } = await exec(NPX, ['--no-install', 'mcp-supervisor', '--help'], { cwd: project });

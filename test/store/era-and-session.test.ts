@@ -11,6 +11,7 @@ import { stateKeys } from '../../src/store/state-keys.js';
 import { startHttpFixture, type HttpFixture } from '../../servers/http-fixture.js';
 import { startModernFixture, type ModernFixture } from '../../servers/modern-fixture.js';
 import { quickRestart } from '../integration/helpers.js';
+import { FIXTURE as STDIO_FIXTURE } from '../transports/stdio/helpers.js';
 
 let legacy: HttpFixture;
 let modern: ModernFixture;
@@ -212,5 +213,32 @@ describe('config validation of the stored-state options', () => {
     }
     expect(error).toMatchObject({ code: 'CONFIG_ERROR' });
     expect((error as { issues: { path: string }[] }).issues.map((issue) => issue.path)).toContain(path);
+  });
+});
+
+describe('the store read beside the opening', () => {
+  it('asks the store for the era verdict while a stdio server process is still being started, not after', async () => {
+    const inner = memoryStore();
+    const pidsAtRead: Array<number | undefined> = [];
+    const watched: { sup?: Supervisor } = {};
+    const store: Store = {
+      name: 'watched memory',
+      get: (key) => {
+        if (key.includes(':era:')) pidsAtRead.push(watched.sup?.server('s').status().pid);
+        return inner.get(key);
+      },
+      set: (key, value, options) => inner.set(key, value, options),
+      delete: (key, options) => inner.delete(key, options),
+      lock: (name, options) => inner.lock(name, options),
+    };
+    const sup = (watched.sup = createSupervisor({
+      servers: { s: { command: process.execPath, args: [STDIO_FIXTURE], ...fast } },
+      store,
+    }));
+    running.push(sup);
+    await sup.start();
+    expect(sup.status().s?.state).toBe('ready');
+    // The read was asked for before the process was up (no pid yet): its answer comes beside the spawn.
+    expect(pidsAtRead).toEqual([undefined]);
   });
 });

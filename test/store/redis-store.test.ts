@@ -44,6 +44,23 @@ describe('redisStore(): faults', () => {
     }
   });
 
+  it('connects as soon as it is made: the first operation does not pay for loading the client and connecting', async () => {
+    const { createClient } = await import('redis');
+    const watcher = createClient({ url: redis.url });
+    watcher.on('error', () => undefined);
+    await watcher.connect();
+    const clients = async () => (await watcher.clientList()).length;
+    const before = await clients();
+    const store = redisStore({ url: redis.url, prefix: 'eager:' });
+    try {
+      // No operation yet: its connection is there (or on its way) all the same.
+      await expect.poll(clients, { timeout: 15_000 }).toBe(before + 1);
+    } finally {
+      await store.close?.();
+      await watcher.close();
+    }
+  });
+
   it('a given client is used and left open by close()', async () => {
     const { createClient } = await import('redis');
     const client = createClient({ url: redis.url });

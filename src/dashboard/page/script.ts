@@ -124,6 +124,20 @@ export const PAGE_SCRIPT = String.raw`(function () {
       boxes[i].classList.toggle('lit', lit);
     }
   }
+  // The current state and its exits, large; the whole machine (every state, every edge) on demand.
+  function exits(svg, path) {
+    var found = [];
+    var edges = svg.querySelectorAll('path.edge[data-from]');
+    for (var i = 0; i < edges.length; i++) {
+      var from = edges[i].getAttribute('data-from');
+      if (path && (path === from || path.indexOf(from + '.') === 0))
+        found.push({ events: edges[i].getAttribute('data-events'), to: edges[i].getAttribute('data-to') });
+    }
+    var anywhere = svg.querySelectorAll('desc.anywhere');
+    for (var j = 0; j < anywhere.length; j++)
+      found.push({ events: anywhere[j].getAttribute('data-events') + ' (any state)', to: anywhere[j].getAttribute('data-to') });
+    return found;
+  }
   function diagram(container, machine, title, path) {
     if (!diagrams || !diagrams[machine]) return;
     var box = container.querySelector('[data-diagram="' + machine + '"]');
@@ -131,13 +145,31 @@ export const PAGE_SCRIPT = String.raw`(function () {
       box = el('div', 'diagram');
       box.dataset.diagram = machine;
       box.appendChild(el('h3', '', title));
+      box.appendChild(el('div', 'focus'));
+      var whole = el('details', 'whole');
+      whole.appendChild(el('summary', '', 'the whole machine'));
       var holder = el('div');
       holder.innerHTML = diagrams[machine];
-      box.appendChild(holder);
+      whole.appendChild(holder);
+      box.appendChild(whole);
       container.appendChild(box);
     }
-    box.querySelector('h3').textContent = title + (path ? ': ' + path : '');
-    light(box.querySelector('svg'), path);
+    box.querySelector('h3').textContent = title;
+    var svg = box.querySelector('svg');
+    light(svg, path);
+    var focus = el('div', 'focus');
+    focus.appendChild(el('div', 'now', path || '-'));
+    var list = el('ul', 'exits');
+    exits(svg, path).forEach(function (exit) {
+      var item = el('li');
+      item.appendChild(el('span', 'event', exit.events));
+      item.appendChild(el('span', 'arrow', '→'));
+      item.appendChild(el('span', 'target', exit.to));
+      list.appendChild(item);
+    });
+    if (!list.firstChild) list.appendChild(el('li', 'muted', 'no way out but stop'));
+    focus.appendChild(list);
+    box.replaceChild(focus, box.querySelector('.focus'));
   }
   function field(list, name, value) {
     if (value === undefined || value === null || value === '') return;

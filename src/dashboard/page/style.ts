@@ -16,12 +16,12 @@ h2 { font-size: 13px; margin: 0 0 6px; }
 #summary button { border: 1px solid var(--line); background: var(--panel); border-radius: 12px; padding: 2px 10px; cursor: pointer; font: inherit; }
 #summary button.on { border-color: var(--lit); box-shadow: inset 0 0 0 1px var(--lit); }
 #filter { width: 280px; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; font: inherit; }
-main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(400px, 40%); min-height: 0; }
+main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(340px, 30%); min-height: 0; }
 #list { display: flex; flex-direction: column; min-height: 0; background: var(--panel); border-right: 1px solid var(--line); overflow-x: auto; }
 #viewport { position: relative; overflow-y: auto; flex: 1; min-height: 0; }
 #rows { position: absolute; left: 0; right: 0; top: 0; }
-.row { display: grid; grid-template-columns: 110px 58px minmax(130px, 1.4fr) 92px minmax(110px, 2fr) 78px 54px 50px 66px 50px;
-  gap: 8px; min-width: 860px; align-items: center; height: var(--row); padding: 0 10px; border-bottom: 1px solid var(--line); white-space: nowrap; cursor: pointer; }
+.row { display: grid; grid-template-columns: 100px 58px minmax(120px, 1.4fr) 112px minmax(96px, 2fr) 66px 64px 46px 92px 50px;
+  gap: 6px; min-width: 880px; align-items: center; height: var(--row); padding: 0 10px; border-bottom: 1px solid var(--line); white-space: nowrap; cursor: pointer; }
 .row > span { overflow: hidden; text-overflow: ellipsis; }
 .row.head { font-weight: 600; color: var(--muted); cursor: default; background: #fafbfc; }
 .row.selected { background: #eff6ff; }
@@ -45,7 +45,13 @@ dd { margin: 0; overflow-wrap: anywhere; }
 pre { background: #0f172a; color: #e2e8f0; padding: 8px; border-radius: 6px; max-height: 160px; overflow: auto; font-size: 12px; margin: 0 0 10px; }
 .diagram { margin: 0 0 12px; overflow-x: auto; }
 .diagram h3 { font-size: 12px; margin: 0 0 4px; color: var(--muted); font-weight: 600; }
-svg.machine { max-width: 100%; height: auto; font: 11px system-ui, sans-serif; }
+.focus .now { font-size: 20px; font-weight: 700; color: #1e3a8a; margin: 0 0 6px; overflow-wrap: anywhere; }
+ul.exits { list-style: none; padding: 0; margin: 0 0 6px; display: grid; gap: 3px; font-size: 14px; }
+ul.exits li { display: grid; grid-template-columns: minmax(0, 1fr) auto minmax(0, 1fr); gap: 8px; align-items: baseline; }
+ul.exits .event { color: var(--muted); overflow-wrap: anywhere; text-align: right; }
+ul.exits .target { font-weight: 600; overflow-wrap: anywhere; }
+details.whole summary { cursor: pointer; color: var(--lit); font-size: 12px; margin: 2px 0 6px; }
+svg.machine { max-width: none; height: auto; font: 11px system-ui, sans-serif; }
 svg.machine .state rect { fill: #fff; stroke: #9ca3af; stroke-width: 1; }
 svg.machine .state.compound > rect { fill: #f9fafb; stroke-dasharray: 3 2; }
 svg.machine .state text { fill: #374151; }

@@ -21,6 +21,7 @@ import { sseFallbackMachine, type SseFallbackInput } from '../../../machines/sse
 import { followStreamActions, stopFollowedStream } from './listener-actors.js';
 import { bindEvidence, sendProbe } from './keepalive-actions.js';
 import { runtimeOf } from './runtime-registry.js';
+import { providedSubscriptionMachine } from '../events/subscription-actors.js';
 import { clockOf } from './xstate-internals.js';
 
 /** What a promise actor of the machines runs: one call of its server's host. */
@@ -62,6 +63,7 @@ export const providedConnectionMachine = connectionMachine.provide({
     authorize: hostActor<void>((host, _input, signal) => host.authorize(signal)),
     'close session': hostActor<void>((host) => host.closeSession()),
     listener: listenerMachine.provide({ actions: followStreamActions }),
+    subscription: providedSubscriptionMachine,
     'wait for origin': hostActor<void>((host) => host.origin.turn()),
   },
   actions: {

@@ -100,4 +100,9 @@ export interface RequestOptions {
    * bounds the whole call. The gateway's `--hold`. Default: only `timeoutMs`.
    */
   holdMs?: number | undefined;
+  /**
+   * Told the JSON-RPC id the request is sent with, and again if a replay renumbers it: streams
+   * whose notifications name their request (`events/stream`'s `subscriptionId`) route by it.
+   */
+  onid?: ((id: number) => void) | undefined;
 }

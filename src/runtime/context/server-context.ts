@@ -52,6 +52,8 @@ export interface ServerContextView {
   readonly sessionState: SessionState;
   readonly outputSchemas: ToolOutputSchemas | undefined;
   readonly telemetry: ServerTelemetry | undefined;
+  /** The actor system the connection actor runs in: its subscriptions are children of that actor (src/events/). */
+  readonly system: { get(systemId: string): unknown } | undefined;
   /** The session the connection machine holds now (its context), if any. */
   session(): SessionInfo | undefined;
   redact<T extends string | undefined>(text: T): T;

@@ -17,7 +17,7 @@ import type { RequestOptions } from '../context/events.js';
 import type { OriginMembership } from '../recovery/origin-membership.js';
 import { Recovery } from '../recovery/recovery.js';
 import type { HandlerContext } from '../server-input/server-requests.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext, ServerContext } from '../context/server-context.js';
 import { answerSetLevel } from './modern-logging.js';
 import {
   completeRounds,
@@ -29,6 +29,9 @@ import {
 } from './multi-round-trip.js';
 import { RequestLimits } from './request-limits.js';
 import { ToolHeaders } from './tool-headers.js';
+
+/** The context as the request path holds it: the tools' output schemas are its to write, nothing else. */
+type PathContext = ReadOnlyContext & Pick<ServerContext, 'outputSchemas'>;
 
 /** Who answers the embedded requests of a multi round-trip request (the runtime: roots, else the handlers). */
 export interface InputAnswerer {
@@ -48,7 +51,7 @@ export class RequestPath {
   readonly limits: RequestLimits;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: PathContext,
     private readonly answerer: InputAnswerer,
     /** Told when requests start to wait and when the gate empties (recovery's capped backoff). */
     origin: Pick<OriginMembership, 'onWaiting' | 'onDrained'>,
@@ -97,6 +100,7 @@ export class RequestPath {
       maxTotalTimeoutMs: options?.maxTotalTimeoutMs,
       retry: options?.retry,
       holdMs: options?.holdMs,
+      onId: options?.onid,
     };
   }
 
@@ -214,6 +218,20 @@ export class RequestPath {
         if (error instanceof ServerBusyError && !handshake && this.limits.onBusy(request, error)) return;
         this.recovery.onSendFailure(request, error);
       });
+  }
+
+  /**
+   * The draft rate-limit error (-32023, `data.retryAfterMs`): backpressure like a 429 (the window,
+   * clamped by `maxRetryAfterMs`); false when the wait would outlast the request (it gets the error).
+   */
+  onRateLimited(request: PendingRequest, error: { message: string; data?: unknown }): boolean {
+    if (request.method === 'initialize' || this.context.pastGate.has(request)) return false;
+    const asked = (error.data as { retryAfterMs?: unknown } | null | undefined)?.retryAfterMs;
+    const retryAfterMs = typeof asked === 'number' && Number.isFinite(asked) && asked >= 0 ? asked : undefined;
+    const busy = new ServerBusyError(`JSON-RPC -32023 for '${request.method}': ${error.message}`, 429, retryAfterMs, {
+      server: this.context.name,
+    });
+    return this.limits.onBusy(request, busy);
   }
 
   /** A request given up on (timeout, abort): the server is told, unless closing its stream already did. */

@@ -57,6 +57,11 @@ export class EraMemory {
     return verdict.era;
   }
 
+  /** The verdict read beside an opening is not used (a legacy SSE transport has no era to probe). */
+  unused(): void {
+    this.fromStore = false;
+  }
+
   /** A discovery or a handshake succeeded: its era is stored (and its session, with `resumeSession`). */
   learned(session: SessionInfo, transport?: Transport): void {
     this.fromStore = false;

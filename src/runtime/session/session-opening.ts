@@ -14,7 +14,7 @@ import { takesToolTasks, withTasksExtension } from '../../protocol/task-capabili
 import type { Transport } from '../../transports/transport.js';
 import type { Probes } from '../probes/probes.js';
 import type { RequestPath } from '../requests/request-path.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext, ServerContext } from '../context/server-context.js';
 import { withoutRootsListChanged } from './client-capabilities.js';
 import { discover } from './discover.js';
 import { wrongPath } from './wrong-path.js';
@@ -24,6 +24,9 @@ import type { SessionFacts } from '../context/session-facts.js';
 import type { RestoreReport } from '../context/session-state.js';
 import { EraMemory } from './era-memory.js';
 
+/** The context as the opening holds it: the session's facts are its to write (and adopt), nothing else. */
+type OpeningContext = ReadOnlyContext & Pick<ServerContext, 'facts' | 'adopt'>;
+
 export class SessionOpening {
   /** What `protocolVersion` in the config asks for. */
   private readonly pin: VersionPin;
@@ -31,7 +34,7 @@ export class SessionOpening {
   private readonly memory: EraMemory | undefined;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: OpeningContext,
     private readonly requests: RequestPath,
     private readonly probes: Probes,
     private readonly clientInfo: Implementation,
@@ -42,12 +45,19 @@ export class SessionOpening {
     this.memory = context.stored && new EraMemory(context, context.stored, probes, this.pin.era === 'auto');
   }
 
-  /** `connecting`: the transport is open; a fresh era verdict from the store comes with it (none without a store). */
+  /**
+   * `connecting`: the transport is open; a fresh era verdict from the store comes with it (none
+   * without a store). The store is read beside the opening (a spawned process, a store's first
+   * connection), not after it.
+   */
   withStoredEra(opening: Promise<TransportOpened>): Promise<TransportOpened> {
     const memory = this.memory;
     if (!memory) return opening;
+    const reading = memory.storedEra();
+    reading.catch(() => undefined); // an opening that fails first leaves the read unawaited
     return opening.then(async (opened) => {
-      const storedEra = opened.transport === 'sse' ? undefined : await memory.storedEra();
+      if (opened.transport === 'sse') return (await reading.catch(() => undefined), memory.unused(), opened);
+      const storedEra = await reading;
       return storedEra ? { ...opened, storedEra } : opened;
     });
   }

@@ -8,7 +8,10 @@ import { ConnectionClosedError, FallbackFailedError } from '../../core/errors.js
 import { wrongPath } from '../session/wrong-path.js';
 import { createTransport, type TransportFactory } from '../../transports/factory/create-transport.js';
 import type { Transport, TransportKind, TransportSink } from '../../transports/transport.js';
-import type { ServerContext } from '../context/server-context.js';
+import type { ReadOnlyContext, ServerContext } from '../context/server-context.js';
+
+/** The context as the slot holds it: the transport and `closing` are its to write, nothing else. */
+type SlotContext = ReadOnlyContext & Pick<ServerContext, 'transport' | 'closing'>;
 
 export class TransportSlot {
   /** The last failure of a connection attempt, typed (the machine keeps only its text). */
@@ -19,7 +22,7 @@ export class TransportSlot {
   private replaceNext = false;
 
   constructor(
-    private readonly context: ServerContext,
+    private readonly context: SlotContext,
     /** Where the transports report (the runtime). */
     private readonly sink: TransportSink,
     /** Builds the transports; only the runtime model suite passes another (a scripted transport). */

@@ -1,7 +1,8 @@
 /**
  * The store in Redis (or Valkey), for replicas on many machines. The official `redis` client is
- * an optional peer dependency, imported when the first operation runs (the main entry never
- * loads it); or bring a client of your own. Compare-and-swap, deletes at a version and lock
+ * an optional peer dependency, imported and connected as soon as the store is made (the main
+ * entry never loads it): loading the client takes a few hundred ms, paid beside whatever the
+ * process does before its first connection rather than by it; or bring a client of your own. Compare-and-swap, deletes at a version and lock
  * grants are Lua scripts (scripts.ts); locks are `SET NX PX` with a fencing token from `INCR`.
  *
  * Redis unreachable (down, restarting, a network partition): every operation rejects at once with
@@ -106,6 +107,9 @@ export function redisStore(options: RedisStoreOptions): Store {
       clearTimeout(timer);
     }
   };
+
+  // Load and connect now; the first operation waits only for what is left (a failure is its error).
+  open().catch(() => undefined);
 
   const evalScript = (redis: RedisClientLike, script: string, keys: string[], args: string[]) =>
     redis.eval(script, { keys, arguments: args });
