@@ -20,7 +20,6 @@ import { followConnection } from '../runtime/lifecycle-facts.js';
 import type { ServerRuntime } from '../runtime/server-runtime.js';
 import { probeTimeoutMs } from '../protocol/deadlines.js';
 import { ConnectionClosedError } from '../core/errors.js';
-import { isEnded } from '../../machines/connection.machine.js';
 
 /** A server's root actor: its connection, which decides its own restarts (machines/connection.recovery.ts). */
 export type ServerActor = Actor<typeof providedConnectionMachine>;
