@@ -198,6 +198,8 @@ interface CommonResolved extends Present<CommonFields> {
   name: string;
   /** Values that came from `${VAR}`, `${env:VAR}`, `${input:id}` or `envFile`: redacted wherever they appear. */
   secrets: readonly string[];
+  /** Set on one principal's connection only (supervisor/principals.ts): the principal's label for telemetry. */
+  principal?: string | undefined;
 }
 export interface UrlServerConfig extends CommonResolved {
   kind: 'url';

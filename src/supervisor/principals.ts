@@ -98,7 +98,13 @@ export function principalLabel(id: string, options: PrincipalOptions | undefined
  * headers and env, and the built-in OAuth client's credential kept under the principal (its store
  * key, and the key of its private tool lists: runtime/stored/server-identity.ts).
  */
-export function configFor(config: ServerConfig, principal: PrincipalInfo, signIn: RedirectHandler): ServerConfig {
+export function configFor(
+  base: ServerConfig,
+  principal: PrincipalInfo,
+  signIn: RedirectHandler,
+  label: string,
+): ServerConfig {
+  const config = { ...base, principal: label };
   const prefix = `servers.${config.name}`;
   const headers = expandPrincipalIn(config.headers, principal, `${prefix}.headers`);
   const secrets = [...config.secrets];
@@ -135,6 +141,8 @@ export interface ConnectionFactory {
   readonly resolver: CredentialResolver | undefined;
   readonly onAuthorizationRequired: AuthorizationRequiredHook | undefined;
   readonly limits: { maxConnections: number; idleMs: number };
+  /** How a principal appears in telemetry (principalLabel). */
+  label(id: string): string;
 }
 
 /** A principal must sign in to a server: `url` is where that principal authorizes (send it to them). */
@@ -277,7 +285,7 @@ export class PrincipalPool {
           ),
       ),
     );
-    const config = configFor(this.config, principal, signIn.handler);
+    const config = configFor(this.config, principal, signIn.handler, this.factory.label(principal.id));
     const runtime = this.factory.newRuntime(config);
     follow(runtime);
     const credentials = Promise.resolve().then(() => addCredentials(config, principal, this.factory.resolver));

@@ -47,6 +47,7 @@ import {
   PrincipalPool,
   PrincipalView,
   principalInfo,
+  principalLabel,
   poolLimits,
   type ConnectionFactory,
   type Principal,
@@ -175,6 +176,7 @@ export class Supervisor implements HandleOwner {
       resolver: this.options.credentials,
       onAuthorizationRequired: this.options.onAuthorizationRequired,
       limits: poolLimits(this.options.principals),
+      label: (id) => principalLabel(id, this.options.principals),
     };
   }
 

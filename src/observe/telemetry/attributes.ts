@@ -24,6 +24,8 @@ export const ATTR = {
   rpcStatusCode: 'rpc.response.status_code',
   // The runtime's own.
   server: 'mcp_supervisor.server.name',
+  /** One principal's connection (docs/principals.md): its label, a hash unless `principals.expose`. */
+  principal: 'mcp_supervisor.principal',
   transport: 'mcp_supervisor.transport',
   state: 'mcp_supervisor.state',
   fromState: 'mcp_supervisor.previous_state',
@@ -42,6 +44,12 @@ export function targetOf(method: string, params: Record<string, unknown> | undef
 
 /** Where the server is, per `server.*` and `network.*`: the URL's host and port only; `pipe` for stdio. */
 export function connectionAttributes(config: ServerConfig, transport: string | undefined): Attributes {
+  const attributes = serverAttributes(config, transport);
+  if (config.principal !== undefined) attributes[ATTR.principal] = config.principal;
+  return attributes;
+}
+
+function serverAttributes(config: ServerConfig, transport: string | undefined): Attributes {
   if (config.kind === 'command') {
     return { [ATTR.server]: config.name, [ATTR.networkTransport]: 'pipe', [ATTR.transport]: 'stdio' };
   }
