@@ -55,7 +55,9 @@ export function toolTasks<T>(host: TaskHost, finish: Finish<T>, finishFor?: (too
     request: (method, params, options) => host.request(method, params, options),
     session: () => server.session(),
     onNotification: (listener) => server.events.on('notification', listener),
-    onDown: (listener) => server.events.on('transition', ({ to }) => isEnded(to) && listener()),
+    // Once closed or failed, not at `closing`: a wait ended then sends its last tasks/get into a
+    // connection that is closing, whose refusal nobody awaits any more.
+    onDown: (listener) => server.events.on('transition', ({ to }) => to !== 'closing' && isEnded(to) && listener()),
     answerInput: (method, params, handlerContext) => host.answerInput(method, params, handlerContext),
     maxInputRounds: host.requests.maxInputRounds,
     watch: (taskId) => host.watchTask(taskId),
