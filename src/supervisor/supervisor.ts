@@ -64,13 +64,20 @@ const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-supervisor', version: V
 /** Servers in their first attempt at once during `start()`, or closing at once during `stop()` (an origin's pool has 128 sockets). */
 const STARTING_AT_ONCE = 256;
 
+/** The principal pools of a supervisor that has none. */
+const NONE: ReadonlyMap<string, PrincipalPool> = new Map();
+
 export class Supervisor implements HandleOwner {
   private readonly runtimes = new Map<string, ServerRuntime>();
   private readonly handles = new Map<string, ServerHandle>();
   /** `perPrincipal` servers: a connection per principal, opened by `as(principal)` (principals.ts). */
-  private readonly pools = new Map<string, PrincipalPool>();
+  private madePools: Map<string, PrincipalPool> | undefined = undefined;
   /** `as(principal)`'s views, by principal id: one catalog per principal. */
-  private readonly views = new Map<string, PrincipalView>();
+  private madeViews: Map<string, PrincipalView> | undefined = undefined;
+  /** Read side: a supervisor without principals (every `connect()`) builds no map of them. */
+  private get pools(): ReadonlyMap<string, PrincipalPool> {
+    return this.madePools ?? NONE;
+  }
   /** Loaded, not started: no runtime, no handle, until `enable(name)`. */
   private get disabledConfigs(): Map<string, ServerConfig> {
     // Built at first use: `connect()`'s supervisor of one never reads it (a Map's table: ~0.2 KB).
@@ -127,18 +134,18 @@ export class Supervisor implements HandleOwner {
    */
   as(principal: Principal): PrincipalView {
     const info = principalInfo(principal);
-    const known = this.views.get(info.id);
+    const views = (this.madeViews ??= new Map<string, PrincipalView>());
+    const known = views.get(info.id);
     if (known) {
       if (typeof principal !== 'string') known.principal = info;
-      this.views.delete(info.id); // least recently used first
-      this.views.set(info.id, known);
+      views.delete(info.id); // least recently used first
+      views.set(info.id, known);
       return known;
     }
     const view = new PrincipalView(info, this.viewHost);
-    this.views.set(info.id, view);
+    views.set(info.id, view);
     // As many views as a server may have connections: a dropped one is built again when asked.
-    if (this.views.size > this.connectionFactory.limits.maxConnections)
-      this.views.delete(this.views.keys().next().value!);
+    if (views.size > this.connectionFactory.limits.maxConnections) views.delete(views.keys().next().value!);
     return view;
   }
 
@@ -200,7 +207,7 @@ export class Supervisor implements HandleOwner {
 
   /** What the catalog hears of the servers (supervisor-events.ts); before it is built, only what outlives it. */
   observeCatalog(signal: CatalogSignal): void {
-    for (const view of this.views.values()) view.observeCatalog(signal);
+    if (this.madeViews) for (const view of this.madeViews.values()) view.observeCatalog(signal);
     if (this.builtCatalog) this.builtCatalog.observe(signal);
     else if (signal.type === 'listChanged') this.handles.get(signal.server)?.storedTools?.forgetTools();
   }
@@ -247,7 +254,7 @@ export class Supervisor implements HandleOwner {
     if (this.disabledConfigs.delete(name)) return;
     const pool = this.pools.get(name);
     if (pool) {
-      this.pools.delete(name);
+      this.madePools?.delete(name);
       this.updateSanitizer();
       this.observeCatalog({ type: 'removed', server: name });
       return pool.close('the server was removed');
@@ -321,13 +328,13 @@ export class Supervisor implements HandleOwner {
 
   private adopt(config: ServerConfig): ServerHandle | undefined {
     if (config.perPrincipal) {
-      this.pools.set(config.name, new PrincipalPool(config, this.connectionFactory));
+      (this.madePools ??= new Map()).set(config.name, new PrincipalPool(config, this.connectionFactory));
       return undefined;
     }
     const runtime = this.newRuntime(config);
     const server = config.name;
     this.relay.follow(server, runtime, this.options.logger ?? silentLogger);
-    const handle = new ServerHandle(runtime, this, this.connectionFactory.interceptors);
+    const handle = new ServerHandle(runtime, this, interceptorList(this.options.interceptors));
     this.runtimes.set(server, runtime);
     this.handles.set(server, handle);
     return handle;
