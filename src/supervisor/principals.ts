@@ -21,6 +21,7 @@ import type { CatalogSnapshot } from '../catalog/types.js';
 import { SupervisorEventRelay, type SupervisorEvents } from './events.js';
 import {
   closeConnection,
+  noConnectionStatus,
   reconnectConnection,
   restartsOf,
   stopServerActor,
@@ -477,7 +478,7 @@ export class PrincipalView {
     for (const name of this.host.sharedNames()) status[name] = this.host.sharedHandle(name)!.status();
     for (const name of this.host.poolNames()) {
       const connection = this.host.pool(name)!.peek(this.principal.id);
-      status[name] = connection ? connection.handle.status() : notOpened(name);
+      status[name] = connection ? connection.handle.status() : noConnectionStatus(name, 'stopped');
     }
     return status;
   }
@@ -496,19 +497,4 @@ export class PrincipalView {
     if (signal.type === 'removed') this.own.delete(signal.server);
     this.builtCatalog?.observe(signal);
   }
-}
-
-function notOpened(name: string): ServerStatus {
-  return {
-    name,
-    state: 'stopped',
-    transport: undefined,
-    protocolVersion: undefined,
-    serverInfo: undefined,
-    sessionId: undefined,
-    restarts: 0,
-    lastError: undefined,
-    keepalive: { lastRttMs: undefined, missed: 0 },
-    requests: { inFlight: 0, waiting: 0 },
-  };
 }

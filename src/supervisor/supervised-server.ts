@@ -138,10 +138,23 @@ export function restartsOf(actor: ServerActor | undefined): number {
 
 /** A disabled server's status: its name and transport kind, nothing live. */
 export function disabledStatus(config: ServerConfig): ServerStatus {
+  return noConnectionStatus(
+    config.name,
+    'disabled',
+    config.kind === 'command' ? 'stdio' : config.type === 'sse' ? 'sse' : undefined,
+  );
+}
+
+/** The status of a server with no connection to read (disabled, or not opened yet for a principal). */
+export function noConnectionStatus(
+  name: string,
+  state: ServerStatus['state'],
+  transport: ServerStatus['transport'] = undefined,
+): ServerStatus {
   return {
-    name: config.name,
-    state: 'disabled',
-    transport: config.kind === 'command' ? 'stdio' : config.type === 'sse' ? 'sse' : undefined,
+    name,
+    state,
+    transport,
     protocolVersion: undefined,
     serverInfo: undefined,
     sessionId: undefined,
